@@ -1,0 +1,124 @@
+// Package ledgertest has factories for tests that need accounts, funds and
+// instruments in a real database, and an invariant assertion.
+package ledgertest
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/shopspring/decimal"
+
+	"github.com/provider-ledger/adapter/ledger"
+)
+
+var seq atomic.Int64
+
+// Unique returns prefix followed by a number unique in the test binary.
+func Unique(prefix string) string { return fmt.Sprintf("%s%d", prefix, seq.Add(1)) }
+
+// AccountOpts shapes an account made by Account. Zero values get defaults:
+// a unique ID and owner, USD, open, no funds.
+type AccountOpts struct {
+	AccountID string
+	Owner     string
+	Currency  string
+	Status    string
+	Funds     string // decimal; adjusted in when set
+	Source    string // instrument token of kind source to map; "" none
+	Dest      string // instrument token of kind destination to map; "" none
+}
+
+// Account creates an account as opts say and returns it as read back.
+func Account(t testing.TB, s *ledger.Store, o AccountOpts) ledger.Account {
+	t.Helper()
+	ctx := context.Background()
+	if o.AccountID == "" {
+		o.AccountID = Unique("acct-")
+	}
+	if o.Owner == "" {
+		o.Owner = Unique("owner-")
+	}
+	if o.Currency == "" {
+		o.Currency = "USD"
+	}
+	status := o.Status
+	if _, err := s.CreateAccount(ctx, ledger.NewAccount{AccountID: o.AccountID, OwnerExternalID: o.Owner, Currency: o.Currency}); err != nil {
+		t.Fatalf("ledgertest: create account: %v", err)
+	}
+	if o.Funds != "" {
+		if _, err := s.Adjust(ctx, o.AccountID, decimal.RequireFromString(o.Funds), Unique("fund-"), "test funds"); err != nil {
+			t.Fatalf("ledgertest: fund account: %v", err)
+		}
+	}
+	for kind, token := range map[string]string{ledger.InstrumentSource: o.Source, ledger.InstrumentDestination: o.Dest} {
+		if token == "" {
+			continue
+		}
+		if _, _, err := s.AddInstrument(ctx, ledger.Instrument{Token: token, Kind: kind, AccountID: o.AccountID}); err != nil {
+			t.Fatalf("ledgertest: instrument: %v", err)
+		}
+	}
+	if status != "" && status != ledger.StatusOpen {
+		if _, err := s.SetStatus(ctx, o.AccountID, status); err != nil {
+			t.Fatalf("ledgertest: status: %v", err)
+		}
+	}
+	a, err := s.GetAccount(ctx, o.AccountID)
+	if err != nil {
+		t.Fatalf("ledgertest: read account: %v", err)
+	}
+	return a
+}
+
+// Balances reads an account and returns balance, held and available as
+// strings, for compact assertions.
+func Balances(t testing.TB, s *ledger.Store, accountID string) (balance, held, available string) {
+	t.Helper()
+	a, err := s.GetAccount(context.Background(), accountID)
+	if err != nil {
+		t.Fatalf("ledgertest: read account %s: %v", accountID, err)
+	}
+	return a.Balance.String(), a.Held.String(), a.Available.String()
+}
+
+// AssertBalances fails t unless the account's balance, held and available
+// equal the given decimals (compared as numbers, not strings).
+func AssertBalances(t testing.TB, s *ledger.Store, accountID, balance, held, available string) {
+	t.Helper()
+	a, err := s.GetAccount(context.Background(), accountID)
+	if err != nil {
+		t.Fatalf("read account %s: %v", accountID, err)
+	}
+	for _, c := range []struct {
+		name      string
+		got, want decimal.Decimal
+	}{
+		{"balance", a.Balance, decimal.RequireFromString(balance)},
+		{"held", a.Held, decimal.RequireFromString(held)},
+		{"available", a.Available, decimal.RequireFromString(available)},
+	} {
+		if !c.got.Equal(c.want) {
+			t.Errorf("account %s %s = %s, want %s", accountID, c.name, c.got, c.want)
+		}
+	}
+}
+
+// AssertInvariants fails t with every violation of I1..I6 found.
+func AssertInvariants(t testing.TB, pool *pgxpool.Pool) {
+	t.Helper()
+	vs, err := ledger.NewStore(pool, nil).CheckInvariants(context.Background())
+	if err != nil {
+		t.Fatalf("check invariants: %v", err)
+	}
+	for _, v := range vs {
+		t.Errorf("invariant violated: %s", v)
+	}
+}
+
+// USD returns a USD ledger.Money of the given decimal string.
+func USD(v string) ledger.Money {
+	return ledger.Money{Currency: "USD", Value: decimal.RequireFromString(v)}
+}

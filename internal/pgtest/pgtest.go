@@ -1,0 +1,115 @@
+// Package pgtest gives each test its own migrated Postgres database, cloned
+// in milliseconds from a template database that is migrated once per schema
+// version (peterldowns/pgtestdb), so database tests run in parallel without
+// sharing state.
+//
+// The server is TEST_DATABASE_URL, default
+// postgres://postgres@127.0.0.1:5432/postgres. A test that cannot reach it
+// fails with a message saying how to get one; it never skips.
+package pgtest
+
+import (
+	"context"
+	"database/sql"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	_ "github.com/jackc/pgx/v5/stdlib" // the driver pgtestdb uses to create databases
+	"github.com/peterldowns/pgtestdb"
+
+	"github.com/provider-ledger/adapter/ledger"
+	"github.com/provider-ledger/adapter/schema"
+)
+
+// DefaultURL is the server tests use when TEST_DATABASE_URL is unset.
+const DefaultURL = "postgres://postgres@127.0.0.1:5432/postgres"
+
+func serverConfig(t testing.TB) pgtestdb.Config {
+	raw := os.Getenv("TEST_DATABASE_URL")
+	if raw == "" {
+		raw = DefaultURL
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatalf("pgtest: TEST_DATABASE_URL: %v", err)
+	}
+	pw, _ := u.User.Password()
+	port := u.Port()
+	if port == "" {
+		port = "5432"
+	}
+	db := u.Path
+	if len(db) > 1 {
+		db = db[1:]
+	} else {
+		db = "postgres"
+	}
+	opts := u.RawQuery
+	if opts == "" {
+		opts = "sslmode=disable"
+	}
+	return pgtestdb.Config{
+		DriverName: "pgx",
+		Host:       u.Hostname(),
+		Port:       port,
+		User:       u.User.Username(),
+		Password:   pw,
+		Database:   db,
+		Options:    opts,
+	}
+}
+
+type migrator struct{}
+
+func (migrator) Hash() (string, error) { return schema.Hash() }
+
+func (migrator) Migrate(ctx context.Context, _ *sql.DB, cfg pgtestdb.Config) error {
+	_, err := schema.MigrateURL(ctx, cfg.URL())
+	return err
+}
+
+// URL creates a fresh migrated database for t and returns its URL. The
+// database is dropped when t passes and kept for inspection when it fails.
+func URL(t testing.TB) string {
+	t.Helper()
+	cfg := serverConfig(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, cfg.URL())
+	if err != nil {
+		t.Fatalf("pgtest: cannot reach Postgres at %s:%s (%v).\n"+
+			"Database tests need a real Postgres: start one on 127.0.0.1:5432 with trust auth for user postgres "+
+			"(e.g. `apt-get install postgresql`, or `bash .ci/run`, which starts an embedded one), "+
+			"or point TEST_DATABASE_URL at one.", cfg.Host, cfg.Port, err)
+	}
+	conn.Close(ctx)
+	return pgtestdb.Custom(t, cfg, migrator{}).URL()
+}
+
+// Pool returns a pool on a fresh migrated database for t, closed when t ends.
+func Pool(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	return PoolURL(t, URL(t))
+}
+
+// PoolURL returns a pool on the database at url, closed when t ends.
+func PoolURL(t testing.TB, url string) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := ledger.PoolConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 40
+	// Tests check outcomes, not durability: do not wait for fsync at commit.
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("pgtest: pool: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}

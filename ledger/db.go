@@ -1,0 +1,89 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	pgxdecimal "github.com/jackc/pgx-shopspring-decimal"
+)
+
+// DBTX is what the store functions need of a connection: a pgx.Tx, a
+// *pgxpool.Pool or a *pgx.Conn. Functions that take a DBTX never begin or
+// commit a transaction, so a caller composes several into one commit.
+type DBTX interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// PoolConfig parses url into a pool configuration with NUMERIC mapped to
+// decimal.Decimal on every connection.
+func PoolConfig(url string) (*pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: database URL: %w", err)
+	}
+	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
+		pgxdecimal.Register(conn.TypeMap())
+		return nil
+	}
+	return cfg, nil
+}
+
+// NewPool opens a connection pool to url (see PoolConfig).
+func NewPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
+	cfg, err := PoolConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	return pgxpool.NewWithConfig(ctx, cfg)
+}
+
+// maxTxAttempts bounds how often InTx runs a transaction that failed on a
+// serialization failure, a deadlock or a lost uniqueness race.
+const maxTxAttempts = 5
+
+// InTx runs fn in one READ COMMITTED transaction and commits it. When the
+// transaction fails for a reason that a fresh attempt may not meet again
+// (serialization failure, deadlock), it is retried a bounded number of
+// times with a short jittered pause; after that the error is returned
+// wrapped in ErrUnavailable's code. fn must be safe to run more than once.
+func InTx(ctx context.Context, pool *pgxpool.Pool, fn func(pgx.Tx) error) error {
+	var err error
+	for attempt := 1; attempt <= maxTxAttempts; attempt++ {
+		err = pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, fn)
+		if err == nil || !Retryable(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(backoff(attempt)):
+		}
+	}
+	return &Error{Code: CodeUnavailable, Slug: "transaction-retries-exhausted",
+		Message: "the transaction kept conflicting with concurrent ones", Err: err}
+}
+
+// Retryable reports whether err is a transient transaction failure that a
+// fresh attempt of the same transaction may not meet: serialization
+// failure (40001) or deadlock (40P01).
+func Retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return pgErr.Code == "40001" || pgErr.Code == "40P01"
+	}
+	return false
+}
+
+func backoff(attempt int) time.Duration {
+	d := time.Duration(attempt*attempt) * time.Millisecond
+	return d + time.Duration(randUint64()%uint64(d+1))
+}
+
+var pgxTxRepeatableReadReadOnly = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
