@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"syscall"
 	"time"
 
+	"github.com/jackc/puddle/v2"
+
+	pgxdecimal "github.com/jackc/pgx-shopspring-decimal"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	pgxdecimal "github.com/jackc/pgx-shopspring-decimal"
 )
 
 // DBTX is what the store functions need of a connection: a pgx.Tx, a
@@ -87,3 +92,38 @@ func backoff(attempt int) time.Duration {
 }
 
 var pgxTxRepeatableReadReadOnly = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+
+// Unavailable reports whether err means the database could not be reached
+// or could not finish the work for a transient reason (connection refused
+// or lost, server shutting down or starting, too many connections,
+// serialization failure, deadlock): the same request may succeed later.
+func Unavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var le *Error
+	if errors.As(err, &le) && le.Code == CodeUnavailable {
+		return true
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case len(pgErr.Code) == 5 && pgErr.Code[:2] == "08": // connection exception
+			return true
+		case pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03", // shutdown, crash, starting
+			pgErr.Code == "53300", pgErr.Code == "40001", pgErr.Code == "40P01":
+			return true
+		}
+		return false
+	}
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
+		return true
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	return errors.Is(err, puddle.ErrClosedPool)
+}

@@ -1,0 +1,224 @@
+package admin
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/provider-ledger/adapter/holds"
+	"github.com/provider-ledger/adapter/internal/problem"
+	"github.com/provider-ledger/adapter/ledger"
+)
+
+// MaxBody is the largest request body the admin API reads.
+const MaxBody = 64 << 10
+
+// Config wires the admin API.
+type Config struct {
+	Ledger *ledger.Store
+	Holds  *holds.Store
+	// Token, when set, is the bearer token every /v1 route requires.
+	Token string
+	// Ready reports readiness for /readyz (nil: always ready).
+	Ready func(context.Context) error
+	// Metrics serves /metrics (nil: no route).
+	Metrics http.Handler
+	Logger  *slog.Logger
+}
+
+// Server is the admin API's handler.
+type Server struct {
+	cfg    Config
+	router *httprouter.Router
+	log    *slog.Logger
+}
+
+// New returns the admin API on cfg.
+func New(cfg Config) *Server {
+	s := &Server{cfg: cfg, router: httprouter.New(), log: cfg.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	r := s.router
+	r.HandleMethodNotAllowed = true
+	r.NotFound = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		problem.Write(w, problem.New("not-found", http.StatusNotFound, "no such route"))
+	})
+	r.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		problem.Write(w, problem.New("method-not-allowed", http.StatusMethodNotAllowed, "method not allowed on this route"))
+	})
+	r.PanicHandler = func(w http.ResponseWriter, req *http.Request, v any) {
+		s.log.Error("admin handler panicked", "path", req.URL.Path, "panic", fmt.Sprint(v))
+		problem.Write(w, problem.New("internal", http.StatusInternalServerError, "internal error"))
+	}
+	r.GET("/healthz", func(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	r.GET("/readyz", s.readyz)
+	if cfg.Metrics != nil {
+		r.Handler(http.MethodGet, "/metrics", cfg.Metrics)
+	}
+	s.Handle(http.MethodPost, "/v1/accounts", s.createAccount)
+	s.Handle(http.MethodGet, "/v1/accounts/:accountID", s.getAccount)
+	s.Handle(http.MethodPatch, "/v1/accounts/:accountID", s.patchAccount)
+	s.Handle(http.MethodPost, "/v1/accounts/:accountID/adjustments", s.adjust)
+	s.Handle(http.MethodPost, "/v1/instruments", s.addInstrument)
+	s.Handle(http.MethodGet, "/v1/holds", s.listHolds)
+	s.Handle(http.MethodGet, "/v1/holds/:holdReference", s.getHold)
+	return s
+}
+
+// Handle adds an authenticated route. h answers with the value to send as
+// JSON and its status, or an error that WriteError maps.
+func (s *Server) Handle(method, path string, h func(*http.Request, httprouter.Params) (int, any, error)) {
+	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		if !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="ledgerd-admin"`)
+			problem.Write(w, problem.New("unauthorized", http.StatusUnauthorized, "a valid admin bearer token is required"))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
+		status, v, err := h(r, ps)
+		if err != nil {
+			s.WriteError(w, r, err)
+			return
+		}
+		if v == nil {
+			w.WriteHeader(status)
+			return
+		}
+		writeJSON(w, status, v)
+	})
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	if s.cfg.Token == "" {
+		return true
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) == 1
+}
+
+// ServeHTTP serves the admin API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	if s.cfg.Ready != nil {
+		if err := s.cfg.Ready(r.Context()); err != nil {
+			problem.Write(w, problem.New("not-ready", http.StatusServiceUnavailable, err.Error()))
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// StatusOf maps an error code to its HTTP status: the one table of it.
+func StatusOf(c ledger.Code) int {
+	switch c {
+	case ledger.CodeInvalid:
+		return http.StatusBadRequest
+	case ledger.CodeNotFound:
+		return http.StatusNotFound
+	case ledger.CodeConflict:
+		return http.StatusConflict
+	case ledger.CodeUnprocessable:
+		return http.StatusUnprocessableEntity
+	case ledger.CodeUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// WriteError answers err as a problem: a ledger.Error by its code, a
+// database outage as 503, anything else as 500 (logged, not shown).
+func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+	var le *ledger.Error
+	switch {
+	case errors.As(err, &le) && le.Code != ledger.CodeUnavailable:
+		p := problem.New(le.Slug, StatusOf(le.Code), le.Message)
+		if le.Pointer != "" {
+			p.WithField(le.Pointer, le.Message)
+		}
+		problem.Write(w, p)
+	case ledger.Unavailable(err) || errors.Is(err, context.DeadlineExceeded):
+		s.log.Warn("admin request failed: database unavailable", "path", r.URL.Path, "err", err)
+		p := problem.New("database-unavailable", http.StatusServiceUnavailable, "the database is unavailable; retry later")
+		p.RetryAfter = time.Second
+		problem.Write(w, p)
+	default:
+		s.log.Error("admin request failed", "path", r.URL.Path, "err", err)
+		problem.Write(w, problem.New("internal", http.StatusInternalServerError, "internal error"))
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// Decode reads the request body strictly into v (a pointer to a struct):
+// one JSON object, no unknown fields, no trailing data, right types. Its
+// errors are ledger.Errors with a pointer to the field.
+func Decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err)
+	}
+	if err := dec.Decode(&struct{}{}); err != io.EOF {
+		return ledger.Invalid("", "the body must be one JSON object")
+	}
+	return nil
+}
+
+func decodeError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	var maxErr *http.MaxBytesError
+	switch {
+	case errors.As(err, &maxErr):
+		return &ledger.Error{Code: ledger.CodeInvalid, Slug: "body-too-large", Message: fmt.Sprintf("the body is over %d bytes", MaxBody)}
+	case errors.As(err, &typeErr):
+		if typeErr.Field == "" {
+			return ledger.Invalid("", "the body must be a JSON object")
+		}
+		ptr := "/" + strings.ReplaceAll(typeErr.Field, ".", "/")
+		return ledger.Invalid(ptr, "%s must be a JSON %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()))
+	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):
+		return ledger.Invalid("", "the body is not valid JSON")
+	case errors.Is(err, io.EOF):
+		return ledger.Invalid("", "the body is empty")
+	}
+	// encoding/json has no typed error for an unknown field; its message
+	// is the only place the field's name is.
+	if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		name := strings.Trim(field, `"`)
+		return ledger.Invalid("/"+name, "unknown field %q", name)
+	}
+	return ledger.Invalid("", "the body is not a valid JSON object")
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "struct", "map":
+		return "object"
+	case "slice", "array":
+		return "array"
+	}
+	return "number"
+}

@@ -1,0 +1,214 @@
+package admin_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/provider-ledger/adapter/admin"
+	"github.com/provider-ledger/adapter/holds"
+	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/ledger"
+)
+
+type bundle struct {
+	api    *admin.Server
+	ledger *ledger.Store
+	holds  *holds.Store
+}
+
+func setup(t *testing.T, token string) bundle {
+	t.Helper()
+	pool := pgtest.Pool(t)
+	b := bundle{ledger: ledger.NewStore(pool, nil), holds: holds.NewStore(pool, nil)}
+	b.api = admin.New(admin.Config{Ledger: b.ledger, Holds: b.holds, Token: token,
+		Ready: func(context.Context) error { return errors.New("no keys") }})
+	return b
+}
+
+type answer struct {
+	status int
+	header http.Header
+	body   map[string]any
+}
+
+func (b bundle) do(t *testing.T, method, path, body string, hdr ...string) answer {
+	t.Helper()
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	rec := httptest.NewRecorder()
+	b.api.ServeHTTP(rec, req)
+	a := answer{status: rec.Code, header: rec.Header()}
+	if rec.Body.Len() > 0 {
+		if err := json.Unmarshal(rec.Body.Bytes(), &a.body); err != nil {
+			t.Fatalf("%s %s: body is not a JSON object: %q", method, path, rec.Body.String())
+		}
+	}
+	return a
+}
+
+// problem asserts a problem+json answer of the status and type slug, with
+// an error pointing at pointer when pointer is not empty.
+func (a answer) problem(t *testing.T, status int, slug, pointer string) {
+	t.Helper()
+	if a.status != status || a.header.Get("Content-Type") != "application/problem+json" {
+		t.Fatalf("status %d %q, want %d problem+json; body %v", a.status, a.header.Get("Content-Type"), status, a.body)
+	}
+	if a.body["type"] != "urn:provider-ledger:problem:"+slug || a.body["status"] != float64(status) {
+		t.Fatalf("problem %v, want type %s", a.body, slug)
+	}
+	if pointer == "" {
+		return
+	}
+	errs, _ := a.body["errors"].([]any)
+	for _, e := range errs {
+		if e.(map[string]any)["pointer"] == pointer {
+			return
+		}
+	}
+	t.Fatalf("problem %v has no error at %s", a.body, pointer)
+}
+
+func TestAccountsAPI(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "")
+
+	t.Run("CreateGetPatch", func(t *testing.T) {
+		a := b.do(t, "POST", "/v1/accounts", `{"accountID":"api-1","ownerExternalID":"alice","currency":"JPY"}`)
+		if a.status != 201 || a.body["balance"] != "0" || a.body["status"] != "open" || a.body["available"] != "0" {
+			t.Fatalf("create = %d %v", a.status, a.body)
+		}
+		if a := b.do(t, "GET", "/v1/accounts/api-1", ""); a.status != 200 || a.body["ownerExternalID"] != "alice" || a.body["currency"] != "JPY" {
+			t.Fatalf("get = %d %v", a.status, a.body)
+		}
+		if a := b.do(t, "PATCH", "/v1/accounts/api-1", `{"status":"frozen"}`); a.status != 200 || a.body["status"] != "frozen" {
+			t.Fatalf("patch = %d %v", a.status, a.body)
+		}
+	})
+
+	t.Run("BadInputChangesNothing", func(t *testing.T) {
+		ledgertest.Account(t, b.ledger, ledgertest.AccountOpts{AccountID: "api-2", Owner: "bob", Funds: "10.00"})
+		for _, c := range []struct {
+			name, method, path, body string
+			status                   int
+			slug, pointer            string
+		}{
+			{"Exists", "POST", "/v1/accounts", `{"accountID":"api-2","ownerExternalID":"eve","currency":"USD"}`, 409, "account-exists", ""},
+			{"BadCurrency", "POST", "/v1/accounts", `{"accountID":"api-3","ownerExternalID":"eve","currency":"XYZ"}`, 400, "invalid-request", "/currency"},
+			{"WrongType", "POST", "/v1/accounts", `{"accountID":"api-3","ownerExternalID":7,"currency":"USD"}`, 400, "invalid-request", "/ownerExternalID"},
+			{"UnknownField", "POST", "/v1/accounts", `{"accountID":"api-3","ownerExternalID":"eve","currency":"USD","balance":"100"}`, 400, "invalid-request", "/balance"},
+			{"NotJSON", "POST", "/v1/accounts", `{"accountID":`, 400, "invalid-request", ""},
+			{"TwoObjects", "POST", "/v1/accounts", `{"accountID":"api-3","ownerExternalID":"eve","currency":"USD"}{}`, 400, "invalid-request", ""},
+			{"Array", "POST", "/v1/accounts", `[]`, 400, "invalid-request", ""},
+			{"UnknownAccount", "GET", "/v1/accounts/nope", "", 404, "account-not-found", ""},
+			{"BadStatus", "PATCH", "/v1/accounts/api-2", `{"status":"gone"}`, 400, "invalid-request", "/status"},
+			{"MissingStatus", "PATCH", "/v1/accounts/api-2", `{}`, 400, "invalid-request", "/status"},
+			{"PatchUnknown", "PATCH", "/v1/accounts/nope", `{"status":"frozen"}`, 404, "account-not-found", ""},
+			{"AdjustUnknownAccount", "POST", "/v1/accounts/nope/adjustments", `{"amount":"1","idempotencyKey":"k"}`, 404, "account-not-found", ""},
+			{"AdjustMalformedAmount", "POST", "/v1/accounts/api-2/adjustments", `{"amount":"1.001","idempotencyKey":"k"}`, 400, "invalid-request", "/amount"},
+			{"AdjustExponent", "POST", "/v1/accounts/api-2/adjustments", `{"amount":"1e3","idempotencyKey":"k"}`, 400, "invalid-request", "/amount"},
+			{"AdjustNumberAmount", "POST", "/v1/accounts/api-2/adjustments", `{"amount":1.5,"idempotencyKey":"k"}`, 400, "invalid-request", "/amount"},
+			{"AdjustMissingAmount", "POST", "/v1/accounts/api-2/adjustments", `{"idempotencyKey":"k"}`, 400, "invalid-request", "/amount"},
+			{"AdjustMissingKey", "POST", "/v1/accounts/api-2/adjustments", `{"amount":"1"}`, 400, "invalid-request", "/idempotencyKey"},
+			{"AdjustOverdraw", "POST", "/v1/accounts/api-2/adjustments", `{"amount":"-10.01","idempotencyKey":"k-over"}`, 422, "insufficient-available", ""},
+			{"UnknownRoute", "GET", "/v1/nothing", "", 404, "not-found", ""},
+			{"WrongMethod", "DELETE", "/v1/accounts/api-2", "", 405, "method-not-allowed", ""},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				b.do(t, c.method, c.path, c.body).problem(t, c.status, c.slug, c.pointer)
+			})
+		}
+		ledgertest.AssertBalances(t, b.ledger, "api-2", "10", "0", "10")
+		if a, _ := b.ledger.GetAccount(context.Background(), "api-2"); a.OwnerExternalID != "bob" || a.Status != "open" {
+			t.Fatalf("account changed: %+v", a)
+		}
+		if _, err := b.ledger.GetAccount(context.Background(), "api-3"); !errors.Is(err, ledger.ErrAccountNotFound) {
+			t.Fatalf("a refused account was created: %v", err)
+		}
+	})
+
+	t.Run("BodyTooLarge", func(t *testing.T) {
+		big := `{"accountID":"big","ownerExternalID":"` + strings.Repeat("x", admin.MaxBody) + `","currency":"USD"}`
+		b.do(t, "POST", "/v1/accounts", big).problem(t, 400, "body-too-large", "")
+	})
+}
+
+func TestAdjustmentsAPI(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "")
+	ledgertest.Account(t, b.ledger, ledgertest.AccountOpts{AccountID: "adj-api", Owner: "carol"})
+	first := b.do(t, "POST", "/v1/accounts/adj-api/adjustments", `{"amount":"25.5","idempotencyKey":"dep-1","memo":"deposit"}`)
+	if first.status != 201 || first.body["balance"] != "25.50" || first.body["available"] != "25.50" || first.body["transactionID"] == "" {
+		t.Fatalf("adjust = %d %v", first.status, first.body)
+	}
+	again := b.do(t, "POST", "/v1/accounts/adj-api/adjustments", `{"amount":"25.50","idempotencyKey":"dep-1","memo":"deposit"}`)
+	if again.status != 201 || again.body["transactionID"] != first.body["transactionID"] || again.body["balance"] != "25.50" {
+		t.Fatalf("replay = %d %v", again.status, again.body)
+	}
+	b.do(t, "POST", "/v1/accounts/adj-api/adjustments", `{"amount":"30","idempotencyKey":"dep-1","memo":"deposit"}`).
+		problem(t, 422, "idempotency-key-mismatch", "")
+	if a := b.do(t, "POST", "/v1/accounts/adj-api/adjustments", `{"amount":"-0.50","idempotencyKey":"fee-1"}`); a.status != 201 || a.body["balance"] != "25.00" {
+		t.Fatalf("debit = %d %v", a.status, a.body)
+	}
+	ledgertest.AssertBalances(t, b.ledger, "adj-api", "25", "0", "25")
+}
+
+func TestInstrumentsAPI(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "")
+	ledgertest.Account(t, b.ledger, ledgertest.AccountOpts{AccountID: "ins-api-1"})
+	ledgertest.Account(t, b.ledger, ledgertest.AccountOpts{AccountID: "ins-api-2"})
+	if a := b.do(t, "POST", "/v1/instruments", `{"token":"card-1","kind":"source","accountID":"ins-api-1"}`); a.status != 201 || a.body["accountID"] != "ins-api-1" {
+		t.Fatalf("add = %d %v", a.status, a.body)
+	}
+	if a := b.do(t, "POST", "/v1/instruments", `{"token":"card-1","kind":"source","accountID":"ins-api-1"}`); a.status != 200 {
+		t.Fatalf("same mapping = %d %v", a.status, a.body)
+	}
+	b.do(t, "POST", "/v1/instruments", `{"token":"card-1","kind":"source","accountID":"ins-api-2"}`).problem(t, 409, "instrument-conflict", "")
+	b.do(t, "POST", "/v1/instruments", `{"token":"card-2","kind":"source","accountID":"nope"}`).problem(t, 404, "account-not-found", "")
+	b.do(t, "POST", "/v1/instruments", `{"token":"card-3","kind":"wallet","accountID":"ins-api-1"}`).problem(t, 400, "invalid-request", "/kind")
+	b.do(t, "POST", "/v1/instruments", `{"token":["x"],"kind":"source","accountID":"ins-api-1"}`).problem(t, 400, "invalid-request", "/token")
+}
+
+func TestHoldsAPI(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "")
+	ledgertest.Account(t, b.ledger, ledgertest.AccountOpts{AccountID: "h-api", Owner: "dora", Funds: "50", Source: "src-h-api"})
+	d, err := b.holds.Place(context.Background(), holds.PlaceRequest{PayoutID: "po-api", ExternalID: "dora", FundingSource: "src-h-api", Amount: ledgertest.USD("12.3")})
+	if err != nil || !d.Approved() {
+		t.Fatal(d, err)
+	}
+	a := b.do(t, "GET", "/v1/holds/"+d.Reference, "")
+	if a.status != 200 || a.body["amount"] != "12.30" || a.body["status"] != "held" || a.body["payoutID"] != "po-api" {
+		t.Fatalf("get = %d %v", a.status, a.body)
+	}
+	a = b.do(t, "GET", "/v1/holds?payoutID=po-api&status=held", "")
+	if hs, _ := a.body["holds"].([]any); a.status != 200 || len(hs) != 1 || a.body["hasMore"] != false {
+		t.Fatalf("list = %d %v", a.status, a.body)
+	}
+	b.do(t, "GET", "/v1/holds/hold_nope", "").problem(t, 404, "hold-not-found", "")
+	b.do(t, "GET", "/v1/holds?limit=0", "").problem(t, 400, "invalid-request", "/limit")
+	b.do(t, "GET", "/v1/holds?limit=x", "").problem(t, 400, "invalid-request", "/limit")
+	b.do(t, "GET", "/v1/holds?status=maybe", "").problem(t, 400, "invalid-request", "/status")
+}
+
+func TestAuthAndProbes(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "s3cret")
+	b.do(t, "GET", "/v1/holds", "").problem(t, 401, "unauthorized", "")
+	b.do(t, "GET", "/v1/holds", "", "Authorization", "Bearer wrong").problem(t, 401, "unauthorized", "")
+	if a := b.do(t, "GET", "/v1/holds", "", "Authorization", "Bearer s3cret"); a.status != 200 {
+		t.Fatalf("with token = %d", a.status)
+	}
+	if a := b.do(t, "GET", "/healthz", ""); a.status != 200 {
+		t.Fatalf("healthz = %d", a.status)
+	}
+	b.do(t, "GET", "/readyz", "").problem(t, 503, "not-ready", "")
+}

@@ -1,0 +1,15 @@
+// Package admin serves the adapter's admin API (design section 4) on the
+// admin listener: accounts, adjustments, instruments and holds, with room
+// for other packages to add routes (signing secrets, reconciliation).
+//
+// Bodies are JSON objects decoded strictly: unknown fields, wrong JSON
+// types, trailing data and bodies over 64 KiB are refused with 400 and a
+// problem+json body whose errors point at the field. Amounts are decimal
+// strings in the account's currency, formatted with its minor units.
+// Every error is application/problem+json; nothing is half-applied,
+// because each write is one store transaction.
+//
+// When a token is configured every /v1 route requires
+// "Authorization: Bearer <token>"; /healthz, /readyz and /metrics stay
+// open for probes and scrapers.
+package admin

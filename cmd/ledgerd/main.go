@@ -1,0 +1,37 @@
+// Command ledgerd serves the ledger callbacks of the payments service and
+// the adapter's admin API. Configuration is env vars and flags (see
+// `ledgerd -h` and the README); with nothing set it runs an embedded
+// Postgres under ./var/ledgerd.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"golang.org/x/term"
+
+	"github.com/provider-ledger/adapter/server"
+)
+
+func main() {
+	cfg, err := server.LoadConfig(os.Args[1:], os.Getenv, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ledgerd:", err)
+		os.Exit(2)
+	}
+	log := server.NewLogger(os.Stderr, term.IsTerminal(int(os.Stderr.Fd())))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := server.Run(ctx, cfg, log, server.Hooks{}); err != nil {
+		log.Error("ledgerd stopped", "err", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,81 @@
+// Package envelope seals and opens the JWE envelope of the ledger callbacks,
+// from either side of the wire.
+//
+// The adapter opens requests ([Keyring.Open]) and seals responses
+// ([Opened.Reply]); the service side (load tester, sandbox, tests) seals
+// requests ([Seal]) and opens responses ([Open]). Nothing here knows about
+// routes, providers or business claims: the package ends at a verified,
+// syntactically valid JSON claims object and the checks of design 2.1 steps
+// 2 to 5.
+//
+// # Wire format
+//
+// A callback body carries a compact-serialized JWE (RFC 7516), five
+// Base64url segments: header, wrapped content key, IV, ciphertext, tag.
+//
+//  1. The key is a signing secret: Base64 of 32 random bytes ([ParseSecret]).
+//     The 32 raw bytes are the A256KW key-wrapping key (RFC 3394); the content
+//     is encrypted with A256GCM under a fresh random 256-bit key per message.
+//  2. The protected header is exactly what [Seal] writes:
+//     {"alg":"A256KW","cty":"JWT","enc":"A256GCM","typ":"JWT"}.
+//  3. The plaintext is a JWT in one of three inner forms ([Form]): a JSON
+//     claims object ([FormClaims]), a compact JWS signed HS256 with the same
+//     32-byte secret ([FormJWS]), or an unsecured JWT, alg "none", with an empty
+//     signature ([FormUnsecured]). The JWE's authenticated encryption already
+//     proves the sender, so the unsecured form is accepted. A response is
+//     sealed in the form of the request it answers ([Opened.Reply]).
+//
+// # Order of checks in Open
+//
+// Cheap, key-independent checks run before any cryptography, so a malformed or
+// downgraded token never costs a key unwrap and is reported with its own error:
+//
+//  1. Five segments; the header segment unpadded Base64url of a JSON object.
+//     Else [ErrMalformedJWE].
+//  2. Header: alg in the allowed list {"A256KW"}, enc in {"A256GCM"}, both
+//     present; no "zip" (whatever its value, even null), no "crit"; "typ" and
+//     "cty", when present, must be the string "JWT" (compared
+//     case-insensitively, as media types are). Missing typ or cty is
+//     tolerated: the spec says the service sends them, but they carry no
+//     security meaning and a missing one must not turn a valid, authenticated
+//     request into a 400. A duplicated alg, enc, typ or cty is rejected rather
+//     than resolved (RFC 7515 §4). Unknown parameters (kid, ...) are ignored.
+//     Else [ErrUnsupportedHeader].
+//  3. Wrapped key 40 bytes, IV 12 bytes, tag 16 bytes, ciphertext unpadded
+//     Base64url. Else [ErrMalformedJWE].
+//  4. Each key in order: go-jose's RFC 3394 unwrap (its integrity check
+//     rejects a wrong key) then AES-256-GCM with the received header segment
+//     as AAD. None succeeds: [ErrUndecryptable], which never says which or
+//     how many keys were tried. The first key that succeeds opens it.
+//  5. Inner form: a plaintext starting with "{" is [FormClaims]; otherwise it
+//     must be a three-segment compact JWS whose header alg is "HS256" (verified
+//     by go-jose with the same secret, allowed list {HS256}) or "none" (empty
+//     signature, no "crit"). The claims must be a valid JSON object. Else
+//     [ErrMalformedJWT].
+//
+// # Claims
+//
+// [ParseClaims] extracts the registered top-level claims exp, iat, typ and the
+// object claim service without decoding the business fields; [Header.Validate]
+// applies the clock and type checks; [RequestClaims] and [ResponseClaims]
+// build claims objects (exp = iat + 300 s). exp and iat are JSON numbers whose
+// exact value is an integer in int64 range: 1700000000, 1.7e9 and
+// 1700000000.0 are accepted (they denote the same integer; the parser is
+// exact, never a float), 1.5, "1700000000", 1e19 and null are rejected.
+// A duplicated exp, iat, typ or service is rejected. Other claims are ignored.
+//
+// # Keys and logs
+//
+// A [Key] prints, logs (slog) and marshals to JSON as its ID and
+// [Key.Fingerprint] only, the first 8 bytes of SHA-256 of the secret in hex,
+// which is safe in logs and as a metric label. Errors of this package never
+// contain claim contents, header values or key material; they are sentinel
+// errors for errors.Is, sometimes wrapped with a fixed reason.
+//
+// # Performance
+//
+// [Keyring.Open] reads an atomically published, immutable key order, so the
+// common case (the first key opens) takes no lock. A success with another key
+// moves it to the front by copy-on-write under a TryLock: concurrent winners
+// never wait, and a skipped promotion only costs a later retry.
+package envelope

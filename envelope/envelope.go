@@ -1,0 +1,409 @@
+package envelope
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"slices"
+	"strings"
+
+	jose "github.com/go-jose/go-jose/v4"
+	josecipher "github.com/go-jose/go-jose/v4/cipher"
+)
+
+// Form is the inner form of the JWT inside the JWE (design 2.1 step 4).
+type Form int
+
+// The inner forms. The zero Form is invalid so a forgotten field fails Seal.
+const (
+	// FormClaims: the plaintext is the JSON claims object itself.
+	FormClaims Form = iota + 1
+	// FormJWS: the plaintext is a compact JWS, HS256 with the same secret.
+	FormJWS
+	// FormUnsecured: the plaintext is an unsecured JWT, header alg "none",
+	// serialised "header.payload." with an empty signature.
+	FormUnsecured
+)
+
+// String names the form for logs and metric labels.
+func (f Form) String() string {
+	switch f {
+	case FormClaims:
+		return "claims"
+	case FormJWS:
+		return "jws"
+	case FormUnsecured:
+		return "unsecured"
+	}
+	return "invalid"
+}
+
+// The allowed-algorithm lists, explicit: the JWE header check accepts these
+// values and nothing else, and sigAlgs is handed to go-jose for the inner JWS.
+var (
+	keyAlgs     = []jose.KeyAlgorithm{jose.A256KW}
+	contentEncs = []jose.ContentEncryption{jose.A256GCM}
+	sigAlgs     = []jose.SignatureAlgorithm{jose.HS256}
+)
+
+// sealHeader is the Base64url protected header of every sealed envelope; as
+// ASCII it is also the AAD of the content encryption (RFC 7516 §5.1 step 14).
+var sealHeader = b64.EncodeToString([]byte(`{"alg":"A256KW","cty":"JWT","enc":"A256GCM","typ":"JWT"}`))
+
+const (
+	wrappedKeySize = SecretSize + 8 // RFC 3394: n+1 64-bit blocks
+	ivSize         = 12
+	tagSize        = 16
+	// unsecuredHeader is Base64url of {"alg":"none","typ":"JWT"}.
+	unsecuredHeader = "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0"
+)
+
+var b64 = base64.RawURLEncoding
+
+// Opened is an opened envelope: the claims (a valid JSON object), the inner
+// form the sender used, and the key that opened it, which seals the reply.
+// Claims is owned by the caller; Key.Secret is shared and must not be
+// modified.
+type Opened struct {
+	Claims []byte
+	Form   Form
+	Key    Key
+}
+
+// Reply seals response claims with the key and in the inner form of the
+// request, as design 2.1 requires of every answer.
+func (o Opened) Reply(claims []byte) (string, error) {
+	return Seal(o.Key, o.Form, claims)
+}
+
+// Seal encrypts claims, a JSON object, into a compact JWE for key, wrapping
+// them first in the inner form. The protected header is
+// {"alg":"A256KW","cty":"JWT","enc":"A256GCM","typ":"JWT"}.
+func Seal(key Key, form Form, claims []byte) (string, error) {
+	if !isObject(claims) {
+		return "", ErrInvalidClaims
+	}
+	if !key.valid() {
+		return "", ErrInvalidSecret
+	}
+	var plaintext []byte
+	switch form {
+	case FormClaims:
+		plaintext = claims
+	case FormJWS:
+		signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: key.Secret},
+			(&jose.SignerOptions{}).WithType("JWT"))
+		if err != nil {
+			return "", fmt.Errorf("envelope: signer: %w", err)
+		}
+		jws, err := signer.Sign(claims)
+		if err != nil {
+			return "", fmt.Errorf("envelope: sign: %w", err)
+		}
+		s, err := jws.CompactSerialize()
+		if err != nil {
+			return "", fmt.Errorf("envelope: sign: %w", err)
+		}
+		plaintext = []byte(s)
+	case FormUnsecured:
+		plaintext = make([]byte, 0, len(unsecuredHeader)+2+b64.EncodedLen(len(claims)))
+		plaintext = append(plaintext, unsecuredHeader...)
+		plaintext = append(plaintext, '.')
+		plaintext = b64.AppendEncode(plaintext, claims)
+		plaintext = append(plaintext, '.')
+	default:
+		return "", ErrInvalidForm
+	}
+	return SealRaw(key, plaintext)
+}
+
+// SealRaw encrypts an arbitrary plaintext into a compact JWE for key, with
+// the same header as Seal and no check of the content. It exists for the
+// sending side's negative tests (an envelope around garbage must be refused
+// by the receiver with ErrMalformedJWT); production code uses Seal.
+//
+// The JWE is assembled here rather than by go-jose's Encrypter, whose
+// generic header handling costs about a hundred allocations per message: the
+// header is a constant, the key wrap is go-jose's RFC 3394 implementation and
+// the content encryption is the standard library's AES-GCM. Tests check that
+// go-jose decrypts the result.
+func SealRaw(key Key, plaintext []byte) (string, error) {
+	if !key.valid() {
+		return "", ErrInvalidSecret
+	}
+	var fresh [SecretSize + ivSize]byte
+	_, _ = rand.Read(fresh[:]) // never fails (crypto/rand, Go 1.24+)
+	cek, iv := fresh[:SecretSize], fresh[SecretSize:]
+	defer clear(fresh[:])
+	kek, err := aes.NewCipher(key.Secret)
+	if err != nil {
+		return "", ErrInvalidSecret
+	}
+	wrapped, err := josecipher.KeyWrap(kek, cek)
+	if err != nil {
+		return "", fmt.Errorf("envelope: key wrap: %w", err)
+	}
+	gcm, err := newGCM(cek)
+	if err != nil {
+		return "", err
+	}
+	sealed := gcm.Seal(make([]byte, 0, len(plaintext)+tagSize), iv, plaintext, []byte(sealHeader))
+	ct, tag := sealed[:len(plaintext)], sealed[len(plaintext):]
+	out := make([]byte, 0, len(sealHeader)+4+
+		b64.EncodedLen(wrappedKeySize)+b64.EncodedLen(ivSize)+b64.EncodedLen(len(ct))+b64.EncodedLen(tagSize))
+	out = append(out, sealHeader...)
+	out = append(out, '.')
+	out = b64.AppendEncode(out, wrapped)
+	out = append(out, '.')
+	out = b64.AppendEncode(out, iv)
+	out = append(out, '.')
+	out = b64.AppendEncode(out, ct)
+	out = append(out, '.')
+	out = b64.AppendEncode(out, tag)
+	return string(out), nil
+}
+
+func newGCM(cek []byte) (cipher.AEAD, error) {
+	block, err := aes.NewCipher(cek)
+	if err != nil {
+		return nil, fmt.Errorf("envelope: content key: %w", err)
+	}
+	return cipher.NewGCM(block) // standard 12-byte nonce, 16-byte tag
+}
+
+// Open checks the header of compact, tries each key in order and decodes the
+// inner form; see the package documentation for the order of checks and the
+// errors. keys with a Secret that is not 32 bytes are skipped. An empty keys
+// gives ErrUndecryptable after the header checks.
+func Open(compact string, keys []Key) (Opened, error) {
+	o, _, err := open(compact, keys)
+	return o, err
+}
+
+// open is Open that also returns the index of the key that opened.
+func open(compact string, keys []Key) (Opened, int, error) {
+	jwe, err := parseCompact(compact)
+	if err != nil {
+		return Opened{}, -1, err
+	}
+	for i, k := range keys {
+		if !k.valid() {
+			continue
+		}
+		plaintext, ok := jwe.decrypt(k.Secret)
+		if !ok {
+			continue
+		}
+		claims, form, err := decodeInner(plaintext, k)
+		if err != nil {
+			return Opened{}, -1, err
+		}
+		return Opened{Claims: claims, Form: form, Key: k}, i, nil
+	}
+	return Opened{}, -1, ErrUndecryptable
+}
+
+// compactJWE is a compact JWE that passed the key-independent checks.
+type compactJWE struct {
+	aad     []byte // ASCII of the encoded protected header, as received
+	wrapped [wrappedKeySize]byte
+	iv      [ivSize]byte
+	sealed  []byte // ciphertext || tag, as crypto/cipher wants them
+}
+
+// parseCompact runs the key-independent checks of steps 1 and 2.
+func parseCompact(compact string) (*compactJWE, error) {
+	var seg [5]string
+	rest := compact
+	for i := range 4 {
+		var ok bool
+		seg[i], rest, ok = strings.Cut(rest, ".")
+		if !ok {
+			return nil, fmt.Errorf("%w: not five segments", ErrMalformedJWE)
+		}
+	}
+	if strings.IndexByte(rest, '.') >= 0 {
+		return nil, fmt.Errorf("%w: not five segments", ErrMalformedJWE)
+	}
+	seg[4] = rest
+	if len(seg[0]) > 1024 {
+		return nil, fmt.Errorf("%w: header too large", ErrMalformedJWE)
+	}
+	aad := []byte(seg[0])
+	var hbuf [768]byte
+	n, err := b64.Decode(hbuf[:], aad)
+	if err != nil {
+		return nil, fmt.Errorf("%w: header encoding", ErrMalformedJWE)
+	}
+	if err := checkHeader(hbuf[:n]); err != nil {
+		return nil, err
+	}
+	j := &compactJWE{aad: aad}
+	if !decodeExact(j.wrapped[:], seg[1]) || !decodeExact(j.iv[:], seg[2]) {
+		return nil, fmt.Errorf("%w: wrapped key or IV", ErrMalformedJWE)
+	}
+	j.sealed = make([]byte, b64.DecodedLen(len(seg[3]))+tagSize)
+	ctLen, err := b64.Decode(j.sealed, []byte(seg[3]))
+	if err != nil {
+		return nil, fmt.Errorf("%w: ciphertext encoding", ErrMalformedJWE)
+	}
+	if !decodeExact(j.sealed[ctLen:ctLen+tagSize], seg[4]) {
+		return nil, fmt.Errorf("%w: tag", ErrMalformedJWE)
+	}
+	j.sealed = j.sealed[:ctLen+tagSize]
+	return j, nil
+}
+
+// decodeExact decodes s into dst, which it must fill exactly.
+func decodeExact(dst []byte, s string) bool {
+	if b64.DecodedLen(len(s)) != len(dst) {
+		return false
+	}
+	n, err := b64.Decode(dst, []byte(s))
+	return err == nil && n == len(dst)
+}
+
+// decrypt unwraps the content key with secret (RFC 3394 integrity check) and
+// opens the content; ok is false if either fails.
+func (j *compactJWE) decrypt(secret []byte) ([]byte, bool) {
+	kek, err := aes.NewCipher(secret)
+	if err != nil {
+		return nil, false
+	}
+	cek, err := josecipher.KeyUnwrap(kek, j.wrapped[:])
+	if err != nil || len(cek) != SecretSize {
+		return nil, false
+	}
+	defer clear(cek)
+	gcm, err := newGCM(cek)
+	if err != nil {
+		return nil, false
+	}
+	plaintext, err := gcm.Open(nil, j.iv[:], j.sealed, j.aad)
+	return plaintext, err == nil
+}
+
+// checkHeader enforces the protected header rules on the decoded header.
+func checkHeader(h []byte) error {
+	if !isObject(h) {
+		return fmt.Errorf("%w: header is not a JSON object", ErrMalformedJWE)
+	}
+	const (
+		seenAlg = 1 << iota
+		seenEnc
+		seenTyp
+		seenCty
+	)
+	var seen int
+	err := eachMember(h, func(rawName, value []byte) error {
+		name, ok := unquote(rawName)
+		if !ok {
+			return fmt.Errorf("%w: header member name", ErrMalformedJWE)
+		}
+		var bit int
+		switch string(name) {
+		case "zip":
+			return fmt.Errorf("%w: zip is not allowed", ErrUnsupportedHeader)
+		case "crit":
+			return fmt.Errorf("%w: crit is not supported", ErrUnsupportedHeader)
+		case "alg":
+			bit = seenAlg
+			if v, ok := unquote(value); !ok || !slices.Contains(keyAlgs, jose.KeyAlgorithm(v)) {
+				return fmt.Errorf("%w: alg must be A256KW", ErrUnsupportedHeader)
+			}
+		case "enc":
+			bit = seenEnc
+			if v, ok := unquote(value); !ok || !slices.Contains(contentEncs, jose.ContentEncryption(v)) {
+				return fmt.Errorf("%w: enc must be A256GCM", ErrUnsupportedHeader)
+			}
+		case "typ", "cty":
+			bit = seenTyp
+			if name[0] == 'c' {
+				bit = seenCty
+			}
+			if v, ok := unquote(value); !ok || !strings.EqualFold(string(v), "JWT") {
+				return fmt.Errorf("%w: typ and cty must be JWT", ErrUnsupportedHeader)
+			}
+		default:
+			return nil
+		}
+		if seen&bit != 0 {
+			return fmt.Errorf("%w: duplicate header parameter", ErrUnsupportedHeader)
+		}
+		seen |= bit
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if seen&seenAlg == 0 || seen&seenEnc == 0 {
+		return fmt.Errorf("%w: alg and enc are required", ErrUnsupportedHeader)
+	}
+	return nil
+}
+
+// decodeInner identifies and checks the inner form of a decrypted plaintext.
+func decodeInner(plaintext []byte, k Key) ([]byte, Form, error) {
+	i := skipWS(plaintext, 0)
+	if i < len(plaintext) && plaintext[i] == '{' {
+		if !isObject(plaintext) {
+			return nil, 0, fmt.Errorf("%w: claims are not a JSON object", ErrMalformedJWT)
+		}
+		return plaintext, FormClaims, nil
+	}
+	hdr, rest, ok1 := strings.Cut(string(plaintext), ".")
+	payload, sig, ok2 := strings.Cut(rest, ".")
+	if !ok1 || !ok2 || strings.IndexByte(sig, '.') >= 0 {
+		return nil, 0, fmt.Errorf("%w: not a JSON object or a compact JWS", ErrMalformedJWT)
+	}
+	h, err := b64.DecodeString(hdr)
+	if err != nil || !isObject(h) {
+		return nil, 0, fmt.Errorf("%w: JWS header", ErrMalformedJWT)
+	}
+	var alg []byte
+	var algs int
+	var crit bool
+	_ = eachMember(h, func(rawName, value []byte) error {
+		name, _ := unquote(rawName)
+		switch string(name) {
+		case "alg":
+			algs++
+			alg, _ = unquote(value)
+		case "crit":
+			crit = true
+		}
+		return nil
+	})
+	if algs != 1 {
+		return nil, 0, fmt.Errorf("%w: JWS alg", ErrMalformedJWT)
+	}
+	var claims []byte
+	var form Form
+	switch string(alg) {
+	case "none":
+		if sig != "" || crit {
+			return nil, 0, fmt.Errorf("%w: unsecured JWT with a signature or crit", ErrMalformedJWT)
+		}
+		if claims, err = b64.DecodeString(payload); err != nil {
+			return nil, 0, fmt.Errorf("%w: JWT payload encoding", ErrMalformedJWT)
+		}
+		form = FormUnsecured
+	case string(jose.HS256):
+		jws, err := jose.ParseSignedCompact(string(plaintext), sigAlgs)
+		if err != nil {
+			return nil, 0, fmt.Errorf("%w: JWS", ErrMalformedJWT)
+		}
+		if claims, err = jws.Verify(k.Secret); err != nil {
+			return nil, 0, fmt.Errorf("%w: JWS signature", ErrMalformedJWT)
+		}
+		form = FormJWS
+	default:
+		return nil, 0, fmt.Errorf("%w: JWS alg must be HS256 or none", ErrMalformedJWT)
+	}
+	if !isObject(claims) {
+		return nil, 0, fmt.Errorf("%w: claims are not a JSON object", ErrMalformedJWT)
+	}
+	return claims, form, nil
+}

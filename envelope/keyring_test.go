@@ -1,0 +1,188 @@
+package envelope_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/provider-ledger/adapter/envelope"
+)
+
+func TestKeyring(t *testing.T) {
+	t.Parallel()
+
+	ids := func(r *envelope.Keyring) string {
+		var s []string
+		for _, k := range r.Keys() {
+			s = append(s, k.ID)
+		}
+		return strings.Join(s, ",")
+	}
+	setup := func(t *testing.T, n int) (*envelope.Keyring, []envelope.Key) {
+		t.Helper()
+		r := envelope.NewKeyring()
+		keys := testKeys(n)
+		if err := r.Set(keys); err != nil {
+			t.Fatal(err)
+		}
+		return r, keys
+	}
+
+	t.Run("EmptyUndecryptable", func(t *testing.T) {
+		t.Parallel()
+		var r envelope.Keyring // zero value is usable
+		token := seal(t, testKey(0), envelope.FormClaims, requestClaims(t, "e"))
+		if _, err := r.Open(token); !errors.Is(err, envelope.ErrUndecryptable) {
+			t.Fatalf("Open = %v", err)
+		}
+		if r.Len() != 0 || len(r.Keys()) != 0 {
+			t.Fatal("zero keyring not empty")
+		}
+	})
+
+	t.Run("MovesSuccessfulKeyToFront", func(t *testing.T) {
+		t.Parallel()
+		r, keys := setup(t, 3)
+		if got := ids(r); got != "k0,k1,k2" {
+			t.Fatalf("initial order %s", got)
+		}
+		steps := []struct {
+			key  int
+			want string
+		}{{2, "k2,k0,k1"}, {2, "k2,k0,k1"}, {1, "k1,k2,k0"}, {0, "k0,k1,k2"}, {0, "k0,k1,k2"}}
+		for _, s := range steps {
+			claims := requestClaims(t, fmt.Sprint("front", s.key))
+			o, err := r.Open(seal(t, keys[s.key], envelope.FormJWS, claims))
+			if err != nil || o.Key.ID != keys[s.key].ID || !bytes.Equal(o.Claims, claims) {
+				t.Fatalf("Open with k%d = %v, %v", s.key, o.Key, err)
+			}
+			if got := ids(r); got != s.want {
+				t.Fatalf("after k%d: order %s, want %s", s.key, got, s.want)
+			}
+		}
+		// A failure moves nothing.
+		if _, err := r.Open(seal(t, testKey(5), envelope.FormClaims, requestClaims(t, "x"))); !errors.Is(err, envelope.ErrUndecryptable) {
+			t.Fatal(err)
+		}
+		if got := ids(r); got != "k0,k1,k2" {
+			t.Fatalf("order after failure %s", got)
+		}
+	})
+
+	t.Run("SetKeepsLearnedOrder", func(t *testing.T) {
+		t.Parallel()
+		r, keys := setup(t, 3)
+		if _, err := r.Open(seal(t, keys[2], envelope.FormClaims, requestClaims(t, "s"))); err != nil {
+			t.Fatal(err)
+		}
+		// k2 learned first; k0 revoked; k3 new; k1 renamed; duplicate k3.
+		k1 := keys[1]
+		k1.ID = "k1-renamed"
+		if err := r.Set([]envelope.Key{testKey(3), k1, keys[2], testKey(3)}); err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(r); got != "k2,k1-renamed,k3" || r.Len() != 3 {
+			t.Fatalf("order %s (len %d), want k2,k1-renamed,k3", got, r.Len())
+		}
+		if _, err := r.Open(seal(t, keys[0], envelope.FormClaims, requestClaims(t, "s"))); !errors.Is(err, envelope.ErrUndecryptable) {
+			t.Fatalf("revoked key still opens: %v", err)
+		}
+	})
+
+	t.Run("SetRefusesInvalidKeysAtomically", func(t *testing.T) {
+		t.Parallel()
+		r, _ := setup(t, 2)
+		err := r.Set([]envelope.Key{testKey(5), {ID: "short", Secret: make([]byte, 16)}})
+		if !errors.Is(err, envelope.ErrInvalidSecret) {
+			t.Fatalf("Set = %v", err)
+		}
+		if got := ids(r); got != "k0,k1" {
+			t.Fatalf("order after refused Set %s", got)
+		}
+	})
+
+	t.Run("CopiesSecrets", func(t *testing.T) {
+		t.Parallel()
+		r := envelope.NewKeyring()
+		k := testKey(0)
+		mine := envelope.Key{ID: k.ID, Secret: append([]byte(nil), k.Secret...)}
+		if err := r.Set([]envelope.Key{mine}); err != nil {
+			t.Fatal(err)
+		}
+		clear(mine.Secret)
+		got := r.Keys()
+		clear(got[0].Secret)
+		if _, err := r.Open(seal(t, k, envelope.FormClaims, requestClaims(t, "c"))); err != nil {
+			t.Fatalf("keyring shares the caller's secret: %v", err)
+		}
+	})
+
+	t.Run("ConcurrentOpen", func(t *testing.T) {
+		t.Parallel()
+		r, keys := setup(t, 3)
+		type sealed struct {
+			token, key string
+			claims     []byte
+			form       envelope.Form
+		}
+		var tokens []sealed
+		for i := range 12 {
+			k, f := keys[i%3], forms[i%len(forms)]
+			c := requestClaims(t, fmt.Sprint("conc", i))
+			tokens = append(tokens, sealed{seal(t, k, f, c), k.ID, c, f})
+		}
+		const workers, iters = 16, 60
+		errs := make(chan error, workers)
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				for i := range iters {
+					s := tokens[(w*7+i)%len(tokens)]
+					o, err := r.Open(s.token)
+					if err != nil {
+						errs <- fmt.Errorf("worker %d: %w", w, err)
+						return
+					}
+					if o.Key.ID != s.key || o.Form != s.form || !bytes.Equal(o.Claims, s.claims) {
+						errs <- fmt.Errorf("worker %d: opened %v %v, want %s %v", w, o.Key, o.Form, s.key, s.form)
+						return
+					}
+					// The reply must open on the service side with the
+					// key the request was sealed with.
+					reply, err := o.Reply(s.claims)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if _, err := envelope.Open(reply, []envelope.Key{keys[int(s.key[1]-'0')]}); err != nil {
+						errs <- fmt.Errorf("worker %d: reply: %w", w, err)
+						return
+					}
+				}
+			})
+		}
+		// A writer re-setting the same keys (in another order) meanwhile.
+		wg.Go(func() {
+			for i := range 50 {
+				ks := []envelope.Key{keys[i%3], keys[(i+1)%3], keys[(i+2)%3]}
+				if err := r.Set(ks); err != nil {
+					errs <- err
+					return
+				}
+				_ = r.Keys()
+				_ = r.Len()
+			}
+		})
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+		if r.Len() != 3 {
+			t.Fatalf("Len = %d", r.Len())
+		}
+	})
+}

@@ -1,0 +1,58 @@
+// Package problem writes RFC 9457 problem details (application/problem+json)
+// with stable type URIs. The README lists every type the adapter answers.
+package problem
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// TypeBase prefixes every problem type: the type of slug "invalid-request"
+// is TypeBase + "invalid-request". The URIs are identifiers, stable across
+// releases; branch on them, not on titles or details.
+const TypeBase = "urn:provider-ledger:problem:"
+
+// FieldError points at one offending input field.
+type FieldError struct {
+	Pointer string `json:"pointer"`
+	Detail  string `json:"detail"`
+}
+
+// Problem is an RFC 9457 problem details object.
+type Problem struct {
+	Type   string       `json:"type"`
+	Title  string       `json:"title"`
+	Status int          `json:"status"`
+	Detail string       `json:"detail,omitempty"`
+	Errors []FieldError `json:"errors,omitempty"`
+	// RetryAfter, when set, is sent as the Retry-After header.
+	RetryAfter time.Duration `json:"-"`
+}
+
+// New returns a problem of the given slug, status and detail; the title is
+// the status text.
+func New(slug string, status int, detail string) *Problem {
+	return &Problem{Type: TypeBase + slug, Title: http.StatusText(status), Status: status, Detail: detail}
+}
+
+// WithField adds a field error and returns p.
+func (p *Problem) WithField(pointer, detail string) *Problem {
+	p.Errors = append(p.Errors, FieldError{Pointer: pointer, Detail: detail})
+	return p
+}
+
+// Write sends p as the response.
+func Write(w http.ResponseWriter, p *Problem) {
+	h := w.Header()
+	h.Set("Content-Type", "application/problem+json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	if p.RetryAfter > 0 {
+		secs := int((p.RetryAfter + time.Second - 1) / time.Second)
+		h.Set("Retry-After", strconv.Itoa(secs))
+	}
+	w.WriteHeader(p.Status)
+	_ = json.NewEncoder(w).Encode(p)
+}

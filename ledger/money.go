@@ -1,0 +1,344 @@
+package ledger
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/big"
+	"strconv"
+
+	"github.com/shopspring/decimal"
+)
+
+// Money is an amount in one currency, as the spec's Money object carries it
+// (design 2.2). A Money returned by ParseMoney or UnmarshalJSON always holds:
+//
+//  1. Currency is an active ISO 4217 code (ValidCurrency).
+//  2. 0 < Value ≤ 10^15.
+//  3. Value.Exponent() == -MinorUnits(Currency): the value is stored with
+//     exactly the currency's decimal places, so equal amounts have equal
+//     coefficients and format identically.
+//
+// Compare values with Cmp/Equal, never ==. To render a value for hashing or the
+// wire use String, FormatAmount or MarshalJSON; decimal.Decimal's own String
+// trims trailing zeros ("10.5"), so it is not canonical.
+type Money struct {
+	Currency string
+	Value    decimal.Decimal
+}
+
+// String renders m as "10.50 USD": the value with exactly the currency's minor
+// units (see FormatAmount), a space, and the code.
+func (m Money) String() string {
+	return FormatAmount(m.Currency, m.Value) + " " + m.Currency
+}
+
+// MoneyError reports why a Money or an amount was refused. It is malformed
+// input: callers answer 400.
+type MoneyError struct {
+	// Pointer is a JSON Pointer (RFC 6901) relative to the Money object:
+	// "" (the object itself), "/currency", "/currency/code",
+	// "/currency/decimalPlaces" or "/value". Callers prefix the pointer of the
+	// field that holds the Money, e.g. "/service/amount" + Pointer. ParseAmount
+	// always leaves it "": the caller knows the field.
+	Pointer string
+	// Detail is a human-readable reason, safe to show to the caller. It never
+	// echoes an arbitrary input value; it names a currency code only when the
+	// code is three uppercase letters.
+	Detail string
+}
+
+// Error implements error.
+func (e *MoneyError) Error() string {
+	if e.Pointer == "" {
+		return "invalid amount: " + e.Detail
+	}
+	return "invalid amount at " + strconv.Quote(e.Pointer) + ": " + e.Detail
+}
+
+// Pointers of MoneyError, relative to the Money object.
+const (
+	PointerCurrency      = "/currency"
+	PointerCode          = "/currency/code"
+	PointerDecimalPlaces = "/currency/decimalPlaces"
+	PointerValue         = "/value"
+)
+
+// MaxValueLen is the longest value string ParseMoney and ParseAmount look at
+// (including a '-' sign). 10^15 with four decimal places and a few leading
+// zeros fits easily; a longer string is refused before any arithmetic, so a
+// pathological 100,000-digit input costs one length check. A side effect: a
+// value padded past 64 characters with zeros ("0000…1.00") is refused even
+// though the regular expression of design 2.2 matches it.
+const MaxValueLen = 64
+
+// maxValue is the largest accepted amount, 10^15 (design 2.2).
+var maxValue = decimal.New(1, 15)
+
+// ParseMoney validates a Money given as its wire fields and returns it
+// normalised, exactly as design 2.2 states:
+//
+//   - code matches ^[A-Z]{3}$ and is in the table of MinorUnits;
+//   - decimalPlaces equals the ISO 4217 minor units of code;
+//   - value matches ^[0-9]+(\.[0-9]+)?$ (no sign, exponent, spaces,
+//     separators, non-ASCII digits or bare '.'), is at most MaxValueLen
+//     characters, is greater than zero and at most 10^15, and is exactly
+//     representable in decimalPlaces places: trailing zeros past them are fine
+//     ("10.500" is 10.50 USD, "100.0" is 100 JPY), other digits are not
+//     ("10.505" USD, "100.5" JPY).
+//
+// Leading zeros are accepted ("007.50" is 7.50): the pattern allows them and
+// the normalised value is the same as for "7.50", so fingerprints agree.
+//
+// The returned Value has Exponent() == -decimalPlaces. Errors are *MoneyError
+// with Pointer "/currency/code", "/currency/decimalPlaces" or "/value"; checks
+// run in that order and the first failure is reported.
+func ParseMoney(code string, decimalPlaces int64, value string) (Money, error) {
+	places, err := currencyPlaces(code, PointerCode)
+	if err != nil {
+		return Money{}, err
+	}
+	if decimalPlaces != int64(places) {
+		return Money{}, &MoneyError{
+			Pointer: PointerDecimalPlaces,
+			Detail:  "decimalPlaces must be " + strconv.Itoa(int(places)) + " for " + code,
+		}
+	}
+	v, err := parseValue(value, places, false, PointerValue)
+	if err != nil {
+		return Money{}, err
+	}
+	return Money{Currency: code, Value: v}, nil
+}
+
+// ParseAmount parses an amount of the admin API (amounts as decimal strings)
+// in currency, by the rules of ParseMoney with the currency's own minor units.
+// With signed, one leading '-' is allowed and the result may be negative (its
+// absolute value at most 10^15); '+' is never allowed. Zero ("0", "-0.00") is
+// refused either way: an amount that moves nothing is a mistake.
+//
+// Errors are *MoneyError with Pointer "" for every failure, including an
+// unknown currency: the caller knows which request field it parsed and sets
+// the pointer. A caller that takes the currency from the request checks it
+// with ValidCurrency first, to point at its own currency field.
+//
+// The returned value has Exponent() == -MinorUnits(currency).
+func ParseAmount(currency string, value string, signed bool) (decimal.Decimal, error) {
+	places, err := currencyPlaces(currency, "")
+	if err != nil {
+		return decimal.Decimal{}, err
+	}
+	return parseValue(value, places, signed, "")
+}
+
+// FormatAmount renders v with exactly the currency's minor units: "10.50" for
+// USD, "100" for JPY, "1.000" for BHD, "-3.20" for a negative USD value. It
+// never rounds: a value with more significant decimals than the currency has
+// (which ParseMoney never returns) is rendered in full, so it fails loudly
+// when parsed again instead of silently changing. For a code not in the table
+// the value is rendered in full as well.
+func FormatAmount(currency string, v decimal.Decimal) string {
+	places, ok := minorUnits[currency]
+	if !ok || !v.Equal(v.Truncate(places)) {
+		return v.String()
+	}
+	return v.StringFixed(places)
+}
+
+// currencyPlaces validates code and returns its minor units, or a *MoneyError
+// at pointer.
+func currencyPlaces(code, pointer string) (int32, error) {
+	if !isCurrencyCode(code) {
+		return 0, &MoneyError{Pointer: pointer, Detail: "currency code must be three uppercase letters (ISO 4217)"}
+	}
+	places, ok := minorUnits[code]
+	if !ok {
+		return 0, &MoneyError{Pointer: pointer, Detail: "currency code " + code + " is not an active ISO 4217 currency with minor units"}
+	}
+	return places, nil
+}
+
+// parseValue checks s against design 2.2 for a currency with places minor
+// units and returns it with exponent -places. It reads s byte by byte, so
+// non-ASCII digits, spaces and anything else outside [0-9.] are refused, and
+// it builds the coefficient in a uint64 whose range the length checks keep it
+// inside: the integer part is at most 10^15, with no fraction when it is
+// 10^15, so the coefficient is at most 10^15·10^4 = 10^19 < 2^64.
+func parseValue(s string, places int32, signed bool, pointer string) (decimal.Decimal, error) {
+	fail := func(detail string) (decimal.Decimal, error) {
+		return decimal.Decimal{}, &MoneyError{Pointer: pointer, Detail: detail}
+	}
+	if s == "" {
+		return fail("value is required")
+	}
+	if len(s) > MaxValueLen {
+		return fail("value is longer than " + strconv.Itoa(MaxValueLen) + " characters")
+	}
+	neg := false
+	if signed && s[0] == '-' {
+		neg = true
+		s = s[1:]
+	}
+	intPart, frac := s, ""
+	dot := -1
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '.' && dot < 0 {
+			dot = i
+			continue
+		}
+		if c < '0' || c > '9' {
+			dot = -2
+			break
+		}
+	}
+	if dot >= 0 {
+		intPart, frac = s[:dot], s[dot+1:]
+	}
+	if dot == -2 || intPart == "" || (dot >= 0 && frac == "") {
+		if signed {
+			return fail("value must be a plain decimal number with an optional leading '-' (digits, optionally '.' and more digits; no '+', exponent, spaces or separators)")
+		}
+		return fail("value must be a plain decimal number (digits, optionally '.' and more digits; no sign, exponent, spaces or separators)")
+	}
+
+	// Exactness: digits past the minor units must all be zero.
+	for len(frac) > 0 && frac[len(frac)-1] == '0' {
+		frac = frac[:len(frac)-1]
+	}
+	if len(frac) > int(places) {
+		return fail("value must be exactly representable in " + strconv.Itoa(int(places)) + " decimal places")
+	}
+
+	// Magnitude: at most 10^15, decided on the digits before any arithmetic.
+	for len(intPart) > 1 && intPart[0] == '0' {
+		intPart = intPart[1:]
+	}
+	const maxInt = "1000000000000000" // 10^15
+	if len(intPart) > len(maxInt) || (len(intPart) == len(maxInt) && (intPart > maxInt || frac != "")) {
+		return fail("value must be at most 1000000000000000 (10^15)")
+	}
+
+	var units uint64
+	for i := 0; i < len(intPart); i++ {
+		units = units*10 + uint64(intPart[i]-'0')
+	}
+	for i := 0; i < int(places); i++ {
+		d := uint64(0)
+		if i < len(frac) {
+			d = uint64(frac[i] - '0')
+		}
+		units = units*10 + d
+	}
+	if units == 0 {
+		if signed {
+			return fail("value must not be zero")
+		}
+		return fail("value must be greater than zero")
+	}
+	coef := new(big.Int).SetUint64(units)
+	if neg {
+		coef.Neg(coef)
+	}
+	return decimal.NewFromBigInt(coef, -places), nil
+}
+
+// moneyJSON is the wire shape Money marshals to.
+type moneyJSON struct {
+	Currency currencyJSON `json:"currency"`
+	Value    string       `json:"value"`
+}
+
+type currencyJSON struct {
+	Code          string `json:"code"`
+	DecimalPlaces int32  `json:"decimalPlaces"`
+}
+
+// MarshalJSON renders the spec's wire shape,
+// {"currency":{"code":"USD","decimalPlaces":2},"value":"10.50"}, with the
+// value as a string with exactly the currency's minor units. It fails, rather
+// than emit a Money the other side would refuse or round, when the currency is
+// unknown or the value has more decimals than the currency allows.
+func (m Money) MarshalJSON() ([]byte, error) {
+	places, err := currencyPlaces(m.Currency, PointerCode)
+	if err != nil {
+		return nil, err
+	}
+	if !m.Value.Equal(m.Value.Truncate(places)) {
+		return nil, &MoneyError{Pointer: PointerValue, Detail: "value must be exactly representable in " + strconv.Itoa(int(places)) + " decimal places"}
+	}
+	return json.Marshal(moneyJSON{
+		Currency: currencyJSON{Code: m.Currency, DecimalPlaces: places},
+		Value:    m.Value.StringFixed(places),
+	})
+}
+
+// UnmarshalJSON reads the spec's wire shape and validates it with ParseMoney.
+// Keys match exactly (encoding/json's case-insensitive matching is not used);
+// currency.numericCode, currency.name and unknown keys are ignored (spec).
+// It refuses, with a *MoneyError: null or a non-object (pointer ""), a missing
+// or non-object currency ("/currency"), a missing or non-string code
+// ("/currency/code"), a missing decimalPlaces or one that is not a JSON integer
+// such as 2.5, 2.0, 2e0 or "2" ("/currency/decimalPlaces"), and a missing or
+// non-string value such as the number 10.5 ("/value"). A null member counts as
+// missing. On error m is left unchanged.
+func (m *Money) UnmarshalJSON(data []byte) error {
+	var obj map[string]json.RawMessage
+	if isNull(data) || json.Unmarshal(data, &obj) != nil {
+		return &MoneyError{Pointer: "", Detail: "money must be a JSON object with currency and value"}
+	}
+	rawCur, ok := obj["currency"]
+	if !ok || isNull(rawCur) {
+		return &MoneyError{Pointer: PointerCurrency, Detail: "currency is required"}
+	}
+	var cur map[string]json.RawMessage
+	if json.Unmarshal(rawCur, &cur) != nil {
+		return &MoneyError{Pointer: PointerCurrency, Detail: "currency must be an object with code and decimalPlaces"}
+	}
+
+	code, err := jsonString(cur["code"], PointerCode, "currency code")
+	if err != nil {
+		return err
+	}
+	rawDP, ok := cur["decimalPlaces"]
+	if !ok || isNull(rawDP) {
+		return &MoneyError{Pointer: PointerDecimalPlaces, Detail: "decimalPlaces is required"}
+	}
+	dp, err := jsonInteger(rawDP)
+	if err != nil {
+		return &MoneyError{Pointer: PointerDecimalPlaces, Detail: "decimalPlaces must be an integer"}
+	}
+	value, err := jsonString(obj["value"], PointerValue, "value")
+	if err != nil {
+		return err
+	}
+
+	parsed, err := ParseMoney(code, dp, value)
+	if err != nil {
+		return err
+	}
+	*m = parsed
+	return nil
+}
+
+// jsonString decodes a required JSON string member.
+func jsonString(raw json.RawMessage, pointer, name string) (string, error) {
+	if raw == nil || isNull(raw) {
+		return "", &MoneyError{Pointer: pointer, Detail: name + " is required"}
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", &MoneyError{Pointer: pointer, Detail: name + " must be a JSON string"}
+	}
+	return s, nil
+}
+
+// jsonInteger decodes a JSON number written as an integer (-?[0-9]+): a
+// fraction or exponent, even 2.0 or 2e0, is refused by ParseInt, as is a
+// string and anything outside int64.
+func jsonInteger(raw json.RawMessage) (int64, error) {
+	return strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
+}
+
+func isNull(raw []byte) bool {
+	return string(bytes.TrimSpace(raw)) == "null"
+}

@@ -1,0 +1,241 @@
+package server
+
+import (
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// Config is ledgerd's configuration (design section 1). Every field comes
+// from an env var and a flag of the same meaning; the flag wins.
+type Config struct {
+	DatabaseURL          string
+	DataDir              string
+	Listen               string
+	AdminListen          string
+	AdminToken           string
+	ProviderID           string
+	SigningSecrets       []string // Base64, as given
+	KEK                  []byte   // 32 bytes, or nil (embedded: generated)
+	TLSCert, TLSKey      string
+	CallbackPrefix       string
+	MaxInflight          int // 0: sized to the pool
+	RequestTimeout       time.Duration
+	ClockLeeway          time.Duration
+	FraudDeny            float64
+	FraudStepUp          float64
+	CreditMax            *decimal.Decimal
+	HoldMaxAge           time.Duration
+	IdempotencyRetention time.Duration
+	ReconcileEvery       time.Duration
+	ServiceBaseURL       string
+	ServiceAPIKeyID      string
+	ServiceAPIKeySecret  string
+	ServiceVersion       string
+}
+
+// Embedded reports whether ledgerd runs its own Postgres.
+func (c Config) Embedded() bool { return c.DatabaseURL == "" }
+
+type setting struct {
+	env, flag, def, usage string
+	set                   func(c *Config, v string) error
+}
+
+func str(dst func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error { *dst(c) = v; return nil }
+}
+
+func duration(dst func(*Config) *time.Duration, allowZero bool) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || (d == 0 && !allowZero) {
+			return fmt.Errorf("%q is not a positive duration such as 3s or 15m", v)
+		}
+		*dst(c) = d
+		return nil
+	}
+}
+
+func fraction(dst func(*Config) *float64) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || f > 1 {
+			return fmt.Errorf("%q is not a number from 0 to 1", v)
+		}
+		*dst(c) = f
+		return nil
+	}
+}
+
+func listenAddr(dst func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		if _, _, err := net.SplitHostPort(v); err != nil {
+			return fmt.Errorf("%q is not host:port", v)
+		}
+		*dst(c) = v
+		return nil
+	}
+}
+
+var settings = []setting{
+	{"DATABASE_URL", "database-url", "", "Postgres URL; unset runs an embedded Postgres under the data dir", str(func(c *Config) *string { return &c.DatabaseURL })},
+	{"LEDGER_DATA_DIR", "data-dir", "./var/ledgerd", "embedded cluster and generated dev material", str(func(c *Config) *string { return &c.DataDir })},
+	{"LEDGER_LISTEN", "listen", ":8080", "callback listener", listenAddr(func(c *Config) *string { return &c.Listen })},
+	{"LEDGER_ADMIN_LISTEN", "admin-listen", "127.0.0.1:8081", "admin API, metrics and health listener", listenAddr(func(c *Config) *string { return &c.AdminListen })},
+	{"LEDGER_ADMIN_TOKEN", "admin-token", "", "bearer token the admin API requires", str(func(c *Config) *string { return &c.AdminToken })},
+	{"LEDGER_PROVIDER_ID", "provider-id", "", "this provider's account ID (default local when embedded)", str(func(c *Config) *string { return &c.ProviderID })},
+	{"LEDGER_SIGNING_SECRETS", "signing-secrets", "", "comma-separated Base64 signing secrets added at start", func(c *Config, v string) error {
+		c.SigningSecrets = nil
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				if b, err := decodeKey(s); err != nil || len(b) != 32 {
+					return errors.New("each secret must be the Base64 of 32 bytes")
+				}
+				c.SigningSecrets = append(c.SigningSecrets, s)
+			}
+		}
+		return nil
+	}},
+	{"LEDGER_KEK", "kek", "", "Base64 32-byte key encrypting stored signing secrets", func(c *Config, v string) error {
+		if v == "" {
+			c.KEK = nil
+			return nil
+		}
+		b, err := decodeKey(v)
+		if err != nil || len(b) != 32 {
+			return errors.New("must be the Base64 of 32 bytes")
+		}
+		c.KEK = b
+		return nil
+	}},
+	{"LEDGER_TLS_CERT", "tls-cert", "", "TLS certificate file for the callback listener", str(func(c *Config) *string { return &c.TLSCert })},
+	{"LEDGER_TLS_KEY", "tls-key", "", "TLS key file for the callback listener", str(func(c *Config) *string { return &c.TLSKey })},
+	{"LEDGER_CALLBACK_PREFIX", "callback-prefix", "/ledger", "route prefix of the callbacks", func(c *Config, v string) error {
+		if !strings.HasPrefix(v, "/") || strings.HasSuffix(v, "/") && v != "/" || strings.ContainsAny(v, ":*? ") {
+			return fmt.Errorf("%q is not a path such as /ledger", v)
+		}
+		c.CallbackPrefix = strings.TrimSuffix(v, "/")
+		return nil
+	}},
+	{"LEDGER_MAX_INFLIGHT", "max-inflight", "0", "callbacks in flight before 429 (0: sized to the pool)", func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%q is not a non-negative integer", v)
+		}
+		c.MaxInflight = n
+		return nil
+	}},
+	{"LEDGER_REQUEST_TIMEOUT", "request-timeout", "3s", "a callback not committed by then is rolled back and answered 408", duration(func(c *Config) *time.Duration { return &c.RequestTimeout }, false)},
+	{"LEDGER_CLOCK_LEEWAY", "clock-leeway", "60s", "tolerance on exp and iat", duration(func(c *Config) *time.Duration { return &c.ClockLeeway }, true)},
+	{"LEDGER_FRAUD_DENY", "fraud-deny", "0.90", "fraudScore at or above which authorize is denied", fraction(func(c *Config) *float64 { return &c.FraudDeny })},
+	{"LEDGER_FRAUD_STEPUP", "fraud-stepup", "0.75", "fraudScore at or above which step-up is required", fraction(func(c *Config) *float64 { return &c.FraudStepUp })},
+	{"LEDGER_CREDIT_MAX", "credit-max", "", "largest single credit-account amount", func(c *Config, v string) error {
+		if v == "" {
+			c.CreditMax = nil
+			return nil
+		}
+		d, err := decimal.NewFromString(v)
+		if err != nil || !d.IsPositive() || strings.ContainsAny(v, "eE") {
+			return fmt.Errorf("%q is not a positive decimal", v)
+		}
+		c.CreditMax = &d
+		return nil
+	}},
+	{"LEDGER_HOLD_MAX_AGE", "hold-max-age", "264h", "a hold held longer is a stale-hold finding", duration(func(c *Config) *time.Duration { return &c.HoldMaxAge }, false)},
+	{"LEDGER_IDEMPOTENCY_RETENTION", "idempotency-retention", "840h", "stored callback responses kept at least this long", duration(func(c *Config) *time.Duration { return &c.IdempotencyRetention }, false)},
+	{"LEDGER_RECONCILE_EVERY", "reconcile-every", "15m", "scheduled reconciliation (0 = off)", duration(func(c *Config) *time.Duration { return &c.ReconcileEvery }, true)},
+	{"SERVICE_BASE_URL", "service-base-url", "", "the service's provider API", str(func(c *Config) *string { return &c.ServiceBaseURL })},
+	{"SERVICE_API_KEY_ID", "service-api-key-id", "", "provider API key id", str(func(c *Config) *string { return &c.ServiceAPIKeyID })},
+	{"SERVICE_API_KEY_SECRET", "service-api-key-secret", "", "provider API key secret", str(func(c *Config) *string { return &c.ServiceAPIKeySecret })},
+	{"SERVICE_VERSION", "service-version", "", "X-Service-Version for the provider API", str(func(c *Config) *string { return &c.ServiceVersion })},
+}
+
+func decodeKey(s string) ([]byte, error) {
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil {
+			return b, nil
+		}
+	}
+	return nil, errors.New("not Base64")
+}
+
+// LoadConfig reads the configuration from getenv and args (flag wins over
+// env). An invalid value is an error naming the variable and its flag.
+func LoadConfig(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
+	var c Config
+	fs := flag.NewFlagSet("ledgerd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	flags := make(map[string]*string, len(settings))
+	for _, s := range settings {
+		flags[s.flag] = fs.String(s.flag, "", fmt.Sprintf("%s (env %s, default %q)", s.usage, s.env, s.def))
+	}
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for _, s := range settings {
+		v, from := s.def, ""
+		if e, ok := lookup(getenv, s.env); ok {
+			v, from = e, s.env
+		}
+		if given[s.flag] {
+			v, from = *flags[s.flag], "--"+s.flag
+		}
+		if err := s.set(&c, v); err != nil {
+			if from == "" {
+				from = s.env
+			}
+			return c, fmt.Errorf("invalid %s (%s): %v", s.env, from, err)
+		}
+	}
+	if c.ProviderID == "" {
+		if !c.Embedded() {
+			return c, errors.New("LEDGER_PROVIDER_ID (--provider-id) is required when DATABASE_URL is set")
+		}
+		c.ProviderID = "local"
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return c, errors.New("LEDGER_TLS_CERT and LEDGER_TLS_KEY must be set together")
+	}
+	if c.FraudStepUp > c.FraudDeny {
+		return c, errors.New("LEDGER_FRAUD_STEPUP must not be above LEDGER_FRAUD_DENY")
+	}
+	if c.AdminToken == "" && !loopback(c.AdminListen) {
+		return c, fmt.Errorf("LEDGER_ADMIN_LISTEN %s is not a loopback address: set LEDGER_ADMIN_TOKEN to expose the admin API", c.AdminListen)
+	}
+	return c, nil
+}
+
+func lookup(getenv func(string) string, key string) (string, bool) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	v := getenv(key)
+	return v, v != ""
+}
+
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

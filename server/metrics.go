@@ -1,0 +1,54 @@
+package server
+
+import (
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// poolCollector exports pgxpool statistics.
+type poolCollector struct {
+	pool                                                  *pgxpool.Pool
+	total, idle, acquired, constructing, maxConns         *prometheus.Desc
+	acquireCount, acquireDuration, emptyAcquire, canceled *prometheus.Desc
+}
+
+func newPoolCollector(pool *pgxpool.Pool) *poolCollector {
+	d := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc("ledgerd_db_pool_"+name, help, nil, nil)
+	}
+	return &poolCollector{
+		pool:            pool,
+		total:           d("connections", "Connections open in the pool."),
+		idle:            d("idle_connections", "Idle connections in the pool."),
+		acquired:        d("acquired_connections", "Connections in use."),
+		constructing:    d("constructing_connections", "Connections being opened."),
+		maxConns:        d("max_connections", "Largest number of connections the pool opens."),
+		acquireCount:    d("acquires_total", "Connections acquired from the pool."),
+		acquireDuration: d("acquire_seconds_total", "Time spent waiting to acquire connections."),
+		emptyAcquire:    d("empty_acquires_total", "Acquires that had to wait for a connection."),
+		canceled:        d("canceled_acquires_total", "Acquires canceled by their context."),
+	}
+}
+
+func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.total, c.idle, c.acquired, c.constructing, c.maxConns, c.acquireCount, c.acquireDuration, c.emptyAcquire, c.canceled} {
+		ch <- d
+	}
+}
+
+func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.pool.Stat()
+	g := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
+	k := func(d *prometheus.Desc, v float64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v)
+	}
+	g(c.total, float64(s.TotalConns()))
+	g(c.idle, float64(s.IdleConns()))
+	g(c.acquired, float64(s.AcquiredConns()))
+	g(c.constructing, float64(s.ConstructingConns()))
+	g(c.maxConns, float64(s.MaxConns()))
+	k(c.acquireCount, float64(s.AcquireCount()))
+	k(c.acquireDuration, s.AcquireDuration().Seconds())
+	k(c.emptyAcquire, float64(s.EmptyAcquireCount()))
+	k(c.canceled, float64(s.CanceledAcquireCount()))
+}
