@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/provider-ledger/adapter/provider"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func TestServe(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultServeConfig()
+	cfg.SignupDelay = 20 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- ServeListener(ctx, ln, cfg, &out, nil) }()
+
+	c, err := provider.NewClient("http://"+ln.Addr().String(), provider.WithProviderID("local"), provider.WithAPIKey("sim-key", "sim-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ext, want := range map[string]string{"alice": provider.StatusActive, "deny-mallory": provider.StatusDenied} {
+		p, _, err := c.Participants.Create(ctx, &provider.ParticipantCreateRequest{ExternalID: ext, GivenName: "A", FamilyName: "B",
+			Address: provider.Address{AddressLine1: "1", City: "c", StateOrProvince: "s", PostalCode: "p", Country: "US"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Status != provider.StatusPending {
+			t.Fatalf("%s starts %s", ext, p.Status)
+		}
+		got, err := c.Participants.Await(ctx, ext, 5*time.Millisecond)
+		if err != nil || got.Status != want {
+			t.Fatalf("%s: %+v %v", ext, got, err)
+		}
+	}
+	if _, _, err := c.Tokens.Create(ctx, &provider.TokenRequest{ExternalID: "alice"}); err != nil {
+		t.Fatalf("the sandbox key cannot mint: %v", err)
+	}
+	if _, _, err := c.Tokens.Create(ctx, &provider.TokenRequest{ExternalID: "deny-mallory"}); err == nil {
+		t.Fatal("a denied participant got a token")
+	}
+	pol, _, err := c.Limits.GetPolicy(ctx)
+	if err != nil || pol.DailySendCount == nil || *pol.DailySendCount != 25 {
+		t.Fatalf("policy %+v %v", pol, err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"SERVICE_BASE_URL=http://" + ln.Addr().String(), "SERVICE_API_KEY_ID=sim-key", "SERVICE_API_KEY_SECRET=sim-secret", "deny-"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("banner lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestRunFlags(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"drive"}, 2, "unknown command"},
+		{[]string{"--signup-delay", "soon"}, 2, "not a duration"},
+		{[]string{"serve", "--api-key-id", ""}, 2, "must not be empty"},
+		{[]string{"serve", "extra"}, 2, "unexpected arguments"},
+		{[]string{"--nope"}, 2, "flag provided but not defined"},
+		{[]string{"-h"}, 0, "-signup-delay"},
+		{[]string{"--listen", "256.0.0.1:99999"}, 1, "servicesim:"},
+	} {
+		var out, errb bytes.Buffer
+		if code := Run(context.Background(), tc.args, &out, &errb); code != tc.code || !strings.Contains(errb.String(), tc.msg) {
+			t.Errorf("%v: code %d stderr %q; want %d and %q", tc.args, code, errb.String(), tc.code, tc.msg)
+		}
+	}
+	cfg, err := parseServe(nil, &bytes.Buffer{})
+	if err != nil || cfg != DefaultServeConfig() {
+		t.Fatalf("defaults %+v %v", cfg, err)
+	}
+}

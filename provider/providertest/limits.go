@@ -1,0 +1,532 @@
+package providertest
+
+import (
+	"errors"
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/oapi-codegen/nullable"
+	"github.com/shopspring/decimal"
+)
+
+type group struct {
+	LimitGroup
+	members []Member // in the order added
+}
+
+// limitsPatch is the tri-state form of Limits in PATCH and PUT bodies:
+// absent keeps, null clears to inherit, a value sets.
+type limitsPatch struct {
+	PerTransactionAmount nullable.Nullable[Money] `json:"perTransactionAmount,omitempty"`
+	DailyAmount          nullable.Nullable[Money] `json:"dailyAmount,omitempty"`
+	WeeklyAmount         nullable.Nullable[Money] `json:"weeklyAmount,omitempty"`
+	MonthlyAmount        nullable.Nullable[Money] `json:"monthlyAmount,omitempty"`
+	DailySendCount       nullable.Nullable[int64] `json:"dailySendCount,omitempty"`
+}
+
+type moneyDim struct {
+	name  string
+	field func(*Limits) **Money
+	patch func(*limitsPatch) nullable.Nullable[Money]
+}
+
+var moneyDims = []moneyDim{
+	{"perTransactionAmount", func(l *Limits) **Money { return &l.PerTransactionAmount },
+		func(p *limitsPatch) nullable.Nullable[Money] { return p.PerTransactionAmount }},
+	{"dailyAmount", func(l *Limits) **Money { return &l.DailyAmount },
+		func(p *limitsPatch) nullable.Nullable[Money] { return p.DailyAmount }},
+	{"weeklyAmount", func(l *Limits) **Money { return &l.WeeklyAmount },
+		func(p *limitsPatch) nullable.Nullable[Money] { return p.WeeklyAmount }},
+	{"monthlyAmount", func(l *Limits) **Money { return &l.MonthlyAmount },
+		func(p *limitsPatch) nullable.Nullable[Money] { return p.MonthlyAmount }},
+}
+
+var amountRe = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
+
+// validateMoney checks a limit amount: USD, 2 decimal places, a plain
+// non-negative decimal exactly representable in cents.
+func validateMoney(v *validation, ptr string, m Money) {
+	if m.Currency.Code != USCurrency {
+		v.add(ptr+"/currency/code", "only USD is supported")
+	}
+	if m.Currency.DecimalPlaces != 2 {
+		v.add(ptr+"/currency/decimalPlaces", "must be 2 for USD")
+	}
+	d, err := decimal.NewFromString(m.Value)
+	if !amountRe.MatchString(m.Value) || err != nil || !d.Equal(d.Round(2)) {
+		v.add(ptr+"/value", "must be a non-negative decimal with at most 2 places")
+	}
+}
+
+func validateLimits(v *validation, l Limits) {
+	for _, d := range moneyDims {
+		if m := *d.field(&l); m != nil {
+			validateMoney(v, "/"+d.name, *m)
+		}
+	}
+	if l.DailySendCount != nil && *l.DailySendCount < 0 {
+		v.add("/dailySendCount", "must not be negative")
+	}
+}
+
+func (p *limitsPatch) validate(v *validation) {
+	for _, d := range moneyDims {
+		if m, err := d.patch(p).Get(); err == nil {
+			validateMoney(v, "/"+d.name, m)
+		}
+	}
+	if n, err := p.DailySendCount.Get(); err == nil && n < 0 {
+		v.add("/dailySendCount", "must not be negative")
+	}
+}
+
+func (p *limitsPatch) apply(l *Limits) {
+	for _, d := range moneyDims {
+		n := d.patch(p)
+		switch {
+		case n.IsNull():
+			*d.field(l) = nil
+		case n.IsSpecified():
+			m := n.MustGet()
+			*d.field(l) = &m
+		}
+	}
+	switch {
+	case p.DailySendCount.IsNull():
+		l.DailySendCount = nil
+	case p.DailySendCount.IsSpecified():
+		c := p.DailySendCount.MustGet()
+		l.DailySendCount = &c
+	}
+}
+
+func validCurrency(v *validation, c string) {
+	if c != "" && c != USCurrency {
+		v.add("/currency", "only USD is supported")
+	}
+}
+
+func (s *Service) listGroups(w http.ResponseWriter, r *http.Request, pid string) {
+	off, lim, ok := pageParams(w, r)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	ps, _ := s.state(pid)
+	items := make([]LimitGroup, 0, len(ps.groupOrder))
+	for _, g := range ps.groupOrder {
+		items = append(items, g.LimitGroup)
+	}
+	s.mu.Unlock()
+	writePage(w, "groups", items, off, lim)
+}
+
+func (s *Service) createGroup(w http.ResponseWriter, r *http.Request, pid string) {
+	var req struct {
+		Name        string `json:"name"`
+		Description string `json:"description"`
+		Currency    string `json:"currency"`
+		Limits
+	}
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	var v validation
+	if req.Name == "" {
+		v.add("/name", "required")
+	}
+	validCurrency(&v, req.Currency)
+	validateLimits(&v, req.Limits)
+	if v.write(w, r, http.StatusUnprocessableEntity) {
+		return
+	}
+	s.mu.Lock()
+	ps, _ := s.state(pid)
+	now := s.Now()
+	g := &group{LimitGroup: LimitGroup{GroupID: s.nextID("grp"), Name: req.Name, Description: req.Description,
+		Currency: USCurrency, Limits: req.Limits, VersionID: s.nextID("ver"), CreatedOn: now}}
+	ps.groups[g.GroupID] = g
+	ps.groupOrder = append(ps.groupOrder, g)
+	out := g.LimitGroup
+	s.mu.Unlock()
+	writeJSON(w, http.StatusCreated, map[string]any{"group": out})
+}
+
+func (s *Service) patchGroup(w http.ResponseWriter, r *http.Request, pid string) {
+	var req struct {
+		Name        nullable.Nullable[string] `json:"name,omitempty"`
+		Description nullable.Nullable[string] `json:"description,omitempty"`
+		limitsPatch
+		ExpectedVersionID *string `json:"expectedVersionID"`
+	}
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	var v validation
+	if n, err := req.Name.Get(); err == nil && n == "" {
+		v.add("/name", "must not be empty; send null to clear")
+	}
+	req.limitsPatch.validate(&v)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ps, _ := s.state(pid)
+	g, ok := ps.groups[r.PathValue("groupID")]
+	if !ok {
+		notFound(w, r, "limit group")
+		return
+	}
+	if v.write(w, r, http.StatusUnprocessableEntity) {
+		return
+	}
+	if req.ExpectedVersionID != nil && *req.ExpectedVersionID != g.VersionID {
+		conflict(w, r, "version_conflict", "Version conflict",
+			"expectedVersionID is not the latest version; re-read and retry")
+		return
+	}
+	if req.Name.IsSpecified() {
+		g.Name = req.Name.GetOrEmpty()
+	}
+	if req.Description.IsSpecified() {
+		g.Description = req.Description.GetOrEmpty()
+	}
+	req.limitsPatch.apply(&g.Limits)
+	g.VersionID, g.CreatedOn = s.nextID("ver"), s.Now()
+	writeJSON(w, http.StatusOK, map[string]any{"group": g.LimitGroup})
+}
+
+func (s *Service) listMembers(w http.ResponseWriter, r *http.Request, pid string) {
+	off, lim, ok := pageParams(w, r)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	ps, _ := s.state(pid)
+	g, found := ps.groups[r.PathValue("groupID")]
+	var items []Member
+	if found {
+		items = append(items, g.members...)
+	}
+	s.mu.Unlock()
+	if !found {
+		notFound(w, r, "limit group")
+		return
+	}
+	writePage(w, "members", items, off, lim)
+}
+
+// memberTarget resolves the group and participant of a members path; it
+// answers 404 and returns false when either is missing. Callers hold s.mu.
+func (s *Service) memberTarget(w http.ResponseWriter, r *http.Request, pid string) (*group, *participant, bool) {
+	ps, _ := s.state(pid)
+	g, ok := ps.groups[r.PathValue("groupID")]
+	if !ok {
+		notFound(w, r, "limit group")
+		return nil, nil, false
+	}
+	p := ps.lookup(r.PathValue("participantID"))
+	if p == nil {
+		notFound(w, r, "participant")
+		return nil, nil, false
+	}
+	return g, p, true
+}
+
+func (s *Service) putMember(w http.ResponseWriter, r *http.Request, pid string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, p, ok := s.memberTarget(w, r, pid)
+	if !ok {
+		return
+	}
+	for _, m := range g.members {
+		if m.ParticipantID == p.ParticipantID {
+			writeJSON(w, http.StatusOK, map[string]any{"member": m})
+			return
+		}
+	}
+	m := Member{ExternalID: p.ExternalID, AddedOn: s.Now(), ParticipantID: p.ParticipantID}
+	g.members = append(g.members, m)
+	writeJSON(w, http.StatusOK, map[string]any{"member": m})
+}
+
+func (s *Service) deleteMember(w http.ResponseWriter, r *http.Request, pid string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, p, ok := s.memberTarget(w, r, pid)
+	if !ok {
+		return
+	}
+	for i, m := range g.members {
+		if m.ParticipantID == p.ParticipantID {
+			g.members = append(g.members[:i], g.members[i+1:]...)
+			break
+		}
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Service) putOverride(w http.ResponseWriter, r *http.Request, pid string) {
+	var req struct {
+		limitsPatch
+		ExpiresOn         nullable.Nullable[time.Time] `json:"expiresOn,omitempty"`
+		ExpectedVersionID *string                      `json:"expectedVersionID"`
+		Reason            *string                      `json:"reason"`
+		Reference         *string                      `json:"reference"`
+		Currency          string                       `json:"currency"`
+	}
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ps, _ := s.state(pid)
+	p := ps.lookup(r.PathValue("participantID"))
+	if p == nil {
+		notFound(w, r, "participant")
+		return
+	}
+	now := s.Now()
+	cur := ps.overrides[p.ParticipantID]
+	var v validation
+	req.limitsPatch.validate(&v)
+	validCurrency(&v, req.Currency)
+	next := Override{Currency: USCurrency}
+	if cur != nil {
+		next = *cur
+	}
+	req.limitsPatch.apply(&next.Limits)
+	if req.ExpiresOn.IsSpecified() {
+		next.ExpiresOn = nil
+		if t, err := req.ExpiresOn.Get(); err == nil {
+			t = t.UTC()
+			next.ExpiresOn = &t
+		}
+	}
+	if req.Reason != nil {
+		next.Reason = *req.Reason
+	}
+	if req.Reference != nil {
+		next.Reference = *req.Reference
+	}
+	// A support override is one that carries a reason or a reference: it
+	// must carry both and expire within 24 hours.
+	if next.Reason != "" || next.Reference != "" {
+		if next.Reason == "" {
+			v.add("/reason", "required for a support override")
+		}
+		if next.Reference == "" {
+			v.add("/reference", "required for a support override")
+		}
+		switch {
+		case next.ExpiresOn == nil:
+			v.add("/expiresOn", "a support override must expire")
+		case !next.ExpiresOn.After(now) || next.ExpiresOn.After(now.Add(SupportOverrideMaxTTL)):
+			v.add("/expiresOn", "a support override must expire within 24 hours")
+		}
+	}
+	if v.write(w, r, http.StatusUnprocessableEntity) {
+		return
+	}
+	// Omitting expectedVersionID claims "there is no override yet"; sending
+	// one claims it is the latest. Either claim being wrong is a conflict.
+	switch {
+	case cur == nil && req.ExpectedVersionID != nil,
+		cur != nil && (req.ExpectedVersionID == nil || *req.ExpectedVersionID != cur.VersionID):
+		conflict(w, r, "version_conflict", "Version conflict",
+			"expectedVersionID is not the latest version; re-read and retry")
+		return
+	}
+	next.VersionID, next.CreatedOn = s.nextID("ver"), now
+	ps.overrides[p.ParticipantID] = &next
+	writeJSON(w, http.StatusOK, map[string]any{"override": next})
+}
+
+func (s *Service) deleteOverride(w http.ResponseWriter, r *http.Request, pid string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ps, _ := s.state(pid)
+	p := ps.lookup(r.PathValue("participantID"))
+	if p == nil {
+		notFound(w, r, "participant")
+		return
+	}
+	delete(ps.overrides, p.ParticipantID)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Service) getPolicy(w http.ResponseWriter, r *http.Request, pid string) {
+	s.mu.Lock()
+	ps, _ := s.state(pid)
+	pol := ps.policy
+	s.mu.Unlock()
+	if pol == nil {
+		notFound(w, r, "limit policy")
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"policy": *pol})
+}
+
+// SetPolicy sets the provider's default limit policy (the spec has no
+// endpoint for it) and returns the new version.
+func (s *Service) SetPolicy(providerID string, l Limits) (Policy, error) {
+	var v validation
+	validateLimits(&v, l)
+	if len(v) > 0 {
+		return Policy{}, errors.New("providertest: invalid policy: " + v[0].Pointer + " " + v[0].Detail)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ps, err := s.state(providerID)
+	if err != nil {
+		return Policy{}, err
+	}
+	ps.policy = &Policy{Limits: l, VersionID: s.nextID("ver"), CreatedOn: s.Now(), Currency: USCurrency}
+	return *ps.policy, nil
+}
+
+// LimitGroup returns a limit group's current version and its members.
+func (s *Service) LimitGroup(providerID, groupID string) (LimitGroup, []Member, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ps, err := s.state(providerID)
+	if err != nil {
+		return LimitGroup{}, nil, err
+	}
+	g, ok := ps.groups[groupID]
+	if !ok {
+		return LimitGroup{}, nil, errors.New("providertest: unknown limit group")
+	}
+	return g.LimitGroup, append([]Member(nil), g.members...), nil
+}
+
+// DisableLimitGroup removes a group: a new version with disabledOn set, which
+// no longer counts in resolution (the spec shows no endpoint for it).
+func (s *Service) DisableLimitGroup(providerID, groupID string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ps, err := s.state(providerID)
+	if err != nil {
+		return err
+	}
+	g, ok := ps.groups[groupID]
+	if !ok {
+		return errors.New("providertest: unknown limit group")
+	}
+	now := s.Now()
+	g.VersionID, g.CreatedOn, g.DisabledOn = s.nextID("ver"), now, &now
+	return nil
+}
+
+// Override returns the participant's current override, if any.
+func (s *Service) Override(providerID, ref string) (Override, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ps, err := s.state(providerID)
+	if err != nil {
+		return Override{}, false, err
+	}
+	p := ps.lookup(ref)
+	if p == nil {
+		return Override{}, false, errNoParticipant
+	}
+	o, ok := ps.overrides[p.ParticipantID]
+	if !ok {
+		return Override{}, false, nil
+	}
+	return *o, true, nil
+}
+
+// EffectiveLimits resolves the ceilings that apply to a participant now, per
+// dimension: an unexpired override's value, else the tightest value among the
+// participant's enabled limit groups, else the provider default; then the
+// platform maximum clamps the result. (How several groups combine is not
+// shown by the spec; the fake takes the tightest.)
+func (s *Service) EffectiveLimits(providerID, ref string) (Limits, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ps, err := s.state(providerID)
+	if err != nil {
+		return Limits{}, err
+	}
+	p := ps.lookup(ref)
+	if p == nil {
+		return Limits{}, errNoParticipant
+	}
+	now := s.Now()
+	var groups []Limits
+	for _, g := range ps.groupOrder {
+		if g.DisabledOn != nil {
+			continue
+		}
+		for _, m := range g.members {
+			if m.ParticipantID == p.ParticipantID {
+				groups = append(groups, g.Limits)
+			}
+		}
+	}
+	var override *Limits
+	if o := ps.overrides[p.ParticipantID]; o != nil && (o.ExpiresOn == nil || now.Before(*o.ExpiresOn)) {
+		override = &o.Limits
+	}
+	var policy *Limits
+	if ps.policy != nil {
+		policy = &ps.policy.Limits
+	}
+	var out Limits
+	for _, d := range moneyDims {
+		var pick *Money
+		if override != nil {
+			pick = *d.field(override)
+		}
+		if pick == nil {
+			for i := range groups {
+				pick = tighterMoney(pick, *d.field(&groups[i]))
+			}
+		}
+		if pick == nil && policy != nil {
+			pick = *d.field(policy)
+		}
+		max := s.cfg.platformMax
+		pick = tighterMoney(pick, *d.field(&max))
+		*d.field(&out) = pick
+	}
+	var count *int64
+	if override != nil {
+		count = override.DailySendCount
+	}
+	if count == nil {
+		for _, g := range groups {
+			count = tighterCount(count, g.DailySendCount)
+		}
+	}
+	if count == nil && policy != nil {
+		count = policy.DailySendCount
+	}
+	out.DailySendCount = tighterCount(count, s.cfg.platformMax.DailySendCount)
+	return out, nil
+}
+
+func tighterMoney(a, b *Money) *Money {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	case b.decimal().LessThan(a.decimal()):
+		return b
+	default:
+		return a
+	}
+}
+
+func tighterCount(a, b *int64) *int64 {
+	switch {
+	case a == nil:
+		return b
+	case b == nil || *a <= *b:
+		return a
+	default:
+		return b
+	}
+}

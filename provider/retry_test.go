@@ -1,0 +1,170 @@
+package provider_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/provider-ledger/adapter/provider"
+	"github.com/provider-ledger/adapter/provider/providertest"
+)
+
+func TestRetries(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	listRoute := "GET /providers/{providerID}/limit-groups"
+
+	t.Run("GetRetriedOn5xxWithJitteredBackoff", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.svc.InjectFailure(providertest.Failure{Route: listRoute, Status: 503, Times: 2})
+		_, resp, err := b.c.LimitGroups.List(ctx, nil)
+		if err != nil || resp.Attempts != 3 {
+			t.Fatalf("attempts %v, err %v", resp, err)
+		}
+		s := b.sleeps.all()
+		// Full jitter under a doubling ceiling: 0 < d <= 200ms, then <= 400ms.
+		if len(s) != 2 || s[0] <= 0 || s[0] > 200*time.Millisecond || s[1] <= 0 || s[1] > 400*time.Millisecond {
+			t.Fatalf("sleeps %v", s)
+		}
+	})
+	t.Run("RetryAfterHonored", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.svc.InjectFailure(providertest.Failure{Route: listRoute, Status: 429, RetryAfter: "7"})
+		if _, _, err := b.c.LimitGroups.List(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if s := b.sleeps.all(); len(s) != 1 || s[0] != 7*time.Second {
+			t.Fatalf("sleeps %v", s)
+		}
+	})
+	t.Run("RetryAfterAsHTTPDate", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.svc.InjectFailure(providertest.Failure{Route: listRoute, Status: 503, RetryAfter: "Wed, 21 Oct 2015 07:28:00 GMT"})
+		if _, _, err := b.c.LimitGroups.List(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if s := b.sleeps.all(); len(s) != 1 || s[0] != 0 {
+			t.Fatalf("a date in the past should retry at once: %v", s)
+		}
+	})
+	t.Run("RetryAfterBeyondTheCapEndsTheCall", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.svc.InjectFailure(providertest.Failure{Route: listRoute, Status: 503, RetryAfter: "3600"})
+		_, resp, err := b.c.LimitGroups.List(ctx, nil)
+		wantIs(t, err, provider.ErrServer)
+		if resp.Attempts != 1 || len(b.sleeps.all()) != 0 {
+			t.Fatalf("attempts %d sleeps %v", resp.Attempts, b.sleeps.all())
+		}
+	})
+	t.Run("AttemptsAreBounded", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.svc.InjectFailure(providertest.Failure{Route: listRoute, Status: 500, Times: 10})
+		_, resp, err := b.c.LimitGroups.List(ctx, nil)
+		wantIs(t, err, provider.ErrServer)
+		if resp.Attempts != 4 || len(b.svc.Requests()) != 4 {
+			t.Fatalf("attempts %d, requests %d", resp.Attempts, len(b.svc.Requests()))
+		}
+	})
+	t.Run("TransportErrorsRetried", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.svc.InjectFailure(providertest.Failure{Route: "POST /providers/{providerID}/participants", Disconnect: true})
+		p, resp, err := b.c.Participants.Create(ctx, newParticipant("alice"))
+		if err != nil || resp.Attempts != 2 || p.ParticipantID == "" {
+			t.Fatalf("%+v %+v %v", p, resp, err)
+		}
+		reqs := b.svc.Requests()
+		if len(reqs) != 2 || reqs[0].Header.Get("Idempotency-Key") != reqs[1].Header.Get("Idempotency-Key") {
+			t.Fatal("the retry did not reuse the idempotency key")
+		}
+	})
+	t.Run("IdempotentWritesRetriedWithTheSameKey", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.svc.InjectFailure(providertest.Failure{Route: "POST /providers/{providerID}/signing-secrets", Status: 502})
+		sec, resp, err := b.c.SigningSecrets.Create(ctx)
+		if err != nil || resp.Attempts != 2 || sec.Secret == "" {
+			t.Fatalf("%+v %v", resp, err)
+		}
+		reqs := b.svc.Requests()
+		if reqs[0].Header.Get("X-Idempotency-Key") != reqs[1].Header.Get("X-Idempotency-Key") {
+			t.Fatal("key changed between attempts")
+		}
+	})
+	t.Run("WritesWithoutAKeyAreNotRetried", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.register(t, "alice")
+		b.svc.ResetRequests()
+		b.svc.InjectFailure(providertest.Failure{Status: 503, Times: 5})
+		calls := []func() (*provider.Response, error){
+			func() (*provider.Response, error) {
+				_, r, err := b.c.LimitGroups.Create(ctx, &provider.LimitGroupCreateRequest{Name: "x"})
+				return r, err
+			},
+			func() (*provider.Response, error) {
+				_, r, err := b.c.Tokens.Create(ctx, &provider.TokenRequest{ExternalID: "alice"})
+				return r, err
+			},
+			func() (*provider.Response, error) {
+				_, r, err := b.c.Reviews.Resolve(ctx, "r", &provider.ReviewResolution{Resolution: "approved"})
+				return r, err
+			},
+			func() (*provider.Response, error) { return b.c.LimitGroups.RemoveMember(ctx, "g", "alice") },
+			func() (*provider.Response, error) {
+				_, r, err := b.c.Provider.Update(ctx, &provider.ProviderUpdateRequest{ShortName: "Acme"})
+				return r, err
+			},
+		}
+		for i, call := range calls {
+			resp, err := call()
+			if !errors.Is(err, provider.ErrServer) || resp.Attempts != 1 {
+				t.Fatalf("call %d: %v attempts %d", i, err, resp.Attempts)
+			}
+		}
+		if n := len(b.svc.Requests()); n != len(calls) {
+			t.Fatalf("%d requests for %d calls", n, len(calls))
+		}
+	})
+	t.Run("ClientErrorsAreNotRetried", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.svc.InjectFailure(providertest.Failure{Route: listRoute, Status: 409})
+		_, resp, err := b.c.LimitGroups.List(ctx, nil)
+		wantIs(t, err, provider.ErrConflict)
+		if resp.Attempts != 1 {
+			t.Fatalf("attempts %d", resp.Attempts)
+		}
+	})
+	t.Run("ContextEndsTheWait", func(t *testing.T) {
+		t.Parallel()
+		var hits atomic.Int32
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hits.Add(1)
+			w.Header().Set("Retry-After", "20")
+			w.WriteHeader(503)
+		}))
+		defer ts.Close()
+		c, _ := provider.NewClient(ts.URL, provider.WithProviderID("p"))
+		cctx, cancel := context.WithCancel(ctx)
+		go func() {
+			for hits.Load() == 0 {
+				time.Sleep(time.Millisecond)
+			}
+			cancel()
+		}()
+		_, _, err := c.LimitGroups.List(cctx, nil)
+		if !errors.Is(err, context.Canceled) || hits.Load() != 1 {
+			t.Fatalf("err %v after %d hits", err, hits.Load())
+		}
+	})
+}
