@@ -32,7 +32,32 @@ type Config struct {
 	Ready func(context.Context) error
 	// Metrics serves /metrics (nil: no route).
 	Metrics http.Handler
+	// Secrets, when set, serves /v1/signing-secrets.
+	Secrets SecretStore
 	Logger  *slog.Logger
+}
+
+// SecretStore manages the signing secrets of the callback keyring (package
+// keyring implements it over the database).
+type SecretStore interface {
+	// List returns every secret, active and retired, newest first.
+	List(ctx context.Context) ([]SecretInfo, error)
+	// Add stores a 32-byte secret. Adding an active secret again returns it
+	// with created false; a retired one is a ledger.CodeConflict error.
+	Add(ctx context.Context, secret []byte) (info SecretInfo, created bool, err error)
+	// Generate creates and stores a random secret and returns it once.
+	Generate(ctx context.Context) (SecretInfo, []byte, error)
+	// Retire stops the secret opening callbacks; retiring a retired secret
+	// is a no-op; an unknown ID is a ledger.CodeNotFound error.
+	Retire(ctx context.Context, secretID string) error
+}
+
+// SecretInfo describes a signing secret without its value.
+type SecretInfo struct {
+	SecretID    string     `json:"secretID"`
+	Fingerprint string     `json:"fingerprint"`
+	AddedOn     time.Time  `json:"addedOn"`
+	RetiredOn   *time.Time `json:"retiredOn"`
 }
 
 // Server is the admin API's handler.
@@ -74,6 +99,9 @@ func New(cfg Config) *Server {
 	s.Handle(http.MethodPost, "/v1/instruments", s.addInstrument)
 	s.Handle(http.MethodGet, "/v1/holds", s.listHolds)
 	s.Handle(http.MethodGet, "/v1/holds/:holdReference", s.getHold)
+	if cfg.Secrets != nil {
+		s.registerSecrets()
+	}
 	return s
 }
 

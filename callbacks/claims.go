@@ -1,0 +1,203 @@
+package callbacks
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/provider-ledger/adapter/internal/problem"
+	"github.com/provider-ledger/adapter/ledger"
+)
+
+// maxClaimLen bounds every string claim; longer is malformed.
+const maxClaimLen = 1024
+
+// fields reads the claims of the service object, collecting one error per
+// malformed or missing field with a JSON Pointer into the claims.
+type fields struct {
+	m    map[string]json.RawMessage
+	errs []problem.FieldError
+}
+
+func newFields(service json.RawMessage) (*fields, error) {
+	f := &fields{}
+	if err := json.Unmarshal(service, &f.m); err != nil || f.m == nil {
+		return nil, fmt.Errorf("the service claim is not a JSON object")
+	}
+	return f, nil
+}
+
+func (f *fields) fail(name, detail string) {
+	f.errs = append(f.errs, problem.FieldError{Pointer: "/service/" + name, Detail: detail})
+}
+
+// str returns a string claim. Missing or null is "" (an error when
+// required); another JSON type, an empty or an over-long string is an error.
+func (f *fields) str(name string, required bool) string {
+	raw, ok := f.m[name]
+	if !ok || string(raw) == "null" {
+		if required {
+			f.fail(name, name+" is required")
+		}
+		return ""
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		f.fail(name, name+" must be a string")
+		return ""
+	}
+	if s == "" && required {
+		f.fail(name, name+" must not be empty")
+	}
+	if len(s) > maxClaimLen {
+		f.fail(name, fmt.Sprintf("%s is longer than %d bytes", name, maxClaimLen))
+		return ""
+	}
+	return s
+}
+
+// money returns a Money claim validated as design 2.2 says.
+func (f *fields) money(name string) ledger.Money {
+	raw, ok := f.m[name]
+	if !ok || string(raw) == "null" {
+		f.fail(name, name+" is required")
+		return ledger.Money{}
+	}
+	var m ledger.Money
+	if err := json.Unmarshal(raw, &m); err != nil {
+		if me, ok := err.(*ledger.MoneyError); ok {
+			f.errs = append(f.errs, problem.FieldError{Pointer: "/service/" + name + me.Pointer, Detail: me.Detail})
+		} else {
+			f.fail(name, name+" must be a Money object")
+		}
+	}
+	return m
+}
+
+// number returns a JSON number claim as a float64.
+func (f *fields) number(name string) float64 {
+	raw, ok := f.m[name]
+	if !ok || string(raw) == "null" {
+		f.fail(name, name+" is required")
+		return 0
+	}
+	if len(raw) == 0 || raw[0] == '"' {
+		f.fail(name, name+" must be a number")
+		return 0
+	}
+	v, err := strconv.ParseFloat(string(raw), 64)
+	if err != nil {
+		f.fail(name, name+" must be a number")
+		return 0
+	}
+	return v
+}
+
+// fingerprint hashes an endpoint's canonical business claims: each part
+// length-prefixed, so that no two different claim sets hash alike.
+func fingerprint(endpoint string, parts ...string) []byte {
+	h := sha256.New()
+	var n [4]byte
+	for _, p := range append([]string{endpoint}, parts...) {
+		binary.BigEndian.PutUint32(n[:], uint32(len(p)))
+		h.Write(n[:])
+		h.Write([]byte(p))
+	}
+	return h.Sum(nil)
+}
+
+func moneyParts(m ledger.Money) (string, string) {
+	return m.Currency, ledger.FormatAmount(m.Currency, m.Value)
+}
+
+// authorizeClaims are the business claims of an authorize request.
+type authorizeClaims struct {
+	PayoutID, ProviderID, ExternalID, FundingSource, IdempotencyKey string
+	Amount                                                          ledger.Money
+	FraudScore                                                      float64
+	CallerSubject, RequestID                                        string // audit only
+}
+
+func parseAuthorize(f *fields) authorizeClaims {
+	c := authorizeClaims{
+		PayoutID:       f.str("payoutID", true),
+		ProviderID:     f.str("providerID", true),
+		ExternalID:     f.str("externalID", true),
+		FundingSource:  f.str("fundingSource", true),
+		Amount:         f.money("amount"),
+		FraudScore:     f.number("fraudScore"),
+		IdempotencyKey: f.str("idempotencyKey", true),
+		CallerSubject:  f.str("callerSubject", false),
+		RequestID:      f.str("requestID", false),
+	}
+	return c
+}
+
+func (c authorizeClaims) fingerprint() []byte {
+	cur, val := moneyParts(c.Amount)
+	return fingerprint("authorize", c.PayoutID, c.ProviderID, c.ExternalID, c.FundingSource, cur, val,
+		strconv.FormatFloat(c.FraudScore, 'g', -1, 64), c.IdempotencyKey)
+}
+
+// captureClaims are the business claims of a capture request.
+type captureClaims struct {
+	PayoutID, ProviderID, HoldReference, IdempotencyKey string
+}
+
+func parseCapture(f *fields) captureClaims {
+	return captureClaims{
+		PayoutID:       f.str("payoutID", true),
+		ProviderID:     f.str("providerID", true),
+		HoldReference:  f.str("holdReference", true),
+		IdempotencyKey: f.str("idempotencyKey", true),
+	}
+}
+
+func (c captureClaims) fingerprint() []byte {
+	return fingerprint("capture", c.PayoutID, c.ProviderID, c.HoldReference, c.IdempotencyKey)
+}
+
+// releaseClaims are the claims of a release request (design 2.5: ours,
+// parsed tolerantly: payoutID, providerID and reason are optional).
+type releaseClaims struct {
+	HoldReference, IdempotencyKey, PayoutID, ProviderID, Reason string
+}
+
+func parseRelease(f *fields) releaseClaims {
+	return releaseClaims{
+		HoldReference:  f.str("holdReference", true),
+		IdempotencyKey: f.str("idempotencyKey", true),
+		PayoutID:       f.str("payoutID", false),
+		ProviderID:     f.str("providerID", false),
+		Reason:         f.str("reason", false),
+	}
+}
+
+func (c releaseClaims) fingerprint() []byte {
+	return fingerprint("release", c.HoldReference, c.IdempotencyKey, c.PayoutID, c.ProviderID, c.Reason)
+}
+
+// creditClaims are the business claims of a credit-account request.
+type creditClaims struct {
+	ProviderID, IdempotencyKey, RequesterExternalID, FundingDestination, RequestID string
+	Amount                                                                         ledger.Money
+}
+
+func parseCredit(f *fields) creditClaims {
+	return creditClaims{
+		ProviderID:          f.str("providerID", true),
+		IdempotencyKey:      f.str("idempotencyKey", true),
+		RequesterExternalID: f.str("requesterExternalID", true),
+		FundingDestination:  f.str("fundingDestination", true),
+		Amount:              f.money("amount"),
+		RequestID:           f.str("requestID", true),
+	}
+}
+
+func (c creditClaims) fingerprint() []byte {
+	cur, val := moneyParts(c.Amount)
+	return fingerprint("credit-account", c.ProviderID, c.IdempotencyKey, c.RequesterExternalID,
+		c.FundingDestination, cur, val, c.RequestID)
+}

@@ -1,0 +1,136 @@
+package callbacks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/provider-ledger/adapter/envelope"
+)
+
+// Client plays the payments service: it seals callback requests with a
+// signing secret and opens the answers. Tests, the load tester and the
+// sandbox use it.
+type Client struct {
+	BaseURL string // e.g. http://127.0.0.1:8080/ledger
+	Key     envelope.Key
+	Form    envelope.Form // default FormClaims
+	HTTP    *http.Client  // default http.DefaultClient
+	Now     func() time.Time
+}
+
+// Reply is the answer to one callback.
+type Reply struct {
+	Status int
+	// Service is the response's service claims (200 only).
+	Service map[string]any
+	// Raw is the decrypted service object as sent (200 only).
+	Raw json.RawMessage
+	// Problem is the problem+json body (non-200).
+	Problem map[string]any
+	// RetryAfter is the Retry-After header, if any.
+	RetryAfter string
+}
+
+// Outcome returns the service claim "outcome".
+func (r *Reply) Outcome() string { s, _ := r.Service["outcome"].(string); return s }
+
+// Str returns a string claim of the response's service object.
+func (r *Reply) Str(name string) string { s, _ := r.Service[name].(string); return s }
+
+// Retryable reports whether the service retries this answer: 408, 429 and 5xx.
+func (r *Reply) Retryable() bool {
+	return r.Status == http.StatusRequestTimeout || r.Status == http.StatusTooManyRequests || r.Status >= 500
+}
+
+// Send seals service (the object claim) for endpoint with fresh iat/exp
+// and posts it. A transport error is returned as an error.
+func (c *Client) Send(ctx context.Context, endpoint string, service any) (*Reply, error) {
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	claims, err := envelope.RequestClaims(now(), endpoint, service)
+	if err != nil {
+		return nil, err
+	}
+	form := c.Form
+	if form == 0 {
+		form = envelope.FormClaims
+	}
+	token, err := envelope.Seal(c.Key, form, claims)
+	if err != nil {
+		return nil, err
+	}
+	return c.Post(ctx, endpoint, token)
+}
+
+// Post posts an already sealed request token to endpoint.
+func (c *Client) Post(ctx context.Context, endpoint, token string) (*Reply, error) {
+	body, _ := json.Marshal(map[string]string{"request": token})
+	return c.PostBody(ctx, endpoint, body)
+}
+
+// PostBody posts a raw body to endpoint and opens a 200 answer.
+func (c *Client) PostBody(ctx context.Context, endpoint string, body []byte) (*Reply, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(c.BaseURL, "/")+"/"+endpoint, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	r := &Reply{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After")}
+	if resp.StatusCode != http.StatusOK {
+		_ = json.Unmarshal(raw, &r.Problem)
+		return r, nil
+	}
+	var out struct {
+		Response string `json:"response"`
+	}
+	if err := json.Unmarshal(raw, &out); err != nil || out.Response == "" {
+		return r, fmt.Errorf("callbacks: 200 without a response token")
+	}
+	opened, err := envelope.Open(out.Response, []envelope.Key{c.Key})
+	if err != nil {
+		return r, fmt.Errorf("callbacks: opening the response: %w", err)
+	}
+	if opened.Form != c.formOrDefault() {
+		return r, fmt.Errorf("callbacks: response in form %v, request in %v", opened.Form, c.formOrDefault())
+	}
+	hdr, err := envelope.ParseClaims(opened.Claims)
+	if err != nil {
+		return r, fmt.Errorf("callbacks: response claims: %w", err)
+	}
+	if hdr.Typ != "" || hdr.Exp != hdr.Iat+300 {
+		return r, fmt.Errorf("callbacks: response claims typ %q, exp-iat %d", hdr.Typ, hdr.Exp-hdr.Iat)
+	}
+	r.Raw = hdr.Service
+	if err := json.Unmarshal(hdr.Service, &r.Service); err != nil {
+		return r, fmt.Errorf("callbacks: response service claims: %w", err)
+	}
+	return r, nil
+}
+
+func (c *Client) formOrDefault() envelope.Form {
+	if c.Form == 0 {
+		return envelope.FormClaims
+	}
+	return c.Form
+}

@@ -1,0 +1,248 @@
+package callbacks_test
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/ledger"
+)
+
+// want is the expected answer of one callback: a status and, for 200, the
+// outcome and reason (reference "" means "present iff approved").
+type want struct {
+	status  int
+	outcome string
+	reason  string
+}
+
+func check(t *testing.T, r *callbacks.Reply, w want, refClaim string) {
+	t.Helper()
+	if r.Status != w.status {
+		t.Fatalf("status %d, want %d; problem %v", r.Status, w.status, r.Problem)
+	}
+	if w.status != 200 {
+		return
+	}
+	if r.Outcome() != w.outcome || r.Str("reason") != w.reason {
+		t.Fatalf("answer %v, want %s/%s", r.Service, w.outcome, w.reason)
+	}
+	ref := r.Str(refClaim)
+	if (w.outcome == "approved") != (len(ref) >= 26) {
+		t.Fatalf("answer %v: %s present iff approved", r.Service, refClaim)
+	}
+}
+
+// TestAuthorizeTable covers every row of design 2.3.
+func TestAuthorizeTable(t *testing.T) {
+	t.Parallel()
+	b := setup(t, opts{})
+	b.account(t, ledgertest.AccountOpts{AccountID: "a-open", Owner: "alice", Funds: "100", Source: "src-open"})
+	b.account(t, ledgertest.AccountOpts{AccountID: "a-frozen", Owner: "alice", Funds: "100", Source: "src-frozen", Status: ledger.StatusFrozen})
+	b.account(t, ledgertest.AccountOpts{AccountID: "a-eur", Owner: "alice", Currency: "EUR", Funds: "100", Source: "src-eur"})
+
+	first := b.send(t, callbacks.Authorize, authorizeClaims("po-1", "k-1", "alice", "src-open", "30.00", 0.1))
+	check(t, first, want{200, "approved", ""}, "holdReference")
+	if first.Str("idempotencyKey") != "k-1" {
+		t.Fatalf("idempotencyKey not echoed: %v", first.Service)
+	}
+	ledgertest.AssertBalances(t, b.ledger, "a-open", "100", "30", "70")
+
+	t.Run("Row1SameKeyReplaysStoredAnswer", func(t *testing.T) {
+		// Even after the account is drained, a replay answers what was stored.
+		again := b.send(t, callbacks.Authorize, authorizeClaims("po-1", "k-1", "alice", "src-open", "30.00", 0.1))
+		if again.Status != 200 || !reflect.DeepEqual(again.Service, first.Service) {
+			t.Fatalf("replay %d %v, want %v", again.Status, again.Service, first.Service)
+		}
+	})
+	t.Run("Row1aSameKeyOtherClaims", func(t *testing.T) {
+		r := b.send(t, callbacks.Authorize, authorizeClaims("po-1", "k-1", "alice", "src-open", "31.00", 0.1))
+		check(t, r, want{status: 422}, "")
+		if r.Problem["type"] != "urn:provider-ledger:problem:idempotency-key-mismatch" {
+			t.Fatalf("problem %v", r.Problem)
+		}
+	})
+	t.Run("Row1AuditClaimsAreNotBusinessClaims", func(t *testing.T) {
+		c := authorizeClaims("po-1", "k-1", "alice", "src-open", "30.00", 0.1)
+		c["requestID"], c["callerSubject"] = "trace-2", "someone-else"
+		if r := b.send(t, callbacks.Authorize, c); r.Status != 200 || r.Str("holdReference") != first.Str("holdReference") {
+			t.Fatalf("replay with other audit claims: %d %v", r.Status, r.Service)
+		}
+	})
+
+	for _, c := range []struct {
+		name   string
+		claims map[string]any
+		want   want
+	}{
+		{"Row2FraudScoreAboveOne", authorizeClaims("po-2", "k-2", "alice", "src-open", "1", 1.01), want{status: 400}},
+		{"Row2FraudScoreNegative", authorizeClaims("po-2", "k-2", "alice", "src-open", "1", -0.01), want{status: 400}},
+		{"Row4OtherAmount", authorizeClaims("po-1", "k-4", "alice", "src-open", "31", 0.1), want{200, "denied", "payout_already_authorized"}},
+		{"Row5UnknownSource", authorizeClaims("po-5", "k-5", "alice", "src-none", "1", 0.99), want{200, "denied", "unknown_funding_source"}},
+		{"Row6OtherOwner", authorizeClaims("po-6", "k-6", "mallory", "src-open", "1", 0.99), want{200, "denied", "funding_source_mismatch"}},
+		{"Row7Frozen", authorizeClaims("po-7", "k-7", "alice", "src-frozen", "1", 0.99), want{200, "denied", "account_unavailable"}},
+		{"Row8Currency", authorizeClaims("po-8", "k-8", "alice", "src-eur", "1", 0.99), want{200, "denied", "currency_mismatch"}},
+		{"Row9FraudAtDenyThreshold", authorizeClaims("po-9", "k-9", "alice", "src-open", "1", 0.90), want{200, "denied", "fraud_suspected"}},
+		{"Row10StepUpAtThreshold", authorizeClaims("po-10", "k-10", "alice", "src-open", "1", 0.75), want{200, "denied", "step_up_required"}},
+		{"Row11Insufficient", authorizeClaims("po-11", "k-11", "alice", "src-open", "70.01", 0.74), want{200, "denied", "insufficient_funds"}},
+		{"Row12Approved", authorizeClaims("po-12", "k-12", "alice", "src-open", "70.00", 0), want{200, "approved", ""}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			check(t, b.send(t, callbacks.Authorize, c.claims), c.want, "holdReference")
+		})
+	}
+	t.Run("Row3SameHoldOtherKey", func(t *testing.T) {
+		r := b.send(t, callbacks.Authorize, authorizeClaims("po-1", "k-3", "alice", "src-open", "30", 0.2))
+		if r.Status != 200 || r.Outcome() != "approved" || r.Str("holdReference") != first.Str("holdReference") {
+			t.Fatalf("row 3: %d %v", r.Status, r.Service)
+		}
+	})
+	t.Run("DenialIsStoredLikeApproval", func(t *testing.T) {
+		denied := b.send(t, callbacks.Authorize, authorizeClaims("po-13", "k-13", "alice", "src-open", "5", 0))
+		check(t, denied, want{200, "denied", "insufficient_funds"}, "holdReference")
+		if _, err := b.ledger.Adjust(context.Background(), "a-open", ledgertest.USD("50").Value, "topup-13", ""); err != nil {
+			t.Fatal(err)
+		}
+		again := b.send(t, callbacks.Authorize, authorizeClaims("po-13", "k-13", "alice", "src-open", "5", 0))
+		if !reflect.DeepEqual(again.Service, denied.Service) {
+			t.Fatalf("replay of a denial after funds arrived: %v", again.Service)
+		}
+	})
+	ledgertest.AssertBalances(t, b.ledger, "a-open", "150", "100", "50")
+	ledgertest.AssertInvariants(t, b.pool)
+}
+
+// TestCaptureAndReleaseTables covers every row of design 2.4 and 2.5.
+func TestCaptureAndReleaseTables(t *testing.T) {
+	t.Parallel()
+	b := setup(t, opts{})
+	b.account(t, ledgertest.AccountOpts{AccountID: "c-1", Owner: "bob", Funds: "100", Source: "src-c1"})
+	hold := func(payout string, amount string) string {
+		r := b.send(t, callbacks.Authorize, authorizeClaims(payout, "auth-"+payout, "bob", "src-c1", amount, 0))
+		check(t, r, want{200, "approved", ""}, "holdReference")
+		return r.Str("holdReference")
+	}
+	h1, h2, h3 := hold("p-1", "10"), hold("p-2", "20"), hold("p-3", "30")
+
+	// The same key string on authorize, capture and release of one payout
+	// is three keys.
+	cap1 := b.send(t, callbacks.Capture, captureClaims("p-1", "auth-p-1", h1))
+	check(t, cap1, want{200, "approved", ""}, "captureReference")
+	ledgertest.AssertBalances(t, b.ledger, "c-1", "90", "50", "40")
+
+	for _, c := range []struct {
+		name     string
+		endpoint string
+		claims   map[string]any
+		want     want
+		sameRef  string
+	}{
+		{"Capture1Replay", callbacks.Capture, captureClaims("p-1", "auth-p-1", h1), want{200, "approved", ""}, cap1.Str("captureReference")},
+		{"Capture1aMismatch", callbacks.Capture, captureClaims("p-1", "auth-p-1", h2), want{status: 422}, ""},
+		{"Capture2NeverIssued", callbacks.Capture, captureClaims("p-9", "c-9", "hold_unknown"), want{200, "approved", ""}, ""},
+		{"Capture3OtherPayout", callbacks.Capture, captureClaims("p-1", "c-3", h2), want{200, "failed", "payout_mismatch"}, ""},
+		{"Capture4AlreadyCapturedOtherKey", callbacks.Capture, captureClaims("p-1", "c-4", h1), want{200, "approved", ""}, cap1.Str("captureReference")},
+		{"Release2NeverIssued", callbacks.Release, releaseClaims("", "r-2", "hold_unknown"), want{200, "approved", ""}, ""},
+		{"Release3OtherPayout", callbacks.Release, releaseClaims("p-1", "r-3", h2), want{200, "failed", "payout_mismatch"}, ""},
+		{"Release5Captured", callbacks.Release, releaseClaims("p-1", "r-5", h1), want{200, "failed", "hold_captured"}, ""},
+		{"Release6Held", callbacks.Release, releaseClaims("p-2", "auth-p-2", h2), want{200, "approved", ""}, ""},
+		{"Release6WithoutPayoutID", callbacks.Release, releaseClaims("", "r-6", h3), want{200, "approved", ""}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			refClaim := "captureReference"
+			if c.endpoint == callbacks.Release {
+				refClaim = "releaseReference"
+			}
+			r := b.send(t, c.endpoint, c.claims)
+			check(t, r, c.want, refClaim)
+			if c.sameRef != "" && r.Str(refClaim) != c.sameRef {
+				t.Fatalf("%s = %s, want the original %s", refClaim, r.Str(refClaim), c.sameRef)
+			}
+		})
+	}
+	ledgertest.AssertBalances(t, b.ledger, "c-1", "90", "0", "90")
+
+	t.Run("Release4AlreadyReleased", func(t *testing.T) {
+		first := b.send(t, callbacks.Release, releaseClaims("p-2", "auth-p-2", h2))
+		other := b.send(t, callbacks.Release, releaseClaims("p-2", "r-4", h2))
+		if other.Outcome() != "approved" || other.Str("releaseReference") != first.Str("releaseReference") {
+			t.Fatalf("release of a released hold: %v, first %v", other.Service, first.Service)
+		}
+	})
+	t.Run("Capture5Released", func(t *testing.T) {
+		check(t, b.send(t, callbacks.Capture, captureClaims("p-2", "c-5", h2)), want{200, "failed", "hold_released"}, "captureReference")
+	})
+	t.Run("OrphanReferenceIsStable", func(t *testing.T) {
+		a := b.send(t, callbacks.Capture, captureClaims("p-9", "c-9", "hold_unknown"))
+		o := b.send(t, callbacks.Capture, captureClaims("p-9", "c-10", "hold_unknown"))
+		if a.Str("captureReference") != o.Str("captureReference") {
+			t.Fatalf("orphan captures: %v then %v", a.Service, o.Service)
+		}
+		var n int
+		if err := b.pool.QueryRow(context.Background(), `SELECT count(*) FROM orphans`).Scan(&n); err != nil || n != 2 {
+			t.Fatalf("orphans recorded: %d, %v", n, err)
+		}
+	})
+	ledgertest.AssertBalances(t, b.ledger, "c-1", "90", "0", "90")
+	ledgertest.AssertInvariants(t, b.pool)
+}
+
+// TestCreditTable covers every row of design 2.6.
+func TestCreditTable(t *testing.T) {
+	t.Parallel()
+	b := setup(t, opts{creditMax: "500"})
+	b.account(t, ledgertest.AccountOpts{AccountID: "d-open", Owner: "carol", Dest: "dst-open"})
+	b.account(t, ledgertest.AccountOpts{AccountID: "d-closed", Owner: "carol", Dest: "dst-closed", Status: ledger.StatusClosed})
+	b.account(t, ledgertest.AccountOpts{AccountID: "d-frozen", Owner: "carol", Dest: "dst-frozen", Status: ledger.StatusFrozen})
+	b.account(t, ledgertest.AccountOpts{AccountID: "d-eur", Owner: "carol", Currency: "EUR", Dest: "dst-eur"})
+
+	first := b.send(t, callbacks.CreditAccount, creditClaims("req-1", "ck-1", "carol", "dst-open", "12.34"))
+	check(t, first, want{200, "approved", ""}, "creditReference")
+	for _, c := range []struct {
+		name   string
+		claims map[string]any
+		want   want
+	}{
+		{"Row3UnknownDestination", creditClaims("req-3", "ck-3", "carol", "dst-none", "1"), want{200, "destination_unavailable", "unknown_destination"}},
+		{"Row4Closed", creditClaims("req-4", "ck-4", "carol", "dst-closed", "1"), want{200, "destination_unavailable", "account_closed"}},
+		{"Row5OtherOwner", creditClaims("req-5", "ck-5", "dave", "dst-open", "1"), want{200, "refused", "destination_mismatch"}},
+		{"Row6Frozen", creditClaims("req-6", "ck-6", "carol", "dst-frozen", "1"), want{200, "refused", "account_frozen"}},
+		{"Row7Currency", creditClaims("req-7", "ck-7", "carol", "dst-eur", "1"), want{200, "refused", "currency_mismatch"}},
+		{"Row8OverLimit", creditClaims("req-8", "ck-8", "carol", "dst-open", "500.01"), want{200, "refused", "amount_over_limit"}},
+		{"Row9AtLimit", creditClaims("req-9", "ck-9", "carol", "dst-open", "500.00"), want{200, "approved", ""}},
+		{"Row1aMismatch", creditClaims("req-1", "ck-1", "carol", "dst-open", "12.35"), want{status: 422}},
+	} {
+		t.Run(c.name, func(t *testing.T) { check(t, b.send(t, callbacks.CreditAccount, c.claims), c.want, "creditReference") })
+	}
+	t.Run("Row1Replay", func(t *testing.T) {
+		again := b.send(t, callbacks.CreditAccount, creditClaims("req-1", "ck-1", "carol", "dst-open", "12.340"))
+		if !reflect.DeepEqual(again.Service, first.Service) {
+			t.Fatalf("replay %v, want %v", again.Service, first.Service)
+		}
+	})
+	t.Run("Row2RequestAlreadyCreditedOtherKey", func(t *testing.T) {
+		r := b.send(t, callbacks.CreditAccount, creditClaims("req-1", "ck-2", "carol", "dst-open", "12.34"))
+		if r.Outcome() != "approved" || r.Str("creditReference") != first.Str("creditReference") {
+			t.Fatalf("row 2: %v", r.Service)
+		}
+	})
+	ledgertest.AssertBalances(t, b.ledger, "d-open", "512.34", "0", "512.34")
+	ledgertest.AssertInvariants(t, b.pool)
+}
+
+// TestInnerForms: the answer mirrors the request's inner form.
+func TestInnerForms(t *testing.T) {
+	t.Parallel()
+	b := setup(t, opts{})
+	b.account(t, ledgertest.AccountOpts{AccountID: "f-1", Owner: "erin", Funds: "10", Source: "src-f1"})
+	for i, form := range []envelope.Form{envelope.FormClaims, envelope.FormJWS, envelope.FormUnsecured} {
+		c := &callbacks.Client{BaseURL: b.client.BaseURL, Key: b.key, Form: form}
+		r, err := c.Send(context.Background(), callbacks.Authorize, authorizeClaims("pf-"+form.String(), "kf", "erin", "src-f1", "1", 0))
+		if err != nil || r.Status != 200 || r.Outcome() != "approved" {
+			t.Fatalf("form %d (%v): %v %+v", i, form, err, r)
+		}
+	}
+}

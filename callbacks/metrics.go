@@ -1,0 +1,126 @@
+package callbacks
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/shopspring/decimal"
+)
+
+// Metrics are the callback server's Prometheus metrics. Label values are
+// endpoint names, outcomes, statuses and key fingerprints: bounded sets,
+// never IDs.
+type Metrics struct {
+	requests      *prometheus.CounterVec   // endpoint, outcome, status
+	duration      *prometheus.HistogramVec // endpoint
+	replays       *prometheus.CounterVec   // endpoint
+	undecryptable *prometheus.CounterVec   // endpoint
+	inflight      prometheus.Gauge
+	txRetries     *prometheus.CounterVec // endpoint
+	opens         *prometheus.CounterVec // fingerprint
+}
+
+func newMetrics(reg prometheus.Registerer, pool *pgxpool.Pool) *Metrics {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ledgerd_callback_requests_total",
+			Help: "Callbacks answered, by endpoint, business outcome (or error) and HTTP status.",
+		}, []string{"endpoint", "outcome", "status"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "ledgerd_callback_duration_seconds",
+			Help:    "Time from receiving a callback to answering it.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}, []string{"endpoint"}),
+		replays: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ledgerd_callback_replays_total",
+			Help: "Callbacks answered with the stored response of an earlier request with the same key.",
+		}, []string{"endpoint"}),
+		undecryptable: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ledgerd_callback_undecryptable_total",
+			Help: "Callbacks no active signing secret could open.",
+		}, []string{"endpoint"}),
+		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "ledgerd_callback_inflight",
+			Help: "Callbacks being processed.",
+		}),
+		txRetries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ledgerd_callback_tx_retries_total",
+			Help: "Callback transactions run again after a serialization failure or deadlock.",
+		}, []string{"endpoint"}),
+		opens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "ledgerd_keyring_opens_total",
+			Help: "Callbacks opened, by the fingerprint of the signing secret that opened them: shows when an old secret stops being used.",
+		}, []string{"fingerprint"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.requests, m.duration, m.replays, m.undecryptable, m.inflight, m.txRetries, m.opens)
+		if pool != nil {
+			reg.MustRegister(&holdsCollector{pool: pool})
+		}
+	}
+	return m
+}
+
+// holdsCollector reports the holds outstanding (count and amount per
+// currency), read from the database at scrape time.
+type holdsCollector struct{ pool *pgxpool.Pool }
+
+var (
+	holdsCountDesc  = prometheus.NewDesc("ledgerd_holds_outstanding", "Holds in status held.", []string{"currency"}, nil)
+	holdsAmountDesc = prometheus.NewDesc("ledgerd_holds_outstanding_amount", "Sum of the amounts of holds in status held.", []string{"currency"}, nil)
+)
+
+func (c *holdsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- holdsCountDesc
+	ch <- holdsAmountDesc
+}
+
+func (c *holdsCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	rows, err := c.pool.Query(ctx, `SELECT currency, count(*), sum(amount) FROM holds WHERE status = 'held' GROUP BY currency`)
+	if err != nil {
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var cur string
+		var n int64
+		var sum decimal.Decimal
+		if rows.Scan(&cur, &n, &sum) != nil {
+			return
+		}
+		ch <- prometheus.MustNewConstMetric(holdsCountDesc, prometheus.GaugeValue, float64(n), cur)
+		ch <- prometheus.MustNewConstMetric(holdsAmountDesc, prometheus.GaugeValue, sum.InexactFloat64(), cur)
+	}
+}
+
+// Metrics returns the server's metrics, for tests and dashboards' docs.
+func (s *Server) Metrics() *Metrics { return s.m }
+
+// Undecryptable returns the counter of undecryptable requests of endpoint.
+func (m *Metrics) Undecryptable(endpoint string) prometheus.Counter {
+	return m.undecryptable.WithLabelValues(endpoint)
+}
+
+// Inflight returns the in-flight gauge.
+func (m *Metrics) Inflight() prometheus.Gauge { return m.inflight }
+
+// Replays returns the counter of replays served for endpoint.
+func (m *Metrics) Replays(endpoint string) prometheus.Counter {
+	return m.replays.WithLabelValues(endpoint)
+}
+
+// Opens returns the counter of callbacks opened by the key of fingerprint.
+func (m *Metrics) Opens(fingerprint string) prometheus.Counter {
+	return m.opens.WithLabelValues(fingerprint)
+}
+
+// Requests returns the counter of callbacks of endpoint answered with
+// outcome and status.
+func (m *Metrics) Requests(endpoint, outcome string, status int) prometheus.Counter {
+	return m.requests.WithLabelValues(endpoint, outcome, strconv.Itoa(status))
+}

@@ -1,0 +1,251 @@
+package callbacks_test
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/ledger"
+)
+
+func problemType(r *callbacks.Reply) string {
+	s, _ := r.Problem["type"].(string)
+	return strings.TrimPrefix(s, "urn:provider-ledger:problem:")
+}
+
+func hasPointer(r *callbacks.Reply, pointer string) bool {
+	errs, _ := r.Problem["errors"].([]any)
+	for _, e := range errs {
+		if m, _ := e.(map[string]any); m["pointer"] == pointer {
+			return true
+		}
+	}
+	return false
+}
+
+// TestStatuses covers the terminal statuses of design 2.1 and 2.7, each
+// through a real listener; none of them changes the ledger.
+func TestStatuses(t *testing.T) {
+	t.Parallel()
+	b := setup(t, opts{})
+	b.account(t, ledgertest.AccountOpts{AccountID: "s-1", Owner: "alice", Funds: "100", Source: "src-s1"})
+	ctx := context.Background()
+	good := authorizeClaims("ps-1", "ks-1", "alice", "src-s1", "10", 0)
+	sealed := func(key envelope.Key, typ string, service any, now time.Time) string {
+		claims, err := envelope.RequestClaims(now, typ, service)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := envelope.Seal(key, envelope.FormClaims, claims)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	withHeader := func(tok, header string) string {
+		parts := strings.SplitN(tok, ".", 2)
+		return base64.RawURLEncoding.EncodeToString([]byte(header)) + "." + parts[1]
+	}
+	valid := sealed(b.key, "authorize", good, time.Now())
+	without := func(name string) map[string]any {
+		c := authorizeClaims("ps-1", "ks-1", "alice", "src-s1", "10", 0)
+		delete(c, name)
+		return c
+	}
+	with := func(name string, v any) map[string]any {
+		c := authorizeClaims("ps-1", "ks-1", "alice", "src-s1", "10", 0)
+		c[name] = v
+		return c
+	}
+
+	for _, c := range []struct {
+		name    string
+		body    string
+		token   string
+		status  int
+		slug    string
+		pointer string
+	}{
+		{name: "NotJSON", body: `not json`, status: 400, slug: "malformed-body"},
+		{name: "NoRequest", body: `{"req":"x"}`, status: 400, slug: "malformed-body"},
+		{name: "RequestNotString", body: `{"request":42}`, status: 400, slug: "malformed-body"},
+		{name: "TooLarge", body: `{"request":"` + strings.Repeat("a", callbacks.MaxBody) + `"}`, status: 413, slug: "payload-too-large"},
+		{name: "NotAJWE", token: "a.b.c", status: 400, slug: "malformed-jwe"},
+		{name: "AlgDir", token: withHeader(valid, `{"alg":"dir","enc":"A256GCM","typ":"JWT","cty":"JWT"}`), status: 400, slug: "unsupported-jwe-header"},
+		{name: "EncA128GCM", token: withHeader(valid, `{"alg":"A256KW","enc":"A128GCM","typ":"JWT","cty":"JWT"}`), status: 400, slug: "unsupported-jwe-header"},
+		{name: "Zip", token: withHeader(valid, `{"alg":"A256KW","enc":"A256GCM","zip":"DEF","typ":"JWT","cty":"JWT"}`), status: 400, slug: "unsupported-jwe-header"},
+		{name: "OtherKey", token: sealed(newKey(t, "stranger"), "authorize", good, time.Now()), status: 400, slug: "undecryptable"},
+		{name: "Expired", token: sealed(b.key, "authorize", good, time.Now().Add(-400*time.Second)), status: 400, slug: "invalid-claims", pointer: "/exp"},
+		{name: "FromTheFuture", token: sealed(b.key, "authorize", good, time.Now().Add(2*time.Minute)), status: 400, slug: "invalid-claims", pointer: "/iat"},
+		{name: "WrongTyp", token: sealed(b.key, "capture", good, time.Now()), status: 400, slug: "invalid-claims", pointer: "/typ"},
+		{name: "WrongProvider", token: sealed(b.key, "authorize", with("providerID", "other-bank"), time.Now()), status: 403, slug: "wrong-provider"},
+		{name: "MissingPayoutID", token: sealed(b.key, "authorize", without("payoutID"), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/payoutID"},
+		{name: "MissingIdempotencyKey", token: sealed(b.key, "authorize", without("idempotencyKey"), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/idempotencyKey"},
+		{name: "PayoutIDNotString", token: sealed(b.key, "authorize", with("payoutID", 7), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/payoutID"},
+		{name: "FraudScoreString", token: sealed(b.key, "authorize", with("fraudScore", "0.1"), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/fraudScore"},
+		{name: "AmountInexact", token: sealed(b.key, "authorize", with("amount", usd("10.505")), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/amount/value"},
+		{name: "AmountNegative", token: sealed(b.key, "authorize", with("amount", usd("-1")), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/amount/value"},
+		{name: "AmountWrongPlaces", token: sealed(b.key, "authorize", with("amount", map[string]any{"currency": map[string]any{"code": "JPY", "decimalPlaces": 2}, "value": "1"}), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/amount/currency/decimalPlaces"},
+		{name: "FraudOutOfRange", token: sealed(b.key, "authorize", with("fraudScore", 1.5), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/fraudScore"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			body := []byte(c.body)
+			if c.token != "" {
+				body = []byte(`{"request":"` + c.token + `"}`)
+			}
+			r, err := b.client.PostBody(ctx, callbacks.Authorize, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Status != c.status || problemType(r) != c.slug || (c.pointer != "" && !hasPointer(r, c.pointer)) {
+				t.Fatalf("got %d %v, want %d %s at %q", r.Status, r.Problem, c.status, c.slug, c.pointer)
+			}
+		})
+	}
+	ledgertest.AssertBalances(t, b.ledger, "s-1", "100", "0", "100")
+	if n := testutil.ToFloat64(b.server.Metrics().Undecryptable(callbacks.Authorize)); n != 1 {
+		t.Errorf("undecryptable counter = %v, want 1", n)
+	}
+
+	t.Run("Routing", func(t *testing.T) {
+		for _, c := range []struct {
+			method, path string
+			status       int
+		}{{"GET", "/ledger/authorize", 405}, {"POST", "/ledger/refund", 404}, {"POST", "/authorize", 404}} {
+			req, _ := http.NewRequest(c.method, b.http.URL+c.path, strings.NewReader("{}"))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != c.status || resp.Header.Get("Content-Type") != "application/problem+json" {
+				t.Errorf("%s %s = %d %s", c.method, c.path, resp.StatusCode, resp.Header.Get("Content-Type"))
+			}
+		}
+	})
+	t.Run("EveryAnswerIsNoStore", func(t *testing.T) {
+		resp, err := http.Post(b.http.URL+"/ledger/authorize", "application/json", strings.NewReader(`{"request":"`+valid+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("Cache-Control") != "no-store" {
+			t.Fatalf("%d, Cache-Control %q", resp.StatusCode, resp.Header.Get("Cache-Control"))
+		}
+	})
+	t.Run("PanicIsRecoveredAs500", func(t *testing.T) {
+		req := httptest.NewRequest("POST", "/ledger/authorize", nil)
+		req.Body = nil // a nil body makes the handler panic
+		rec := httptest.NewRecorder()
+		b.server.ServeHTTP(rec, req)
+		if rec.Code != 500 || !strings.Contains(rec.Body.String(), "urn:provider-ledger:problem:internal") {
+			t.Fatalf("%d %s", rec.Code, rec.Body.String())
+		}
+	})
+}
+
+// lockAccount holds a row lock on the account until the returned function
+// is called, so that callbacks touching it block.
+func lockAccount(t *testing.T, pool *pgxpool.Pool, accountID string) func() {
+	t.Helper()
+	tx, err := pool.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(context.Background(), `SELECT 1 FROM accounts WHERE account_id = $1 FOR UPDATE`, accountID); err != nil {
+		t.Fatal(err)
+	}
+	return func() { _ = tx.Rollback(context.Background()) }
+}
+
+// TestRetryableStatuses covers 408, 429 and 503: each is answered only when
+// nothing was committed, and the same request succeeds when retried.
+func TestRetryableStatuses(t *testing.T) {
+	t.Parallel()
+
+	t.Run("DeadlineRollsBackAnd408", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, opts{requestTimeout: 300 * time.Millisecond})
+		b.account(t, ledgertest.AccountOpts{AccountID: "t-1", Owner: "alice", Funds: "100", Source: "src-t1"})
+		unlock := lockAccount(t, b.pool, "t-1")
+		r := b.send(t, callbacks.Authorize, authorizeClaims("pt-1", "kt-1", "alice", "src-t1", "10", 0))
+		unlock()
+		if r.Status != 408 || problemType(r) != "request-timeout" {
+			t.Fatalf("got %d %v", r.Status, r.Problem)
+		}
+		ledgertest.AssertBalances(t, b.ledger, "t-1", "100", "0", "100")
+		var n int
+		if err := b.pool.QueryRow(context.Background(), `SELECT count(*) FROM callback_requests`).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("a timed-out callback left %d idempotency rows (%v)", n, err)
+		}
+		if r := b.send(t, callbacks.Authorize, authorizeClaims("pt-1", "kt-1", "alice", "src-t1", "10", 0)); r.Status != 200 || r.Outcome() != "approved" {
+			t.Fatalf("retry: %d %v", r.Status, r.Service)
+		}
+		ledgertest.AssertBalances(t, b.ledger, "t-1", "100", "10", "90")
+	})
+
+	t.Run("InflightLimit429", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, opts{maxInflight: 1, requestTimeout: 5 * time.Second})
+		b.account(t, ledgertest.AccountOpts{AccountID: "t-2", Owner: "alice", Funds: "100", Source: "src-t2"})
+		unlock := lockAccount(t, b.pool, "t-2")
+		var first *callbacks.Reply
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			first = b.send(t, callbacks.Authorize, authorizeClaims("pt-2", "kt-2", "alice", "src-t2", "10", 0))
+		})
+		deadline := time.Now().Add(5 * time.Second)
+		for testutil.ToFloat64(b.server.Metrics().Inflight()) < 1 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		r := b.send(t, callbacks.Authorize, authorizeClaims("pt-3", "kt-3", "alice", "src-t2", "10", 0))
+		unlock()
+		wg.Wait()
+		if r.Status != 429 || r.RetryAfter == "" || problemType(r) != "too-many-requests" {
+			t.Fatalf("second in flight: %d %v Retry-After %q", r.Status, r.Problem, r.RetryAfter)
+		}
+		if first.Status != 200 {
+			t.Fatalf("first: %d %v", first.Status, first.Problem)
+		}
+		ledgertest.AssertBalances(t, b.ledger, "t-2", "100", "10", "90")
+	})
+
+	t.Run("DatabaseUnreachable503", func(t *testing.T) {
+		t.Parallel()
+		cfg, err := ledger.PoolConfig("postgres://nobody@127.0.0.1:1/none?connect_timeout=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pool.Close()
+		b := setup(t, opts{pool: pool})
+		r := b.send(t, callbacks.Capture, captureClaims("pd-1", "kd-1", "hold_x"))
+		if r.Status != 503 || r.RetryAfter == "" || problemType(r) != "database-unavailable" {
+			t.Fatalf("got %d %v", r.Status, r.Problem)
+		}
+	})
+
+	t.Run("Draining503", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, opts{})
+		b.server.Drain()
+		r := b.send(t, callbacks.Capture, captureClaims("pd-2", "kd-2", "hold_x"))
+		if r.Status != 503 || problemType(r) != "shutting-down" {
+			t.Fatalf("got %d %v", r.Status, r.Problem)
+		}
+	})
+}
