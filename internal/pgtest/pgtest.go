@@ -113,3 +113,18 @@ func PoolURL(t testing.TB, url string) *pgxpool.Pool {
 	t.Cleanup(pool.Close)
 	return pool
 }
+
+// AdminURL returns a URL to the database of dbURL with the credentials of
+// the test server's own user (a superuser on a developer machine and in
+// CI), for tests that must act on the database from outside: terminate its
+// connections, refuse new ones.
+func AdminURL(t testing.TB, dbURL string) string {
+	t.Helper()
+	cfg := serverConfig(t)
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Database = u.Path[1:]
+	return cfg.URL()
+}

@@ -1,0 +1,107 @@
+package callbacks_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/internal/ledgertest"
+)
+
+// TestConcurrentSameKeys: 200 goroutines send 50 distinct keys, each 4
+// times at once, across the four endpoints: exactly 50 effects, identical
+// answers per key, and I1..I6 hold. Run on one adapter instance and on two
+// instances sharing one database.
+func TestConcurrentSameKeys(t *testing.T) {
+	t.Parallel()
+	for _, instances := range []int{1, 2} {
+		t.Run(fmt.Sprintf("instances=%d", instances), func(t *testing.T) {
+			t.Parallel()
+			// The in-flight limit is raised so that every copy is in flight at
+			// once: this test is about duplicates, not load shedding.
+			b := setup(t, opts{maxInflight: 1000})
+			nodes := []*bundle{b}
+			if instances == 2 {
+				// A second adapter: its own pool, keyring and listener, one database.
+				other := setup(t, opts{pool: b.pool, key: &b.key, maxInflight: 1000})
+				nodes = append(nodes, other)
+			}
+			ctx := context.Background()
+			b.account(t, ledgertest.AccountOpts{AccountID: "cc-src", Owner: "alice", Funds: "1000", Source: "src-cc"})
+			b.account(t, ledgertest.AccountOpts{AccountID: "cc-dst", Owner: "bob", Dest: "dst-cc"})
+
+			// 20 holds placed beforehand, to be captured (10) and released (10).
+			pre := make([]string, 20)
+			for i := range pre {
+				r := b.send(t, callbacks.Authorize, authorizeClaims(fmt.Sprintf("pre-%d", i), "pre", "alice", "src-cc", "1.00", 0))
+				if r.Outcome() != "approved" {
+					t.Fatal(r.Service)
+				}
+				pre[i] = r.Str("holdReference")
+			}
+			type job struct {
+				endpoint string
+				claims   map[string]any
+			}
+			var jobs []job
+			for i := range 20 { // 20 new authorizations of 2.00
+				jobs = append(jobs, job{callbacks.Authorize, authorizeClaims(fmt.Sprintf("new-%d", i), fmt.Sprintf("ka-%d", i), "alice", "src-cc", "2.00", 0)})
+			}
+			for i := range 10 {
+				jobs = append(jobs, job{callbacks.Capture, captureClaims(fmt.Sprintf("pre-%d", i), fmt.Sprintf("kc-%d", i), pre[i])})
+				jobs = append(jobs, job{callbacks.Release, releaseClaims(fmt.Sprintf("pre-%d", 10+i), fmt.Sprintf("kr-%d", i), pre[10+i])})
+				jobs = append(jobs, job{callbacks.CreditAccount, creditClaims(fmt.Sprintf("req-%d", i), fmt.Sprintf("kd-%d", i), "bob", "dst-cc", "3.00")})
+			}
+			if len(jobs) != 50 {
+				t.Fatalf("%d jobs", len(jobs))
+			}
+			replies := make([][4]*callbacks.Reply, len(jobs))
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for j := range jobs {
+				for copy := range 4 {
+					node := nodes[(j+copy)%len(nodes)]
+					wg.Go(func() {
+						<-start
+						r, err := node.client.Send(ctx, jobs[j].endpoint, jobs[j].claims)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						replies[j][copy] = r
+					})
+				}
+			}
+			close(start)
+			wg.Wait()
+			if t.Failed() {
+				return
+			}
+			for j, rs := range replies {
+				for copy, r := range rs {
+					if r.Status != 200 || r.Outcome() != "approved" {
+						t.Fatalf("job %d (%s) copy %d: %d %v %v", j, jobs[j].endpoint, copy, r.Status, r.Service, r.Problem)
+					}
+					if !reflect.DeepEqual(r.Service, rs[0].Service) {
+						t.Fatalf("job %d: answers differ: %v vs %v", j, r.Service, rs[0].Service)
+					}
+				}
+			}
+			// 20 new holds of 2.00 held; 10 of 1.00 captured; 10 released;
+			// 10 credits of 3.00.
+			ledgertest.AssertBalances(t, b.ledger, "cc-src", "990", "40", "950")
+			ledgertest.AssertBalances(t, b.ledger, "cc-dst", "30", "0", "30")
+			var effects, attempts int
+			if err := b.pool.QueryRow(ctx, `SELECT count(*), sum(attempts) FROM callback_requests WHERE idempotency_key <> 'pre'`).Scan(&effects, &attempts); err != nil {
+				t.Fatal(err)
+			}
+			if effects != 50 || attempts != 200 {
+				t.Fatalf("%d idempotency records with %d attempts, want 50 and 200", effects, attempts)
+			}
+			ledgertest.AssertInvariants(t, b.pool)
+		})
+	}
+}

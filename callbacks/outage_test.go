@@ -1,0 +1,145 @@
+package callbacks_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/internal/pgtest"
+)
+
+// deliver sends like the service: the same request again on 408, 429, 5xx
+// and transport errors, up to a bound; any other non-200 is terminal and
+// fails the test.
+func deliver(t *testing.T, c *callbacks.Client, endpoint string, claims map[string]any, retryable *atomic.Int64) *callbacks.Reply {
+	t.Helper()
+	for attempt := 0; attempt < 400; attempt++ {
+		r, err := c.Send(context.Background(), endpoint, claims)
+		switch {
+		case err != nil:
+			retryable.Add(1)
+		case r.Status == 200:
+			return r
+		case r.Retryable():
+			retryable.Add(1)
+		default:
+			t.Errorf("%s %v: terminal %d %v", endpoint, claims["idempotencyKey"], r.Status, r.Problem)
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("%s %v: no answer after 400 attempts", endpoint, claims["idempotencyKey"])
+	return nil
+}
+
+// TestOutage cuts every database connection repeatedly and refuses new ones
+// for a while, mid-traffic. Callbacks must answer 503 (never a terminal 4xx,
+// never 200 with a wrong outcome), recover without a restart, and lose or
+// double nothing.
+func TestOutage(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	pool := pgtest.PoolURL(t, url)
+	b := setup(t, opts{pool: pool, maxInflight: 1000})
+	b.account(t, ledgertest.AccountOpts{AccountID: "o-src", Owner: "alice", Funds: "1000", Source: "src-o"})
+	b.account(t, ledgertest.AccountOpts{AccountID: "o-dst", Owner: "bob", Dest: "dst-o"})
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, pgtest.AdminURL(t, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	var dbName string
+	if err := admin.QueryRow(ctx, `SELECT current_database()`).Scan(&dbName); err != nil {
+		t.Fatal(err)
+	}
+
+	stop := make(chan struct{})
+	var chaos sync.WaitGroup
+	chaos.Go(func() {
+		kill := func() {
+			_, _ = admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, dbName)
+		}
+		for round := 0; ; round++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(80 * time.Millisecond):
+			}
+			if round%5 == 2 {
+				// Refuse connections for a while: the database is "down".
+				_, _ = admin.Exec(ctx, fmt.Sprintf(`ALTER DATABASE %q WITH ALLOW_CONNECTIONS false`, dbName))
+				kill()
+				time.Sleep(300 * time.Millisecond)
+				_, _ = admin.Exec(ctx, fmt.Sprintf(`ALTER DATABASE %q WITH ALLOW_CONNECTIONS true`, dbName))
+				continue
+			}
+			kill()
+		}
+	})
+
+	const workers, payouts = 8, 6
+	var retryable atomic.Int64
+	type record struct {
+		endpoint string
+		claims   map[string]any
+		reply    *callbacks.Reply
+	}
+	records := make([][]record, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for p := range payouts {
+				payout := fmt.Sprintf("o-%d-%d", w, p)
+				auth := authorizeClaims(payout, "k-"+payout, "alice", "src-o", "1.00", 0)
+				ra := deliver(t, b.client, callbacks.Authorize, auth, &retryable)
+				if ra == nil {
+					return
+				}
+				records[w] = append(records[w], record{callbacks.Authorize, auth, ra})
+				next, claims := callbacks.Capture, captureClaims(payout, "k-"+payout, ra.Str("holdReference"))
+				if p%2 == 1 {
+					next, claims = callbacks.Release, releaseClaims(payout, "k-"+payout, ra.Str("holdReference"))
+				}
+				records[w] = append(records[w], record{next, claims, deliver(t, b.client, next, claims, &retryable)})
+				credit := creditClaims("rq-"+payout, "kc-"+payout, "bob", "dst-o", "0.50")
+				records[w] = append(records[w], record{callbacks.CreditAccount, credit, deliver(t, b.client, callbacks.CreditAccount, credit, &retryable)})
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	chaos.Wait()
+	if t.Failed() {
+		return
+	}
+	if retryable.Load() == 0 {
+		t.Fatal("the outage produced no retryable answer: it did not happen")
+	}
+	t.Logf("%d retryable answers during the outage", retryable.Load())
+	// Every answer is approved, and a delivery after the outage answers the
+	// same: nothing lost, nothing doubled.
+	for _, rs := range records {
+		for _, rec := range rs {
+			if rec.reply == nil || rec.reply.Outcome() != "approved" {
+				t.Fatalf("%s %v: %+v", rec.endpoint, rec.claims["idempotencyKey"], rec.reply)
+			}
+			again := deliver(t, b.client, rec.endpoint, rec.claims, &retryable)
+			if again == nil || !reflect.DeepEqual(again.Service, rec.reply.Service) {
+				t.Fatalf("%s %v: after the outage %v, during %v", rec.endpoint, rec.claims["idempotencyKey"], again, rec.reply.Service)
+			}
+		}
+	}
+	// 48 payouts of 1.00: 24 captured, 24 released; 48 credits of 0.50.
+	ledgertest.AssertBalances(t, b.ledger, "o-src", "976", "0", "976")
+	ledgertest.AssertBalances(t, b.ledger, "o-dst", "24", "0", "24")
+	ledgertest.AssertInvariants(t, b.pool)
+}
