@@ -16,6 +16,7 @@ import (
 
 	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/problem"
+	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/ledger"
 )
 
@@ -38,7 +39,7 @@ type Config struct {
 }
 
 // SecretStore manages the signing secrets of the callback keyring (package
-// keyring implements it over the database).
+// keyring.Store implements it over the database).
 type SecretStore interface {
 	// List returns every secret, active and retired, newest first.
 	List(ctx context.Context) ([]SecretInfo, error)
@@ -53,12 +54,7 @@ type SecretStore interface {
 }
 
 // SecretInfo describes a signing secret without its value.
-type SecretInfo struct {
-	SecretID    string     `json:"secretID"`
-	Fingerprint string     `json:"fingerprint"`
-	AddedOn     time.Time  `json:"addedOn"`
-	RetiredOn   *time.Time `json:"retiredOn"`
-}
+type SecretInfo = keyring.SecretInfo
 
 // Server is the admin API's handler.
 type Server struct {
@@ -250,3 +246,5 @@ func jsonKind(k string) string {
 	}
 	return "number"
 }
+// keyring.Store is the SecretStore ledgerd uses.
+var _ SecretStore = (*keyring.Store)(nil)

@@ -1,4 +1,127 @@
 package admin
 
-// registerSecrets adds the /v1/signing-secrets routes (design section 4).
-func (s *Server) registerSecrets() {}
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/ledger"
+)
+
+// registerSecrets adds the /v1/signing-secrets routes (design section 4):
+//
+//	GET    /v1/signing-secrets            200 {"signingSecrets": [SecretInfo…]}, newest first
+//	POST   /v1/signing-secrets            {"secret": "<Base64 of 32 bytes>"} or {"generate": true}
+//	                                      201 {secretID, fingerprint} (+ secret when generated);
+//	                                      200 when the secret is stored and active; 409 when retired
+//	DELETE /v1/signing-secrets/:secretID  204; 404 when unknown
+//
+// A secret's value appears in one answer only: the one that generated it.
+// It is never logged, listed or echoed in an error.
+func (s *Server) registerSecrets() {
+	s.Handle(http.MethodGet, "/v1/signing-secrets", s.listSecrets)
+	s.Handle(http.MethodPost, "/v1/signing-secrets", s.addSecret)
+	s.Handle(http.MethodDelete, "/v1/signing-secrets/:secretID", s.retireSecret)
+}
+
+// secretList is the answer of GET /v1/signing-secrets.
+type secretList struct {
+	SigningSecrets []SecretInfo `json:"signingSecrets"`
+}
+
+// secretAdded is the answer of POST /v1/signing-secrets. Secret is set only
+// when the server generated the secret; an added secret is not echoed.
+type secretAdded struct {
+	SecretID    string `json:"secretID"`
+	Fingerprint string `json:"fingerprint"`
+	Secret      string `json:"secret,omitempty"`
+}
+
+func (s *Server) listSecrets(r *http.Request, _ httprouter.Params) (int, any, error) {
+	list, err := s.cfg.Secrets.List(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	if list == nil {
+		list = []SecretInfo{} // [] rather than null
+	}
+	return http.StatusOK, secretList{SigningSecrets: list}, nil
+}
+
+func (s *Server) addSecret(r *http.Request, _ httprouter.Params) (int, any, error) {
+	// A map of raw members, not a struct: encoding/json matches struct
+	// fields case-insensitively, and here {"Secret": …} is an unknown field
+	// like any other. Raw values let absent, null, a wrong type and a bad
+	// value each be answered with their own pointer.
+	var body map[string]json.RawMessage
+	if err := Decode(r, &body); err != nil {
+		return 0, nil, err
+	}
+	for _, name := range slices.Sorted(maps.Keys(body)) {
+		if name != "secret" && name != "generate" {
+			return 0, nil, ledger.Invalid("/"+escapePointer(name), "unknown field %q", name)
+		}
+	}
+	secretRaw, hasSecret := body["secret"]
+	generateRaw, hasGenerate := body["generate"]
+	switch {
+	case hasSecret && hasGenerate:
+		return 0, nil, ledger.Invalid("/generate", "give either secret or generate, not both")
+	case !hasSecret && !hasGenerate:
+		return 0, nil, ledger.Invalid("/secret", "secret (the Base64 of 32 bytes) or generate (true) is required")
+	case hasGenerate:
+		var gen bool
+		if bytes.Equal(generateRaw, []byte("null")) || json.Unmarshal(generateRaw, &gen) != nil {
+			return 0, nil, ledger.Invalid("/generate", "generate must be a JSON boolean")
+		}
+		if !gen {
+			return 0, nil, ledger.Invalid("/generate", "generate must be true; to add a secret of your own, give secret instead")
+		}
+		info, secret, err := s.cfg.Secrets.Generate(r.Context())
+		if err != nil {
+			return 0, nil, err
+		}
+		out := secretAdded{SecretID: info.SecretID, Fingerprint: info.Fingerprint,
+			Secret: base64.StdEncoding.EncodeToString(secret)}
+		clear(secret)
+		return http.StatusCreated, out, nil
+	}
+	var b64 string
+	if bytes.Equal(secretRaw, []byte("null")) || json.Unmarshal(secretRaw, &b64) != nil {
+		return 0, nil, ledger.Invalid("/secret", "secret must be a JSON string")
+	}
+	// ParseSecret's error never contains its input; neither does ours.
+	secret, err := envelope.ParseSecret(b64)
+	if err != nil {
+		return 0, nil, ledger.Invalid("/secret", "secret must be the Base64 of exactly 32 bytes")
+	}
+	info, created, err := s.cfg.Secrets.Add(r.Context(), secret)
+	clear(secret)
+	if err != nil {
+		return 0, nil, err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	return status, secretAdded{SecretID: info.SecretID, Fingerprint: info.Fingerprint}, nil
+}
+
+func (s *Server) retireSecret(r *http.Request, ps httprouter.Params) (int, any, error) {
+	if err := s.cfg.Secrets.Retire(r.Context(), ps.ByName("secretID")); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, nil
+}
+
+// escapePointer escapes a member name as a JSON Pointer token (RFC 6901).
+func escapePointer(name string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1")
+}

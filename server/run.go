@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -16,8 +17,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/provider-ledger/adapter/admin"
+	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/embedpg"
+	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/holds"
+	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/schema"
 )
@@ -76,16 +80,69 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, hooks Hooks) (err er
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), newPoolCollector(pool))
 
+	// The keyring: signing secrets in the database, encrypted under the KEK,
+	// reloaded into memory every 2 s on every replica.
+	kek := cfg.KEK
+	if kek == nil {
+		path := filepath.Join(cfg.DataDir, "kek")
+		if kek, err = keyring.LoadOrCreateKEK(path); err != nil {
+			return fmt.Errorf("LEDGER_KEK is unset and %s cannot be used: %w", path, err)
+		}
+		if !cfg.Embedded() {
+			log.Warn("LEDGER_KEK is unset: using the KEK in the data dir; replicas must all be given the same LEDGER_KEK", "path", path)
+		}
+	}
+	secrets, err := keyring.NewStore(pool, kek, keyring.StoreOptions{Logger: log})
+	if err != nil {
+		return err
+	}
+	boot, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Store: secrets, EnvSecrets: cfg.SigningSecrets,
+		Embedded: cfg.Embedded(), DataDir: cfg.DataDir, Logger: log})
+	if err != nil {
+		return err
+	}
+	if boot.SecretFile != "" {
+		log.Info("generated a development signing secret", "path", boot.SecretFile, "fingerprint", boot.Generated)
+	}
+	keys := envelope.NewKeyring()
+	loader, err := keyring.NewLoader(keyring.Config{Store: secrets, Keyring: keys, Logger: log})
+	if err != nil {
+		return err
+	}
+	if err := loader.Reload(ctx); err != nil {
+		return fmt.Errorf("loading the keyring: %w", err)
+	}
+	if err := loader.Start(ctx); err != nil {
+		return err
+	}
+	defer loader.Stop()
+
+	cb, err := callbacks.New(callbacks.Config{
+		Pool: pool, Keyring: keys, ProviderID: cfg.ProviderID, Prefix: cfg.CallbackPrefix,
+		MaxInflight: cfg.MaxInflight, RequestTimeout: cfg.RequestTimeout, ClockLeeway: leeway(cfg.ClockLeeway),
+		FraudDeny: cfg.FraudDeny, FraudStepUp: cfg.FraudStepUp, CreditMax: cfg.CreditMax,
+		Logger: log, Registerer: reg,
+	})
+	if err != nil {
+		return err
+	}
+	purger := &callbacks.Purger{Pool: pool, Retention: cfg.IdempotencyRetention, Logger: log}
+	purger.Start(ctx)
+	defer purger.Stop()
+
 	ledgerStore := ledger.NewStore(pool, nil)
 	holdStore := holds.NewStore(pool, nil)
 	adminAPI := admin.New(admin.Config{
-		Ledger: ledgerStore, Holds: holdStore, Token: cfg.AdminToken, Logger: log,
+		Ledger: ledgerStore, Holds: holdStore, Secrets: secrets, Token: cfg.AdminToken, Logger: log,
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
 		Ready: func(ctx context.Context) error {
 			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			defer cancel()
 			if err := pool.Ping(ctx); err != nil {
 				return errors.New("database unreachable")
+			}
+			if keys.Len() == 0 {
+				return errors.New("no active signing secret")
 			}
 			return nil
 		},
@@ -95,13 +152,24 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, hooks Hooks) (err er
 	if err != nil {
 		return fmt.Errorf("admin listener: %w", err)
 	}
+	cbLn, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		adminLn.Close()
+		return fmt.Errorf("callback listener: %w", err)
+	}
 	adminSrv := newHTTPServer(adminAPI, log)
+	cbSrv := newHTTPServer(cb, log)
+	// A callback's own deadline is LEDGER_REQUEST_TIMEOUT; the write timeout
+	// leaves room to answer 408 after it.
+	cbSrv.WriteTimeout = cfg.RequestTimeout + 5*time.Second
 
 	errc := make(chan error, 2)
 	go func() { errc <- serve(adminSrv, adminLn, "", "") }()
-	log.Info("admin API listening", "addr", adminLn.Addr().String())
+	go func() { errc <- serve(cbSrv, cbLn, cfg.TLSCert, cfg.TLSKey) }()
+	log.Info("ledgerd listening", "callbacks", cbLn.Addr().String(), "prefix", cfg.CallbackPrefix,
+		"admin", adminLn.Addr().String(), "tls", cfg.TLSCert != "", "providerID", cfg.ProviderID, "activeKeys", keys.Len())
 	if hooks.Started != nil {
-		hooks.Started("", adminLn.Addr().String())
+		hooks.Started(cbLn.Addr().String(), adminLn.Addr().String())
 	}
 
 	select {
@@ -109,13 +177,25 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, hooks Hooks) (err er
 	case err = <-errc:
 		log.Error("listener failed", "err", err)
 	}
-	log.Info("shutting down")
+	log.Info("shutting down: draining callbacks")
+	cb.Drain()
 	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
 	defer cancel()
+	if shutErr := cbSrv.Shutdown(shutCtx); shutErr != nil {
+		log.Warn("callback listener did not drain", "err", shutErr)
+	}
 	if shutErr := adminSrv.Shutdown(shutCtx); shutErr != nil {
 		log.Warn("admin listener did not drain", "err", shutErr)
 	}
 	return err
+}
+
+// leeway maps a configured zero leeway to the callbacks' "none" (negative).
+func leeway(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 func newHTTPServer(h http.Handler, log *slog.Logger) *http.Server {

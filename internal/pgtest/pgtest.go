@@ -105,7 +105,13 @@ func PoolURL(t testing.TB, url string) *pgxpool.Pool {
 	}
 	cfg.MaxConns = 40
 	// Tests check outcomes, not durability: do not wait for fsync at commit.
-	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	// Benchmarks that want commit costs as in production set
+	// PGTEST_SYNCHRONOUS_COMMIT=on.
+	sync := os.Getenv("PGTEST_SYNCHRONOUS_COMMIT")
+	if sync == "" {
+		sync = "off"
+	}
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = sync
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("pgtest: pool: %v", err)

@@ -1,0 +1,152 @@
+package callbacks_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/keyring"
+)
+
+// TestRotationUnderTraffic rotates the signing secret on two replicas that
+// share one database, while callbacks flow: add the new secret through one
+// replica's admin store, move the sender to it once every replica has it,
+// retire the old one. No callback is lost, and after the retirement the old
+// secret opens nothing.
+func TestRotationUnderTraffic(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := pgtest.Pool(t)
+	kek := make([]byte, 32)
+	kek[0] = 1
+	var replicas []*bundle
+	var stores []*keyring.Store
+	for range 2 {
+		store, err := keyring.NewStore(pool, kek, keyring.StoreOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stores, replicas = append(stores, store), append(replicas, setup(t, opts{pool: pool, maxInflight: 1000}))
+	}
+	oldInfo, oldSecret, err := stores[0].Generate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each replica reloads its keyring from the database (50ms here; 2s in
+	// ledgerd).
+	for i, b := range replicas {
+		loader, err := keyring.NewLoader(keyring.Config{Store: stores[i], Keyring: b.keyring, Interval: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := loader.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer loader.Stop()
+	}
+	// waitKeys waits until every replica's keyring holds exactly the secrets
+	// with these IDs (the design allows 5 s).
+	waitKeys := func(ids ...string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for i, b := range replicas {
+			for !sameIDs(b.keyring.Keys(), ids) {
+				if time.Now().After(deadline) {
+					t.Fatalf("replica %d has keys %v after 5s, want %v", i, b.keyring.Keys(), ids)
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+	}
+	waitKeys(oldInfo.SecretID)
+	replicas[0].account(t, ledgertest.AccountOpts{AccountID: "rot", Owner: "alice", Funds: "100000", Source: "src-rot"})
+
+	oldKey := envelope.Key{ID: oldInfo.SecretID, Secret: oldSecret}
+	var current atomic.Pointer[envelope.Key]
+	current.Store(&oldKey)
+	stop := make(chan struct{})
+	var sent, failed atomic.Int64
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				b := replicas[(w+i)%2]
+				c := &callbacks.Client{BaseURL: b.client.BaseURL, Key: *current.Load()}
+				r, err := c.Send(ctx, callbacks.Authorize, authorizeClaims(fmt.Sprintf("rot-%d-%d", w, i), "k", "alice", "src-rot", "0.01", 0))
+				sent.Add(1)
+				if err != nil || r.Status != 200 {
+					failed.Add(1)
+					t.Errorf("callback lost during rotation: %+v %v", r, err)
+				}
+			}
+		})
+	}
+	time.Sleep(200 * time.Millisecond)
+	// 1. Add the new secret (through replica 0's store); every replica loads it.
+	newInfo, newSecret, err := stores[0].Generate(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitKeys(oldInfo.SecretID, newInfo.SecretID)
+	// 2. The service moves to the new secret.
+	newKey := envelope.Key{ID: newInfo.SecretID, Secret: newSecret}
+	current.Store(&newKey)
+	time.Sleep(200 * time.Millisecond)
+	// 3. Retire the old secret (through replica 1's store).
+	if err := stores[1].Retire(ctx, oldInfo.SecretID); err != nil {
+		t.Fatal(err)
+	}
+	waitKeys(newInfo.SecretID)
+	time.Sleep(200 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	if sent.Load() < 20 || failed.Load() != 0 {
+		t.Fatalf("sent %d, failed %d", sent.Load(), failed.Load())
+	}
+	oldFP := oldKey.Fingerprint()
+	newFP := newKey.Fingerprint()
+	for i, b := range replicas {
+		if testutil.ToFloat64(b.server.Metrics().Opens(newFP)) == 0 {
+			t.Errorf("replica %d: no opens counted for the new key", i)
+		}
+		// The old key no longer opens anything.
+		c := &callbacks.Client{BaseURL: b.client.BaseURL, Key: oldKey}
+		r, err := c.Send(ctx, callbacks.Authorize, authorizeClaims("rot-after", "k", "alice", "src-rot", "0.01", 0))
+		if err != nil || r.Status != 400 || problemType(r) != "undecryptable" {
+			t.Fatalf("replica %d: old key after retirement: %+v %v", i, r, err)
+		}
+	}
+	t.Logf("%d callbacks across the rotation; opens by old key: %v, %v", sent.Load(),
+		testutil.ToFloat64(replicas[0].server.Metrics().Opens(oldFP)), testutil.ToFloat64(replicas[1].server.Metrics().Opens(oldFP)))
+	ledgertest.AssertInvariants(t, pool)
+}
+
+func sameIDs(keys []envelope.Key, ids []string) bool {
+	if len(keys) != len(ids) {
+		return false
+	}
+	for _, id := range ids {
+		found := false
+		for _, k := range keys {
+			found = found || k.ID == id
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,194 @@
+package keyring
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/provider-ledger/adapter/envelope"
+)
+
+// DefaultInterval is how often a Loader reloads the keyring by default. A
+// change made through any replica reaches every replica's keyring within
+// one interval plus one load (design 1: within 5 s).
+const DefaultInterval = 2 * time.Second
+
+// failureLogEvery: while the database keeps failing, a Loader logs the first
+// failure and then one in this many, so an outage does not flood the log.
+const failureLogEvery = 30
+
+// Config configures a Loader.
+type Config struct {
+	// Store is where the secrets are kept. Required.
+	Store *Store
+	// Keyring is the in-memory keyring the callbacks open requests with;
+	// every load replaces its keys. Required.
+	Keyring *envelope.Keyring
+	// Interval between loads of the background loop; 0 means
+	// DefaultInterval. Must not be negative.
+	Interval time.Duration
+	// Logger receives key-set changes and load failures (IDs and
+	// fingerprints only). Nil discards.
+	Logger *slog.Logger
+}
+
+// Loader keeps an envelope.Keyring equal to the active secrets of a Store:
+// Reload loads once; Start runs Reload every Interval in the background
+// until Stop or the context ends.
+//
+// Each load reads the whole (tiny) active set, decrypts it and hands it to
+// Keyring.Set, which keeps the trial order learned for keys that stay. There
+// is no change-detection query: the table holds a handful of rows, so a
+// load is one small indexed read and a few AES-GCM opens every two seconds
+// per replica, and a version check (count, max of timestamps) could miss a
+// change, since the timestamps come from the clocks of different replicas.
+// A retired secret therefore stops opening callbacks at the next load.
+type Loader struct {
+	cfg Config
+	log *slog.Logger
+
+	loadMu   sync.Mutex // serialises loads, so an older result never overwrites a newer one
+	lastSet  string     // the IDs and fingerprints of the last key set logged
+	loaded   bool
+	failures int // consecutive failed loads of the background loop
+
+	runMu  sync.Mutex // guards cancel and done
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// NewLoader validates cfg, applies its defaults and returns a Loader.
+func NewLoader(cfg Config) (*Loader, error) {
+	switch {
+	case cfg.Store == nil:
+		return nil, errors.New("keyring: Loader needs a Store")
+	case cfg.Keyring == nil:
+		return nil, errors.New("keyring: Loader needs a Keyring")
+	case cfg.Interval < 0:
+		return nil, fmt.Errorf("keyring: Loader interval %s is negative", cfg.Interval)
+	}
+	if cfg.Interval == 0 {
+		cfg.Interval = DefaultInterval
+	}
+	l := &Loader{cfg: cfg, log: cfg.Logger}
+	if l.log == nil {
+		l.log = slog.New(slog.DiscardHandler)
+	}
+	return l, nil
+}
+
+// Reload loads the active secrets once and replaces the keyring's keys with
+// them. On error the keyring keeps its keys. Call it before Start, so that
+// start-up fails when the keyring cannot be loaded.
+func (l *Loader) Reload(ctx context.Context) error {
+	l.loadMu.Lock()
+	defer l.loadMu.Unlock()
+	keys, err := l.cfg.Store.Active(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, k := range keys {
+			clear(k.Secret) // Set keeps its own copies
+		}
+	}()
+	if err := l.cfg.Keyring.Set(keys); err != nil {
+		return fmt.Errorf("keyring: %w", err)
+	}
+	l.logChange(keys)
+	return nil
+}
+
+// logChange logs the key set when it differs from the last one logged.
+func (l *Loader) logChange(keys []envelope.Key) {
+	fps := make([]string, len(keys))
+	desc := make([]string, len(keys))
+	for i, k := range keys {
+		fps[i] = k.Fingerprint()
+		desc[i] = k.ID + ":" + fps[i]
+	}
+	slices.Sort(desc)
+	set := strings.Join(desc, ",")
+	if l.loaded && set == l.lastSet {
+		return
+	}
+	l.loaded, l.lastSet = true, set
+	if len(keys) == 0 {
+		l.log.Warn("keyring loaded: no active signing secret; every callback will be refused until one is added")
+		return
+	}
+	l.log.Info("keyring loaded", "active", len(keys), "fingerprints", fps)
+}
+
+// Start runs the background loop: a Reload every Interval until Stop is
+// called or ctx ends. A failed load is logged and the keyring keeps its last
+// good keys; a cancelled context is not an error. It does not load at once:
+// call Reload first. Start on a running Loader is an error.
+func (l *Loader) Start(ctx context.Context) error {
+	l.runMu.Lock()
+	defer l.runMu.Unlock()
+	if l.done != nil {
+		return errors.New("keyring: Loader already started")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	l.cancel, l.done = cancel, done
+	go func() {
+		defer close(done)
+		l.run(ctx)
+	}()
+	return nil
+}
+
+// Stop ends the background loop and waits for it to return. It is a no-op
+// when the loop is not running; the Loader may be started again.
+func (l *Loader) Stop() {
+	l.runMu.Lock()
+	cancel, done := l.cancel, l.done
+	l.cancel, l.done = nil, nil
+	l.runMu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel()
+	<-done
+}
+
+func (l *Loader) run(ctx context.Context) {
+	t := time.NewTicker(l.cfg.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			l.runOnce(ctx)
+		}
+	}
+}
+
+// runOnce is one tick of the loop: a Reload whose failure is logged, not
+// returned.
+func (l *Loader) runOnce(ctx context.Context) {
+	err := l.Reload(ctx)
+	if ctx.Err() != nil {
+		return // shutting down
+	}
+	if err == nil {
+		if l.failures > 0 {
+			l.log.Info("keyring reload recovered", "failedLoads", l.failures)
+		}
+		l.failures = 0
+		return
+	}
+	l.failures++
+	if l.failures%failureLogEvery == 1 {
+		l.log.Warn("keyring reload failed; keeping the last loaded keys",
+			"err", err, "failedLoads", l.failures, "active", l.cfg.Keyring.Len())
+	}
+}

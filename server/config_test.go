@@ -1,0 +1,75 @@
+package server
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+func TestLoadConfig(t *testing.T) {
+	t.Parallel()
+	t.Run("DefaultsRunEmbedded", func(t *testing.T) {
+		c, err := LoadConfig(nil, env(), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.Embedded() || c.ProviderID != "local" || c.Listen != ":8080" || c.AdminListen != "127.0.0.1:8081" ||
+			c.DataDir != "./var/ledgerd" || c.CallbackPrefix != "/ledger" || c.RequestTimeout != 3*time.Second ||
+			c.ClockLeeway != time.Minute || c.FraudDeny != 0.90 || c.FraudStepUp != 0.75 || c.CreditMax != nil ||
+			c.HoldMaxAge != 264*time.Hour || c.IdempotencyRetention != 840*time.Hour || c.ReconcileEvery != 15*time.Minute {
+			t.Fatalf("defaults: %+v", c)
+		}
+	})
+	t.Run("FlagWinsOverEnv", func(t *testing.T) {
+		c, err := LoadConfig([]string{"--listen", "127.0.0.1:9000", "--credit-max", "250.00"},
+			env("LEDGER_LISTEN", "127.0.0.1:7000", "LEDGER_CREDIT_MAX", "10", "LEDGER_FRAUD_DENY", "0.5", "LEDGER_FRAUD_STEPUP", "0.4"), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Listen != "127.0.0.1:9000" || c.CreditMax.String() != "250" || c.FraudDeny != 0.5 {
+			t.Fatalf("%+v", c)
+		}
+	})
+	for _, c := range []struct {
+		name string
+		args []string
+		env  func(string) string
+		want string
+	}{
+		{"BadTimeout", nil, env("LEDGER_REQUEST_TIMEOUT", "soon"), "LEDGER_REQUEST_TIMEOUT"},
+		{"ZeroTimeout", nil, env("LEDGER_REQUEST_TIMEOUT", "0s"), "LEDGER_REQUEST_TIMEOUT"},
+		{"BadFlagNamesTheVariable", []string{"--fraud-deny", "2"}, env(), "LEDGER_FRAUD_DENY (--fraud-deny)"},
+		{"BadListen", nil, env("LEDGER_LISTEN", "8080"), "LEDGER_LISTEN"},
+		{"BadSecret", nil, env("LEDGER_SIGNING_SECRETS", "c2hvcnQ="), "LEDGER_SIGNING_SECRETS"},
+		{"BadKEK", nil, env("LEDGER_KEK", "!!"), "LEDGER_KEK"},
+		{"BadCreditMax", nil, env("LEDGER_CREDIT_MAX", "1e3"), "LEDGER_CREDIT_MAX"},
+		{"NegativeCreditMax", nil, env("LEDGER_CREDIT_MAX", "-5"), "LEDGER_CREDIT_MAX"},
+		{"BadInflight", nil, env("LEDGER_MAX_INFLIGHT", "-1"), "LEDGER_MAX_INFLIGHT"},
+		{"BadPrefix", nil, env("LEDGER_CALLBACK_PREFIX", "ledger"), "LEDGER_CALLBACK_PREFIX"},
+		{"ProviderRequiredWithDatabase", nil, env("DATABASE_URL", "postgres://x@localhost/db"), "LEDGER_PROVIDER_ID"},
+		{"PublicAdminNeedsToken", nil, env("LEDGER_ADMIN_LISTEN", "0.0.0.0:8081"), "LEDGER_ADMIN_TOKEN"},
+		{"TLSPair", nil, env("LEDGER_TLS_CERT", "cert.pem"), "LEDGER_TLS_KEY"},
+		{"StepUpAboveDeny", nil, env("LEDGER_FRAUD_STEPUP", "0.95"), "LEDGER_FRAUD_STEPUP"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := LoadConfig(c.args, c.env, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want it to name %s", err, c.want)
+			}
+		})
+	}
+	t.Run("PublicAdminWithToken", func(t *testing.T) {
+		if _, err := LoadConfig(nil, env("LEDGER_ADMIN_LISTEN", "0.0.0.0:8081", "LEDGER_ADMIN_TOKEN", "t"), io.Discard); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -1,0 +1,213 @@
+package server_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/server"
+)
+
+// daemon runs server.Run until the test ends and returns its addresses.
+type daemon struct {
+	callbacks, admin string
+	stop             func() error
+}
+
+func start(t *testing.T, cfg server.Config) *daemon {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan [2]string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- server.Run(ctx, cfg, nil, server.Hooks{Started: func(cb, adm string) { started <- [2]string{cb, adm} }})
+	}()
+	select {
+	case addrs := <-started:
+		d := &daemon{callbacks: addrs[0], admin: addrs[1]}
+		var stopped bool
+		var stopErr error
+		d.stop = func() error {
+			if !stopped {
+				stopped = true
+				cancel()
+				stopErr = <-done
+			}
+			return stopErr
+		}
+		t.Cleanup(func() { _ = d.stop() })
+		return d
+	case err := <-done:
+		cancel()
+		t.Fatalf("ledgerd did not start: %v", err)
+	case <-time.After(90 * time.Second):
+		cancel()
+		t.Fatal("ledgerd did not start within 90s")
+	}
+	return nil
+}
+
+func config(t *testing.T, kv ...string) server.Config {
+	t.Helper()
+	env := map[string]string{"LEDGER_LISTEN": "127.0.0.1:0", "LEDGER_ADMIN_LISTEN": "127.0.0.1:0", "LEDGER_DATA_DIR": t.TempDir()}
+	for i := 0; i+1 < len(kv); i += 2 {
+		env[kv[i]] = kv[i+1]
+	}
+	cfg, err := server.LoadConfig(nil, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func get(t *testing.T, url string, out any) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if out != nil {
+		_ = json.NewDecoder(resp.Body).Decode(out)
+	}
+	return resp.StatusCode
+}
+
+func post(t *testing.T, url, body string) int {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestRunWithDatabaseURL(t *testing.T) {
+	t.Parallel()
+	secret := make([]byte, 32)
+	for i := range secret {
+		secret[i] = byte(i)
+	}
+	b64 := base64.StdEncoding.EncodeToString(secret)
+	d := start(t, config(t, "DATABASE_URL", pgtest.URL(t), "LEDGER_PROVIDER_ID", "bank-9",
+		"LEDGER_SIGNING_SECRETS", b64, "LEDGER_ADMIN_TOKEN", "tok"))
+	if code := get(t, "http://"+d.admin+"/readyz", nil); code != 200 {
+		t.Fatalf("readyz = %d", code)
+	}
+	if code := post(t, "http://"+d.admin+"/v1/accounts", `{}`); code != 401 {
+		t.Fatalf("admin without token = %d", code)
+	}
+	// A callback through the real listeners.
+	req, _ := http.NewRequest("POST", "http://"+d.admin+"/v1/accounts", strings.NewReader(`{"accountID":"r-1","ownerExternalID":"alice","currency":"USD"}`))
+	req.Header.Set("Authorization", "Bearer tok")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 201 {
+		t.Fatalf("create account: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	c := &callbacks.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret}}
+	r, err := c.Send(context.Background(), callbacks.CreditAccount, map[string]any{"providerID": "bank-9",
+		"idempotencyKey": "k1", "requesterExternalID": "alice", "fundingDestination": "none", "requestID": "rq-1",
+		"amount": map[string]any{"currency": map[string]any{"code": "USD", "decimalPlaces": 2}, "value": "1.00"}})
+	if err != nil || r.Status != 200 || r.Outcome() != "destination_unavailable" {
+		t.Fatalf("callback: %+v %v", r, err)
+	}
+	var metrics strings.Builder
+	resp, err = http.Get("http://" + d.admin + "/metrics")
+	if err == nil {
+		_, _ = io.Copy(&metrics, resp.Body)
+		resp.Body.Close()
+	}
+	for _, m := range []string{`ledgerd_callback_requests_total{endpoint="credit-account",outcome="destination_unavailable",status="200"} 1`,
+		"ledgerd_db_pool_max_connections", "ledgerd_keyring_opens_total"} {
+		if !strings.Contains(metrics.String(), m) {
+			t.Errorf("/metrics lacks %s", m)
+		}
+	}
+	if err := d.stop(); err != nil {
+		t.Fatalf("shutdown: %v", err)
+	}
+	if _, err := http.Get("http://" + d.callbacks + "/ledger/authorize"); err == nil {
+		t.Fatal("the callback listener still answers after shutdown")
+	}
+}
+
+// TestRunEmbedded: with nothing set, ledgerd runs its own Postgres; data
+// survives a restart; the embedded Postgres is gone after shutdown.
+func TestRunEmbedded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := config(t, "LEDGER_DATA_DIR", dir)
+	d := start(t, cfg)
+	if code := get(t, "http://"+d.admin+"/readyz", nil); code != 200 {
+		t.Fatalf("readyz = %d", code)
+	}
+	if code := post(t, "http://"+d.admin+"/v1/accounts", `{"accountID":"emb-1","ownerExternalID":"alice","currency":"EUR"}`); code != 201 {
+		t.Fatalf("create = %d", code)
+	}
+	secretFile := filepath.Join(dir, "signing-secret")
+	fi, err := os.Stat(secretFile)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("dev signing secret file: %v %v", fi, err)
+	}
+	raw, _ := os.ReadFile(secretFile)
+	secret, err := envelope.ParseSecret(strings.TrimSpace(string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &callbacks.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret}}
+	r, err := c.Send(context.Background(), callbacks.Capture, map[string]any{"providerID": "local", "payoutID": "p",
+		"holdReference": "hold_x", "idempotencyKey": "k"})
+	if err != nil || r.Status != 200 {
+		t.Fatalf("callback with the dev secret: %+v %v", r, err)
+	}
+	if err := d.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if pids := postgresOf(t, dir); len(pids) > 0 {
+		t.Fatalf("embedded Postgres still running after shutdown: %v", pids)
+	}
+
+	d = start(t, cfg)
+	var acct map[string]any
+	if code := get(t, "http://"+d.admin+"/v1/accounts/emb-1", &acct); code != 200 || acct["currency"] != "EUR" {
+		t.Fatalf("after restart: %d %v", code, acct)
+	}
+	if err := d.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if pids := postgresOf(t, dir); len(pids) > 0 {
+		t.Fatalf("embedded Postgres still running after the second shutdown: %v", pids)
+	}
+}
+
+// postgresOf lists the PIDs of postgres processes whose command line names
+// a directory under dir.
+func postgresOf(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, _ := os.ReadDir("/proc")
+	var pids []string
+	for _, e := range entries {
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		s := strings.ReplaceAll(string(cmd), "\x00", " ")
+		if strings.Contains(s, "postgres") && strings.Contains(s, dir) {
+			pids = append(pids, fmt.Sprintf("%s: %s", e.Name(), s))
+		}
+	}
+	return pids
+}
