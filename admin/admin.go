@@ -246,5 +246,6 @@ func jsonKind(k string) string {
 	}
 	return "number"
 }
+
 // keyring.Store is the SecretStore ledgerd uses.
 var _ SecretStore = (*keyring.Store)(nil)
