@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/provider-ledger/adapter/admin"
+	"github.com/provider-ledger/adapter/holds"
+	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/keyring"
+	"github.com/provider-ledger/adapter/ledger"
+)
+
+type adminCLI struct {
+	url    string
+	ledger *ledger.Store
+	holds  *holds.Store
+}
+
+func newAdminCLI(t *testing.T) adminCLI {
+	t.Helper()
+	pool := pgtest.Pool(t)
+	kek := make([]byte, 32)
+	kek[31] = 7
+	secrets, err := keyring.NewStore(pool, kek, keyring.StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := adminCLI{ledger: ledger.NewStore(pool, nil), holds: holds.NewStore(pool, nil)}
+	srv := httptest.NewServer(admin.New(admin.Config{Ledger: c.ledger, Holds: c.holds, Secrets: secrets}))
+	t.Cleanup(srv.Close)
+	c.url = srv.URL
+	return c
+}
+
+// run runs `ledgerctl args… --admin URL` and returns exit code, stdout, stderr.
+func (c adminCLI) run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append(args, "--admin", c.url), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func (c adminCLI) json(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	code, out, errs := c.run(t, append(args, "--json")...)
+	if code != 0 {
+		t.Fatalf("%v: exit %d: %s", args, code, errs)
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("%v: not JSON: %s", args, out)
+	}
+	return m
+}
+
+func TestAdminCommands(t *testing.T) {
+	t.Parallel()
+	c := newAdminCLI(t)
+
+	t.Run("AccountsAdjustInstruments", func(t *testing.T) {
+		code, out, errs := c.run(t, "accounts", "create", "cli-1", "--owner", "alice", "--currency", "EUR")
+		if code != 0 || !strings.Contains(out, "ACCOUNT") || !strings.Contains(out, "cli-1") || !strings.Contains(out, "0.00") {
+			t.Fatalf("create: %d %q %q", code, out, errs)
+		}
+		if m := c.json(t, "adjust", "cli-1", "100.50", "--key", "dep-1", "--memo", "opening"); m["balance"] != "100.50" {
+			t.Fatalf("adjust: %v", m)
+		}
+		if m := c.json(t, "instruments", "add", "--token", "card-cli", "--kind", "source", "--account", "cli-1"); m["accountID"] != "cli-1" {
+			t.Fatalf("instrument: %v", m)
+		}
+		if m := c.json(t, "accounts", "freeze", "cli-1"); m["status"] != "frozen" {
+			t.Fatalf("freeze: %v", m)
+		}
+		if m := c.json(t, "accounts", "unfreeze", "cli-1"); m["status"] != "open" {
+			t.Fatalf("unfreeze: %v", m)
+		}
+		if m := c.json(t, "accounts", "get", "cli-1"); m["available"] != "100.50" || m["currency"] != "EUR" {
+			t.Fatalf("get: %v", m)
+		}
+		if m := c.json(t, "accounts", "close", "cli-1"); m["status"] != "closed" {
+			t.Fatalf("close: %v", m)
+		}
+	})
+
+	t.Run("ErrorsExitNonZeroWithTheProblem", func(t *testing.T) {
+		code, _, errs := c.run(t, "adjust", "cli-none", "1", "--key", "k")
+		if code != 1 || !strings.Contains(errs, "404") || !strings.Contains(errs, "account-not-found") {
+			t.Fatalf("unknown account: %d %q", code, errs)
+		}
+		code, _, errs = c.run(t, "accounts", "create", "cli-2", "--owner", "bob", "--currency", "usd")
+		if code != 1 || !strings.Contains(errs, "/currency") {
+			t.Fatalf("bad currency: %d %q", code, errs)
+		}
+		if code, _, _ := c.run(t, "adjust", "cli-2"); code != 2 {
+			t.Fatalf("usage error: exit %d, want 2", code)
+		}
+		if code, _, _ := c.run(t, "nonsense"); code != 2 {
+			t.Fatalf("unknown command: exit %d, want 2", code)
+		}
+	})
+
+	t.Run("Holds", func(t *testing.T) {
+		ledgertest.Account(t, c.ledger, ledgertest.AccountOpts{AccountID: "cli-h", Owner: "hank", Funds: "10", Source: "src-cli-h"})
+		var refs []string
+		for _, p := range []string{"cp-1", "cp-2", "cp-3"} {
+			d, err := c.holds.Place(context.Background(), holds.PlaceRequest{PayoutID: p, ExternalID: "hank", FundingSource: "src-cli-h", Amount: ledgertest.USD("1")})
+			if err != nil || !d.Approved() {
+				t.Fatal(d, err)
+			}
+			refs = append(refs, d.Reference)
+		}
+		if m := c.json(t, "holds", "get", refs[0]); m["payoutID"] != "cp-1" || m["amount"] != "1.00" {
+			t.Fatalf("get: %v", m)
+		}
+		m := c.json(t, "holds", "list", "--limit", "1", "--all")
+		if hs, _ := m["holds"].([]any); len(hs) != 3 {
+			t.Fatalf("list --all over pages of 1: %v", m)
+		}
+		code, out, _ := c.run(t, "holds", "list", "--payout", "cp-2")
+		if code != 0 || !strings.Contains(out, refs[1]) || strings.Contains(out, refs[0]) {
+			t.Fatalf("list --payout: %q", out)
+		}
+	})
+
+	t.Run("Secrets", func(t *testing.T) {
+		gen := c.json(t, "secrets", "generate")
+		if gen["secret"] == nil || gen["fingerprint"] == nil {
+			t.Fatalf("generate: %v", gen)
+		}
+		file := t.TempDir() + "/secret"
+		if err := os.WriteFile(file, []byte("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		added := c.json(t, "secrets", "add", "--from-file", file)
+		code, out, _ := c.run(t, "secrets", "list")
+		if code != 0 || !strings.Contains(out, added["secretID"].(string)) || strings.Contains(out, "AAECAwQF") {
+			t.Fatalf("list: %q", out)
+		}
+		if code, out, errs := c.run(t, "secrets", "retire", added["secretID"].(string)); code != 0 || !strings.Contains(out, "retired") {
+			t.Fatalf("retire: %d %q %q", code, out, errs)
+		}
+		m := c.json(t, "secrets", "list")
+		for _, s := range m["signingSecrets"].([]any) {
+			s := s.(map[string]any)
+			if s["secretID"] == added["secretID"] && s["retiredOn"] == nil {
+				t.Fatalf("retired secret still active: %v", s)
+			}
+		}
+	})
+}
+
+func TestMigrate(t *testing.T) { // not parallel: it sets DATABASE_URL
+	url := pgtest.URL(t)
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"migrate", "--database-url", url}, &out, &errb); code != 0 || !strings.Contains(out.String(), "schema at version") {
+		t.Fatalf("migrate: %d %q %q", code, out.String(), errb.String())
+	}
+	t.Setenv("DATABASE_URL", "")
+	out.Reset()
+	errb.Reset()
+	if code := run(context.Background(), []string{"migrate"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "DATABASE_URL") {
+		t.Fatalf("migrate without a URL: %d %q", code, errb.String())
+	}
+}
