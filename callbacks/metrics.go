@@ -124,3 +124,8 @@ func (m *Metrics) Opens(fingerprint string) prometheus.Counter {
 func (m *Metrics) Requests(endpoint, outcome string, status int) prometheus.Counter {
 	return m.requests.WithLabelValues(endpoint, outcome, strconv.Itoa(status))
 }
+
+// TxRetries returns the counter of transaction retries of endpoint.
+func (m *Metrics) TxRetries(endpoint string) prometheus.Counter {
+	return m.txRetries.WithLabelValues(endpoint)
+}
