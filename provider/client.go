@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -182,6 +183,10 @@ type request struct {
 	// idempotencyHeader names the header carrying rc.idempotencyKey, if the
 	// endpoint takes one; such a write may be retried.
 	idempotencyHeader string
+	// keyMayBeIgnored marks a write whose idempotency key the server is not
+	// known to honor (signing-secret creation before v2026.10.00): the key
+	// is still sent, but the write is not retried.
+	keyMayBeIgnored bool
 	// user and pass override the API key (participant login).
 	user, pass *string
 	opts       requestConfig
@@ -213,7 +218,24 @@ func (c *Client) providerPath(segments ...string) (string, error) {
 
 // retryable says whether sending r again cannot apply its effect twice.
 func (r *request) retryable() bool {
-	return r.method == http.MethodGet || r.method == http.MethodHead || r.idempotencyHeader != ""
+	return r.method == http.MethodGet || r.method == http.MethodHead || r.idempotencyHeader != "" && !r.keyMayBeIgnored
+}
+
+// versionOf is the X-Service-Version r is sent with ("" for none).
+func (c *Client) versionOf(r *request) string {
+	if r.opts.version != nil {
+		return *r.opts.version
+	}
+	return c.version
+}
+
+var versionRe = regexp.MustCompile(`^v[0-9]{4}\.[0-9]{2}\.[0-9]{2}$`)
+
+// versionAtLeast reports whether v is a well-formed version (v2026.10.00)
+// no older than minimum. "" (the server's default, not shown by the spec)
+// and malformed versions are not known to be at least anything.
+func versionAtLeast(v, minimum string) bool {
+	return versionRe.MatchString(v) && v >= minimum
 }
 
 func (c *Client) build(ctx context.Context, r *request) (*http.Request, error) {
@@ -239,11 +261,7 @@ func (c *Client) build(ctx context.Context, r *request) (*http.Request, error) {
 	if c.userAgent != "" {
 		req.Header.Set("User-Agent", c.userAgent)
 	}
-	version := c.version
-	if r.opts.version != nil {
-		version = *r.opts.version
-	}
-	if version != "" {
+	if version := c.versionOf(r); version != "" {
 		req.Header.Set("X-Service-Version", version)
 	}
 	if r.user != nil {

@@ -482,4 +482,18 @@ func TestMoney(t *testing.T) {
 	if _, err := provider.USD("ten"); err == nil {
 		t.Error("USD accepted ten")
 	}
+	// More places than the currency has is refused, never rounded.
+	twelveFifty, _ := provider.USD("12.5")
+	for _, bad := range []provider.Money{provider.MustUSD("10.005"), {Value: twelveFifty.Value},
+		{Currency: provider.Currency{Code: "JPY"}, Value: twelveFifty.Value}} {
+		if b, err := json.Marshal(bad); err == nil {
+			t.Errorf("%v marshalled as %s", bad.Value, b)
+		}
+	}
+	if _, err := json.Marshal(provider.LimitsUpdate{DailyAmount: provider.Value(provider.MustUSD("0.001"))}); err == nil {
+		t.Error("an update carrying a sub-cent limit was encoded")
+	}
+	if b, err := json.Marshal(provider.MustUSD("7.1")); err != nil || !strings.Contains(string(b), `"value":"7.10"`) {
+		t.Errorf("7.1 USD: %s %v", b, err)
+	}
 }

@@ -63,14 +63,18 @@
 // the writes that carry an idempotency key (participant registration with
 // Idempotency-Key, signing-secret creation with X-Idempotency-Key; the key is
 // generated as a UUID unless WithIdempotencyKey gives one and is reused on
-// every attempt). Retries happen on 429, 5xx and transport errors, at most
+// every attempt). Signing-secret creation is retried only from v2026.10.00:
+// before it (or with no X-Service-Version) the service is not bound to honor
+// X-Idempotency-Key, so the key is sent but the call is not repeated.
+// Retries happen on 429, 5xx and transport errors, at most
 // RetryPolicy.MaxAttempts in all, after a full-jitter exponential backoff or
 // the server's Retry-After, and stop when the context ends.
 //
 // # Money
 //
 // Money is decimal.Decimal with its currency, sent as a string with the
-// currency's decimal places ("12.50"), never a float.
+// currency's decimal places ("12.50"), never a float. An amount with more
+// places than its currency has fails to encode rather than being rounded.
 //
 // # Testing
 //

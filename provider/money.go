@@ -28,9 +28,17 @@ type moneyWire struct {
 	Value    json.RawMessage `json:"value"`
 }
 
-// MarshalJSON writes the value as a string fixed to the currency's places.
+// MarshalJSON writes the value as a string fixed to the currency's places
+// ("12.50"). A value with more places than its currency has is an error,
+// never rounded: a limit of 10.005 USD (or 12.5 in a Money whose currency
+// was left zero) must not reach the service as 10.01 (or 13).
 func (m Money) MarshalJSON() ([]byte, error) {
-	v, _ := json.Marshal(m.Value.StringFixed(int32(m.Currency.DecimalPlaces)))
+	places := int32(m.Currency.DecimalPlaces)
+	if !m.Value.Equal(m.Value.Round(places)) {
+		return nil, fmt.Errorf("provider: amount %s has more than the %d decimal places of currency %q",
+			m.Value.String(), places, m.Currency.Code)
+	}
+	v, _ := json.Marshal(m.Value.StringFixed(places))
 	return json.Marshal(moneyWire{Currency: m.Currency, Value: v})
 }
 

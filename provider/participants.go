@@ -115,9 +115,16 @@ func (s *ParticipantsService) Ensure(ctx context.Context, body *ParticipantCreat
 	return p, resp, err
 }
 
-// Await polls the participant every interval until the signup check has
-// landed (status other than pending) or ctx ends.
+// DefaultAwaitInterval is the poll interval of Await when given none.
+const DefaultAwaitInterval = time.Second
+
+// Await polls the participant every interval (DefaultAwaitInterval when not
+// positive) until the signup check has landed (status other than pending)
+// or ctx ends.
 func (s *ParticipantsService) Await(ctx context.Context, participant string, interval time.Duration, opts ...RequestOption) (*Participant, error) {
+	if interval <= 0 {
+		interval = DefaultAwaitInterval
+	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

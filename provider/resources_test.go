@@ -91,6 +91,13 @@ func TestParticipants(t *testing.T) {
 		if _, err := c.Participants.Await(ctx, "nobody", time.Millisecond); !errors.Is(err, provider.ErrNotFound) {
 			t.Fatalf("await unknown: %v", err)
 		}
+		// A zero interval (ledgerctl provider participants wait --interval 0)
+		// polls at the default pace instead of panicking in NewTicker.
+		short, cancel = context.WithTimeout(ctx, 20*time.Millisecond)
+		defer cancel()
+		if _, err := c.Participants.Await(short, "carol", 0); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("await with interval 0: %v", err)
+		}
 	})
 }
 

@@ -100,6 +100,38 @@ func TestRetries(t *testing.T) {
 			t.Fatal("key changed between attempts")
 		}
 	})
+	t.Run("SecretCreateWithAKeyTheServerMayIgnoreIsNotRetried", func(t *testing.T) {
+		t.Parallel()
+		// Before v2026.10.00 (and with no version, where the server's
+		// default is unknown) X-Idempotency-Key is not part of the
+		// contract: a retry could create a second secret.
+		b := setup(t)
+		route := "POST /providers/{providerID}/signing-secrets"
+		for _, c := range []struct {
+			name string
+			c    *provider.Client
+			opts []provider.RequestOption
+		}{
+			{"v2026.07.00", b.c, []provider.RequestOption{provider.WithRequestVersion("v2026.07.00")}},
+			{"no version", b.c, []provider.RequestOption{provider.WithRequestVersion("")}},
+			{"client default none", b.client(t, provider.WithVersion(""), provider.WithRetryPolicy(provider.RetryPolicy{Sleep: b.sleeps.sleep})), nil},
+		} {
+			b.svc.ResetRequests()
+			b.svc.InjectFailure(providertest.Failure{Route: route, Status: 503})
+			_, resp, err := c.c.SigningSecrets.Create(ctx, c.opts...)
+			if !errors.Is(err, provider.ErrServer) || resp.Attempts != 1 || len(b.svc.Requests()) != 1 {
+				t.Fatalf("%s: %v, attempts %d", c.name, err, resp.Attempts)
+			}
+			if b.svc.Requests()[0].Header.Get("X-Idempotency-Key") == "" {
+				t.Fatalf("%s: the key is still sent", c.name)
+			}
+		}
+		// From v2026.10.00 the same failure is retried.
+		b.svc.InjectFailure(providertest.Failure{Route: route, Status: 503})
+		if _, resp, err := b.c.SigningSecrets.Create(ctx, provider.WithRequestVersion("v2026.11.00")); err != nil || resp.Attempts != 2 {
+			t.Fatalf("v2026.11.00: %v %+v", err, resp)
+		}
+	})
 	t.Run("WritesWithoutAKeyAreNotRetried", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)

@@ -51,10 +51,17 @@ func (s *SigningSecretsService) ListIter(ctx context.Context, opts *ListOptions,
 	})
 }
 
+// NestedSecretVersion is the first version whose signing-secret create nests
+// the secret under signingSecret and honors X-Idempotency-Key.
+const NestedSecretVersion = "v2026.10.00"
+
 // Create creates a signing secret and returns it with its plaintext. It
 // sends X-Idempotency-Key (a fresh UUID unless WithIdempotencyKey gives one;
-// Response.IdempotencyKey tells which), so it is retried on transport errors
-// and 5xx. It decodes both bodies: {signingSecret} from v2026.10.00 and the
+// Response.IdempotencyKey tells which). From v2026.10.00 the service honors
+// the key, so the call is retried on transport errors, 429 and 5xx; with an
+// older version, or none (the server's default is not shown), the key may be
+// ignored and a retry could create a second secret, so the call is sent
+// once. It decodes both bodies: {signingSecret} from v2026.10.00 and the
 // bare secret before.
 //
 // A retry can reach the service after an earlier attempt already created the
@@ -74,6 +81,7 @@ func (s *SigningSecretsService) Create(ctx context.Context, opts ...RequestOptio
 	if req.opts.idempotencyKey == "" {
 		req.opts.idempotencyKey = uuid.NewString()
 	}
+	req.keyMayBeIgnored = !versionAtLeast(s.client.versionOf(req), NestedSecretVersion)
 	sec := new(SigningSecret)
 	resp, err := s.client.do(ctx, req, wrapped("signingSecret", sec))
 	if err != nil {

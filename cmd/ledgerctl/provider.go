@@ -14,10 +14,11 @@ import (
 	"github.com/provider-ledger/adapter/provider"
 )
 
-const providerUsage = `usage: ledgerctl provider <command> [flags] [args]
+const providerUsage = `usage: ledgerctl provider [connection flags] <command> [flags] [args]
 
 The service's provider API. Every command prints the API's answer as JSON.
-Connection flags (every command): --base-url (env SERVICE_BASE_URL),
+Connection flags, before the command words or among its flags (a flag
+after the command words wins): --base-url (env SERVICE_BASE_URL),
 --api-key-id (SERVICE_API_KEY_ID), --api-key-secret (SERVICE_API_KEY_SECRET),
 --version (SERVICE_VERSION, default v2026.10.00), --provider-id
 (SERVICE_PROVIDER_ID, else LEDGER_PROVIDER_ID, else local).
@@ -56,6 +57,19 @@ first half of a rotation); the secret is then printed only with --show-secret.
 
 // runProvider runs `ledgerctl provider …`; args follow the word provider.
 func runProvider(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	// Connection flags may come before the command words:
+	// ledgerctl provider --base-url URL reviews list.
+	lead := newProviderCmd("", stderr, nil)
+	lead.fs.Usage = func() { fmt.Fprint(stderr, providerUsage) }
+	if err := lead.fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	conn := map[string]string{}
+	lead.fs.Visit(func(f *flag.Flag) { conn[f.Name] = f.Value.String() })
+	args = lead.fs.Args()
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stderr, providerUsage)
 		if len(args) == 0 {
@@ -77,7 +91,7 @@ func runProvider(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "ledgerctl provider: unknown command %q\n\n%s", cmd, providerUsage)
 		return 2
 	}
-	pc := newProviderCmd(cmd, stderr)
+	pc := newProviderCmd(cmd, stderr, conn)
 	h.flags(pc)
 	pos, err := parseInterleaved(pc.fs, rest)
 	if err != nil {
@@ -142,22 +156,27 @@ func envFirst(names ...string) string {
 	return ""
 }
 
-func newProviderCmd(name string, stderr io.Writer) *providerCmd {
-	pc := &providerCmd{fs: flag.NewFlagSet("ledgerctl provider "+name, flag.ContinueOnError)}
+// newProviderCmd returns a command with the connection flags registered.
+// Their defaults are lead (the connection flags given before the command
+// words), else the environment, else the built-in defaults.
+func newProviderCmd(name string, stderr io.Writer, lead map[string]string) *providerCmd {
+	pc := &providerCmd{fs: flag.NewFlagSet(strings.TrimSpace("ledgerctl provider "+name), flag.ContinueOnError)}
 	pc.fs.SetOutput(stderr)
-	pc.fs.StringVar(&pc.baseURL, "base-url", os.Getenv("SERVICE_BASE_URL"), "provider API base URL (env SERVICE_BASE_URL)")
-	pc.fs.StringVar(&pc.keyID, "api-key-id", os.Getenv("SERVICE_API_KEY_ID"), "API key id (env SERVICE_API_KEY_ID)")
-	pc.fs.StringVar(&pc.keySecret, "api-key-secret", os.Getenv("SERVICE_API_KEY_SECRET"), "API key secret (env SERVICE_API_KEY_SECRET)")
-	version := envFirst("SERVICE_VERSION")
-	if version == "" {
-		version = provider.DefaultVersion
+	def := func(flagName, fallback string, envs ...string) string {
+		if v, ok := lead[flagName]; ok {
+			return v
+		}
+		if v := envFirst(envs...); v != "" {
+			return v
+		}
+		return fallback
 	}
-	pc.fs.StringVar(&pc.version, "version", version, "X-Service-Version (env SERVICE_VERSION)")
-	pid := envFirst("SERVICE_PROVIDER_ID", "LEDGER_PROVIDER_ID")
-	if pid == "" {
-		pid = "local"
-	}
-	pc.fs.StringVar(&pc.providerID, "provider-id", pid, "provider account ID (env SERVICE_PROVIDER_ID or LEDGER_PROVIDER_ID)")
+	pc.fs.StringVar(&pc.baseURL, "base-url", def("base-url", "", "SERVICE_BASE_URL"), "provider API base URL (env SERVICE_BASE_URL)")
+	pc.fs.StringVar(&pc.keyID, "api-key-id", def("api-key-id", "", "SERVICE_API_KEY_ID"), "API key id (env SERVICE_API_KEY_ID)")
+	pc.fs.StringVar(&pc.keySecret, "api-key-secret", def("api-key-secret", "", "SERVICE_API_KEY_SECRET"), "API key secret (env SERVICE_API_KEY_SECRET)")
+	pc.fs.StringVar(&pc.version, "version", def("version", provider.DefaultVersion, "SERVICE_VERSION"), "X-Service-Version (env SERVICE_VERSION)")
+	pc.fs.StringVar(&pc.providerID, "provider-id", def("provider-id", "local", "SERVICE_PROVIDER_ID", "LEDGER_PROVIDER_ID"),
+		"provider account ID (env SERVICE_PROVIDER_ID or LEDGER_PROVIDER_ID)")
 	return pc
 }
 

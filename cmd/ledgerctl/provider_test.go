@@ -308,3 +308,69 @@ func TestProviderSecretsInstall(t *testing.T) {
 		t.Fatalf("%d secrets after the refused install", len(after))
 	}
 }
+
+// TestProviderConnection configures the client from the environment and
+// from connection flags placed before the command words.
+func TestProviderConnection(t *testing.T) {
+	srv := providertest.NewServer()
+	t.Cleanup(srv.Close)
+	id, secret := srv.APIKey()
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := runProvider(context.Background(), args, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+	version := func() string {
+		r, _ := srv.LastRequest("")
+		return r.Header.Get("X-Service-Version")
+	}
+
+	t.Run("Environment", func(t *testing.T) {
+		t.Setenv("SERVICE_BASE_URL", srv.URL)
+		t.Setenv("SERVICE_API_KEY_ID", id)
+		t.Setenv("SERVICE_API_KEY_SECRET", secret)
+		t.Setenv("SERVICE_PROVIDER_ID", srv.ProviderID())
+		t.Setenv("SERVICE_VERSION", "v2026.07.00")
+		if code, _, errs := run("limit-groups", "list"); code != 0 || version() != "v2026.07.00" {
+			t.Fatalf("exit %d (%s), X-Service-Version %q", code, errs, version())
+		}
+		// The version decides the signing-secret body: the bare secret.
+		code, out, errs := run("secrets", "create")
+		var m map[string]any
+		if code != 0 || json.Unmarshal([]byte(out), &m) != nil || m["secret"] == nil || version() != "v2026.07.00" {
+			t.Fatalf("exit %d (%s): %s", code, errs, out)
+		}
+		// A flag beats the environment.
+		if code, _, errs := run("limit-groups", "list", "--version", "v2026.10.00"); code != 0 || version() != "v2026.10.00" {
+			t.Fatalf("exit %d (%s), X-Service-Version %q", code, errs, version())
+		}
+	})
+
+	t.Run("FlagsBeforeTheCommandWords", func(t *testing.T) {
+		t.Setenv("SERVICE_BASE_URL", "")
+		t.Setenv("SERVICE_API_KEY_ID", "")
+		t.Setenv("SERVICE_API_KEY_SECRET", "")
+		t.Setenv("SERVICE_VERSION", "")
+		lead := []string{"--base-url", srv.URL, "--api-key-id", id, "--api-key-secret=" + secret,
+			"--provider-id", srv.ProviderID(), "--version", "v2026.07.00"}
+		code, out, errs := run(append(lead, "limit-groups", "create", "--name", "lead")...)
+		if code != 0 || !strings.Contains(out, `"groupID"`) || version() != "v2026.07.00" {
+			t.Fatalf("exit %d (%s): %s, version %q", code, errs, out, version())
+		}
+		if code, _, errs := run(append(lead, "limit-groups", "list", "--version", "v2026.10.00")...); code != 0 || version() != "v2026.10.00" {
+			t.Fatalf("a flag after the command words should win: exit %d (%s), version %q", code, errs, version())
+		}
+		if code, _, errs := run("--base-url", srv.URL, "--api-key-id", id, "--api-key-secret", "wrong", "limit-groups", "list"); code != 1 || !strings.Contains(errs, "401") {
+			t.Fatalf("leading credentials not used: exit %d %s", code, errs)
+		}
+		if code, _, errs := run("--base-url", srv.URL, "--help"); code != 0 || !strings.Contains(errs, "connection flags") {
+			t.Fatalf("help: %d %s", code, errs)
+		}
+		if code, _, _ := run("--base-url", srv.URL); code != 2 {
+			t.Fatalf("no command: exit %d", code)
+		}
+		if code, _, _ := run("--nope", "limit-groups", "list"); code != 2 {
+			t.Fatalf("unknown leading flag: exit %d", code)
+		}
+	})
+}

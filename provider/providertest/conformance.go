@@ -256,8 +256,20 @@ func expectProblem(t *testing.T, r reply, status int) map[string]any {
 		t.Fatalf("content type %q, want application/problem+json", ct)
 	}
 	m := r.obj(t)
-	if m["type"] == nil || m["title"] == nil || m["status"] != float64(status) {
-		t.Fatalf("problem lacks type, title or status %d: %s", status, r.Body)
+	_, isDetail := m["detail"].(string)
+	if str(m, "type") == "" || str(m, "title") == "" || m["status"] != float64(status) || !isDetail {
+		t.Fatalf("problem lacks type, title, detail or status %d: %s", status, r.Body)
+	}
+	if errs, ok := m["errors"]; ok {
+		list, _ := errs.([]any)
+		for _, e := range list {
+			if em, _ := e.(map[string]any); str(em, "pointer") == "" || str(em, "detail") == "" {
+				t.Fatalf("errors member lacks pointer or detail: %s", r.Body)
+			}
+		}
+		if list == nil {
+			t.Fatalf("errors is not an array: %s", r.Body)
+		}
 	}
 	return m
 }
@@ -375,16 +387,56 @@ func (c *conformance) authentication(t *testing.T) {
 		hdr{"Authorization": ""}), http.StatusUnauthorized)
 	expect(t, c.req(t, "GET", path, "", nil), http.StatusOK)
 
+	t.Run("EveryEndpointNeedsTheAPIKey", func(t *testing.T) {
+		for _, e := range providerEndpoints {
+			path := c.p("%s", e.path)
+			for _, auth := range []string{"", basic(c.tg.APIKeyID, c.tg.APIKeySecret+"x"), "Bearer " + c.tg.APIKeySecret} {
+				if r := c.req(t, e.method, path, e.body, hdr{"Authorization": auth}); r.Status != http.StatusUnauthorized {
+					t.Errorf("%s %s with Authorization %q: %v, want 401", e.method, e.path, auth, r)
+				}
+			}
+		}
+	})
 	t.Run("OtherProvidersPathIsForbidden", func(t *testing.T) {
 		need(t, c.tg.Hooks.OtherProvider != nil, "OtherProvider")
 		other, _, _, err := c.tg.Hooks.OtherProvider()
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Rule 3: for signing-secret and provider-update endpoints the
+		// path providerID must be the caller's account.
 		expect(t, c.req(t, "GET", "/providers/"+other+"/signing-secrets", "", nil), http.StatusForbidden)
+		expect(t, c.req(t, "POST", "/providers/"+other+"/signing-secrets", "",
+			hdr{"X-Idempotency-Key": "conf-" + randomHex(6)}), http.StatusForbidden)
 		expect(t, c.req(t, "PATCH", "/providers/"+other, `{"shortName":"Other1"}`, nil), http.StatusForbidden)
 		expect(t, c.req(t, "GET", "/providers/"+other+"/limit-groups", "", nil), http.StatusForbidden)
 	})
+}
+
+// providerEndpoints is every {providerID}-scoped endpoint of the spec, with
+// placeholder IDs and a well-formed body, relative to /providers/{providerID}.
+var providerEndpoints = []struct{ method, path, body string }{
+	{"PATCH", "", `{"shortName":"Acme01"}`},
+	{"POST", "/participants", participantBody("auth-probe")},
+	{"GET", "/participants/p-probe", ""},
+	{"GET", "/limit-groups", ""},
+	{"POST", "/limit-groups", `{"name":"probe"}`},
+	{"PATCH", "/limit-groups/g-probe", `{"name":"probe"}`},
+	{"GET", "/limit-groups/g-probe/members", ""},
+	{"PUT", "/limit-groups/g-probe/members/p-probe", ""},
+	{"DELETE", "/limit-groups/g-probe/members/p-probe", ""},
+	{"PUT", "/participants/p-probe/limits", `{"dailySendCount":1}`},
+	{"DELETE", "/participants/p-probe/limits", ""},
+	{"GET", "/limits", ""},
+	{"GET", "/reviews", ""},
+	{"GET", "/reviews/r-probe", ""},
+	{"POST", "/reviews/r-probe/resolutions", `{"resolution":"approved"}`},
+	{"GET", "/participants/p-probe/payments", ""},
+	{"POST", "/participants/p-probe/funding-sources", `{"fundingType":"card","providerSourceID":"s","displayName":"n"}`},
+	{"GET", "/participants/p-probe/funding-sources/f-probe", ""},
+	{"PATCH", "/participants/p-probe/funding-sources/f-probe", `{"displayName":"n"}`},
+	{"GET", "/signing-secrets", ""},
+	{"POST", "/signing-secrets", ""},
 }
 
 func (c *conformance) versionHeader(t *testing.T) {
@@ -401,8 +453,18 @@ func (c *conformance) pagination(t *testing.T) {
 		expect(t, r, http.StatusCreated)
 		created = append(created, str(r.obj(t), "group", "groupID"))
 	}
-	for _, bad := range []string{"0", "101", "-1", "abc"} {
+	for _, bad := range []string{"0", "101", "-1", "abc", ""} {
 		expectProblem(t, c.req(t, "GET", c.p("/limit-groups?limit=%s", bad), "", nil), http.StatusBadRequest)
+	}
+	// Every list endpoint checks limit.
+	pid := c.register(t, c.externalID(""))
+	for _, list := range []string{"/limit-groups?", "/limit-groups/" + created[0] + "/members?",
+		"/reviews?", "/reviews?status=approved&", "/participants/" + pid + "/payments?", "/signing-secrets?"} {
+		for _, bad := range []string{"0", "101"} {
+			expectProblem(t, c.req(t, "GET", c.p("%slimit=%s", list, bad), "", nil), http.StatusBadRequest)
+		}
+		expect(t, c.req(t, "GET", c.p("%slimit=1", list), "", nil), http.StatusOK)
+		expect(t, c.req(t, "GET", c.p("%slimit=100", list), "", nil), http.StatusOK)
 	}
 	expectProblem(t, c.req(t, "GET", c.p("/limit-groups?cursor=not-a-cursor!"), "", nil), http.StatusBadRequest)
 	expect(t, c.req(t, "GET", c.p("/limit-groups?limit=100"), "", nil), http.StatusOK)
@@ -584,16 +646,15 @@ func (c *conformance) senderTokens(t *testing.T) {
 		}
 		expectBodiless(t, c.token(t, ext, hdr{"Authorization": basic(id, secret)}), http.StatusForbidden)
 	})
-	t.Run("OtherProvidersParticipantIsNotTheirs", func(t *testing.T) {
+	t.Run("OtherProvidersParticipantIsForbidden", func(t *testing.T) {
+		// Authentication rule 7: a participant belonging to another
+		// provider returns 403, bodiless like every token error.
 		need(t, c.tg.Hooks.OtherProvider != nil, "OtherProvider")
 		_, id, secret, err := c.tg.Hooks.OtherProvider()
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := c.token(t, ext, hdr{"Authorization": basic(id, secret)})
-		if r.Status != http.StatusNotFound && r.Status != http.StatusForbidden {
-			t.Fatalf("status %d, want 404 or 403", r.Status)
-		}
+		expectBodiless(t, c.token(t, ext, hdr{"Authorization": basic(id, secret)}), http.StatusForbidden)
 	})
 	t.Run("ParticipantLoginWithEmptyBody", func(t *testing.T) {
 		need(t, c.tg.Hooks.ParticipantLogin != nil, "ParticipantLogin")

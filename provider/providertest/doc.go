@@ -63,16 +63,23 @@
 //   - Participant create answers 201 {participantID, status: pending}; GET
 //     answers {participantID, externalID, status}. A replayed Idempotency-Key
 //     with the same body answers the first 201; with another body 400; a
-//     key that is not a UUID 400. Registration validation failures are 400
+//     key that is not a UUID 400; a request without the header is served
+//     (with no replay protection). Registration validation failures are 400
 //     with pointers.
+//   - Token minting for an externalID registered only with another provider
+//     is 403, per Authentication rule 7 ("a participant belonging to
+//     another provider" returns 403); 404 is for an externalID no provider
+//     has registered. Token errors carry no body, 400 included (a
+//     malformed X-Service-Version aside, which is a problem on every route).
 //   - The signup check is a SignupCheck option; the default clears at once
 //     and denies externalIDs starting "deny-".
 //   - Disabling a participant is SetParticipantStatus(..., StatusDisabled).
 //   - A participant login is HTTP Basic with credentials from
 //     ParticipantLogin; bearer tokens are not accepted on provider endpoints.
-//   - Limit group PATCH without expectedVersionID updates unconditionally.
-//     An override PUT without expectedVersionID when one exists, or with one
-//     when none exists, is 409 version_conflict.
+//   - Limit group PATCH and override PUT without expectedVersionID update
+//     unconditionally (the override PUT creates the override if there is
+//     none). With one, a stale version, or any version when there is no
+//     override yet, is 409 version_conflict.
 //   - A support override is one carrying reason or reference: it needs both,
 //     and expiresOn after now and within 24 hours (else 422).
 //   - Override DELETE answers 204, also when there is none. The policy is
@@ -93,8 +100,12 @@
 //     create; when sent it is honored as from v2026.10.00. A key is 1 to 255
 //     visible ASCII characters. The default version is DefaultVersion.
 //     Revocation is RevokeSigningSecret.
-//   - A malformed X-Service-Version is 400; other problem bodies use type
-//     URIs {base_url}/errors#<slug>. shortName updates reject other fields.
+//   - A malformed X-Service-Version is 400. Every problem body carries type
+//     ({base_url}/errors#<slug>), title, status and detail; validation
+//     problems (400 of registration and shortName, 422 elsewhere) add
+//     errors[{pointer, detail}]. 401 and 403 of every endpoint, and 404 of
+//     participant reads, have no body. shortName updates reject other
+//     fields.
 //
 // # Conformance
 //

@@ -328,11 +328,11 @@ func (s *Service) putOverride(w http.ResponseWriter, r *http.Request, pid string
 	if v.write(w, r, http.StatusUnprocessableEntity) {
 		return
 	}
-	// Omitting expectedVersionID claims "there is no override yet"; sending
-	// one claims it is the latest. Either claim being wrong is a conflict.
-	switch {
-	case cur == nil && req.ExpectedVersionID != nil,
-		cur != nil && (req.ExpectedVersionID == nil || *req.ExpectedVersionID != cur.VersionID):
+	// A sent expectedVersionID claims to be the latest version: stale (or
+	// sent when there is no override) is a conflict. Omitting it, as the
+	// first write does, sets no precondition: the PUT creates or updates,
+	// as limit-group PATCH does without one.
+	if req.ExpectedVersionID != nil && (cur == nil || *req.ExpectedVersionID != cur.VersionID) {
 		conflict(w, r, "version_conflict", "Version conflict",
 			"expectedVersionID is not the latest version; re-read and retry")
 		return

@@ -340,7 +340,16 @@ func (s *Service) createToken(w http.ResponseWriter, r *http.Request, _ string) 
 		}
 		p = s.providers[key.ProviderID].byExternal[*req.ExternalID]
 		if p == nil {
-			fail(http.StatusNotFound)
+			// "A bad credential and a participant belonging to another
+			// provider both return 403" (Authentication, rule 7); 404 is
+			// for an externalID no provider has registered.
+			status := http.StatusNotFound
+			for _, other := range s.providers {
+				if other.byExternal[*req.ExternalID] != nil {
+					status = http.StatusForbidden
+				}
+			}
+			fail(status)
 			return
 		}
 	} else if l, ok := s.logins[user]; ok && l.password == pass {

@@ -299,7 +299,8 @@ func (s *Service) handle(route string, providerScoped bool, h handlerFunc) {
 	s.mux.HandleFunc(route, func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 		if err != nil {
-			problem(w, r, http.StatusBadRequest, "invalid-request", "Request body unreadable or too large", "")
+			problem(w, r, http.StatusBadRequest, "invalid-request", "Invalid request",
+				"request body unreadable or larger than "+strconv.Itoa(maxBody)+" bytes")
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -414,7 +415,7 @@ type problemBody struct {
 	Type   string       `json:"type"`
 	Title  string       `json:"title"`
 	Status int          `json:"status"`
-	Detail string       `json:"detail,omitempty"`
+	Detail string       `json:"detail"` // always sent: Errors, rule 1
 	Code   string       `json:"code,omitempty"`
 	Errors []fieldError `json:"errors,omitempty"`
 }

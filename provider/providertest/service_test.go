@@ -126,14 +126,33 @@ func TestService(t *testing.T) {
 		b.do(t, "POST", "/providers/local/participants", participantJSON("carol"), "Idempotency-Key", "").want(t, 409)
 	})
 
+	t.Run("ProblemsAlwaysCarryDetail", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		a := b.do(t, "POST", "/providers/local/limit-groups", `{"name":"`+strings.Repeat("x", 1<<20)+`"}`).want(t, 400)
+		detail, _ := a.field(t, "detail").(string)
+		title, _ := a.field(t, "title").(string)
+		if a.header.Get("Content-Type") != "application/problem+json" || detail == "" || title == "" ||
+			a.field(t, "type") == nil || a.field(t, "status") != float64(400) {
+			t.Fatalf("oversized body: %v %s", a.header, a.body)
+		}
+	})
+
 	t.Run("OverrideVersionClaims", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		b.register(t, "p1")
 		b.do(t, "PUT", "/providers/local/participants/p1/limits", `{"dailySendCount":1,"expectedVersionID":"ver_x"}`).want(t, 409)
-		b.do(t, "PUT", "/providers/local/participants/p1/limits", `{"dailySendCount":1}`).want(t, 200)
-		// An override exists: omitting expectedVersionID loses the first-write race.
-		b.do(t, "PUT", "/providers/local/participants/p1/limits", `{"dailySendCount":2}`).want(t, 409)
+		v1 := b.do(t, "PUT", "/providers/local/participants/p1/limits", `{"dailySendCount":1,"weeklyAmount":`+
+			`{"currency":{"code":"USD","decimalPlaces":2},"value":"70.00"}}`).want(t, 200).field(t, "override", "versionID").(string)
+		// Only a stale expectedVersionID conflicts; omitting it on a later
+		// write sets no precondition (the spec's 409 is "on stale version"),
+		// and absent fields still stay.
+		o := b.do(t, "PUT", "/providers/local/participants/p1/limits", `{"dailySendCount":2}`).want(t, 200)
+		if o.field(t, "override", "dailySendCount") != float64(2) || o.field(t, "override", "weeklyAmount", "value") != "70.00" {
+			t.Fatalf("update without expectedVersionID: %s", o.body)
+		}
+		b.do(t, "PUT", "/providers/local/participants/p1/limits", `{"dailySendCount":3,"expectedVersionID":"`+v1+`"}`).want(t, 409)
 		b.do(t, "DELETE", "/providers/local/participants/p1/limits", "").want(t, 204)
 		b.do(t, "DELETE", "/providers/local/participants/p1/limits", "").want(t, 204)
 		if _, ok, _ := b.srv.Override("local", "p1"); ok {
