@@ -18,11 +18,15 @@ ALTER TABLE credits ALTER CONSTRAINT credits_transaction_fkey DEFERRABLE INITIAL
 ALTER TABLE adjustments ALTER CONSTRAINT adjustments_transaction_fkey DEFERRABLE INITIALLY DEFERRED;
 
 -- ledger_post_shard adds p_amount to the shard of a system account that this
--- database session owns (see account_shards).
+-- database session owns (see account_shards). The session setting
+-- ledger.settlement_shards (1 to 64, default 64) narrows the shards used;
+-- benchmarks set it to 1 to measure the single-row baseline.
 CREATE FUNCTION ledger_post_shard(p_account_id text, p_amount numeric) RETURNS void
 LANGUAGE sql AS $$
     INSERT INTO account_shards AS s (account_id, shard, balance)
-    VALUES (p_account_id, pg_backend_pid() % 64, p_amount)
+    VALUES (p_account_id,
+            pg_backend_pid() % least(greatest(coalesce(nullif(current_setting('ledger.settlement_shards', true), '')::int, 64), 1), 64),
+            p_amount)
     ON CONFLICT (account_id, shard) DO UPDATE SET balance = s.balance + EXCLUDED.balance
 $$;
 
