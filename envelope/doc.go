@@ -33,13 +33,13 @@
 //  1. Five segments; the header segment unpadded Base64url of a JSON object.
 //     Else [ErrMalformedJWE].
 //  2. Header: alg in the allowed list {"A256KW"}, enc in {"A256GCM"}, both
-//     present; no "zip" (whatever its value, even null), no "crit"; "typ" and
-//     "cty", when present, must be the string "JWT" (compared
-//     case-insensitively, as media types are). Missing typ or cty is
-//     tolerated: the spec says the service sends them, but they carry no
-//     security meaning and a missing one must not turn a valid, authenticated
-//     request into a 400. A duplicated alg, enc, typ or cty is rejected rather
-//     than resolved (RFC 7515 §4). Unknown parameters (kid, ...) are ignored.
+//     present; no "zip" (whatever its value, even null), no "crit". "typ" and
+//     "cty", when present, must be strings; the service sends "JWT", but any
+//     value is tolerated (and a missing one too): they carry no security
+//     meaning, since the inner form is detected from the plaintext, and a
+//     media-type spelling must not turn a valid, authenticated request into a
+//     terminal 400. A duplicated alg, enc, typ or cty is rejected rather than
+//     resolved (RFC 7515 §4). Unknown parameters (kid, ...) are ignored.
 //     Else [ErrUnsupportedHeader].
 //  3. Wrapped key 40 bytes, IV 12 bytes, tag 16 bytes, ciphertext unpadded
 //     Base64url. Else [ErrMalformedJWE].

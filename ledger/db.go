@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 	"time"
 
@@ -94,9 +95,12 @@ func backoff(attempt int) time.Duration {
 var pgxTxRepeatableReadReadOnly = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
 
 // Unavailable reports whether err means the database could not be reached
-// or could not finish the work for a transient reason (connection refused
-// or lost, server shutting down or starting, too many connections,
-// serialization failure, deadlock): the same request may succeed later.
+// or could not finish the work for a transient reason: the same request may
+// succeed later. That is any failure to connect, whatever the server said
+// (connection refused, database not accepting connections, too many
+// connections, authentication failing during a password rotation), a lost
+// connection, a server shutting down or starting, a read-only standby after
+// a failover, resource exhaustion, a serialization failure or a deadlock.
 func Unavailable(err error) bool {
 	if err == nil {
 		return false
@@ -105,25 +109,27 @@ func Unavailable(err error) bool {
 	if errors.As(err, &le) && le.Code == CodeUnavailable {
 		return true
 	}
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) {
+		return true
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		switch {
-		case len(pgErr.Code) == 5 && pgErr.Code[:2] == "08": // connection exception
-			return true
-		case pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03", // shutdown, crash, starting
-			pgErr.Code == "53300", pgErr.Code == "40001", pgErr.Code == "40P01":
+		switch code := pgErr.Code; {
+		case strings.HasPrefix(code, "08"), // connection exception
+			strings.HasPrefix(code, "53"),                     // insufficient resources
+			code == "57P01", code == "57P02", code == "57P03", // shutdown, crash, starting
+			code == "25006", // read-only transaction: a standby after failover
+			code == "40001", code == "40P01":
 			return true
 		}
 		return false
 	}
-	var connErr *pgconn.ConnectError
-	if errors.As(err, &connErr) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
+	if pgconn.SafeToRetry(err) || pgconn.Timeout(err) {
 		return true
 	}
 	var netErr net.Error
-	if errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) {
-		return true
-	}
-	return errors.Is(err, puddle.ErrClosedPool)
+	return errors.As(err, &netErr) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, puddle.ErrClosedPool)
 }

@@ -1,17 +1,20 @@
 package server
 
 import (
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 )
 
@@ -69,7 +72,7 @@ func duration(dst func(*Config) *time.Duration, allowZero bool) func(*Config, st
 func fraction(dst func(*Config) *float64) func(*Config, string) error {
 	return func(c *Config, v string) error {
 		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 || f > 1 {
+		if err != nil || math.IsNaN(f) || f < 0 || f > 1 {
 			return fmt.Errorf("%q is not a number from 0 to 1", v)
 		}
 		*dst(c) = f
@@ -79,8 +82,12 @@ func fraction(dst func(*Config) *float64) func(*Config, string) error {
 
 func listenAddr(dst func(*Config) *string) func(*Config, string) error {
 	return func(c *Config, v string) error {
-		if _, _, err := net.SplitHostPort(v); err != nil {
+		_, port, err := net.SplitHostPort(v)
+		if err != nil {
 			return fmt.Errorf("%q is not host:port", v)
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+			return fmt.Errorf("%q has no valid port", v)
 		}
 		*dst(c) = v
 		return nil
@@ -88,7 +95,15 @@ func listenAddr(dst func(*Config) *string) func(*Config, string) error {
 }
 
 var settings = []setting{
-	{"DATABASE_URL", "database-url", "", "Postgres URL; unset runs an embedded Postgres under the data dir", str(func(c *Config) *string { return &c.DatabaseURL })},
+	{"DATABASE_URL", "database-url", "", "Postgres URL; unset runs an embedded Postgres under the data dir", func(c *Config, v string) error {
+		if v != "" {
+			if _, err := pgxpool.ParseConfig(v); err != nil {
+				return errors.New("is not a valid Postgres URL or connection string")
+			}
+		}
+		c.DatabaseURL = v
+		return nil
+	}},
 	{"LEDGER_DATA_DIR", "data-dir", "./var/ledgerd", "embedded cluster and generated dev material", str(func(c *Config) *string { return &c.DataDir })},
 	{"LEDGER_LISTEN", "listen", ":8080", "callback listener", listenAddr(func(c *Config) *string { return &c.Listen })},
 	{"LEDGER_ADMIN_LISTEN", "admin-listen", "127.0.0.1:8081", "admin API, metrics and health listener", listenAddr(func(c *Config) *string { return &c.AdminListen })},
@@ -210,6 +225,11 @@ func LoadConfig(args []string, getenv func(string) string, stderr io.Writer) (Co
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return c, errors.New("LEDGER_TLS_CERT and LEDGER_TLS_KEY must be set together")
+	}
+	if c.TLSCert != "" {
+		if _, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey); err != nil {
+			return c, fmt.Errorf("invalid LEDGER_TLS_CERT / LEDGER_TLS_KEY: %v", err)
+		}
 	}
 	if c.FraudStepUp > c.FraudDeny {
 		return c, errors.New("LEDGER_FRAUD_STEPUP must not be above LEDGER_FRAUD_DENY")

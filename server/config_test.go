@@ -46,6 +46,12 @@ func TestLoadConfig(t *testing.T) {
 		want string
 	}{
 		{"BadTimeout", nil, env("LEDGER_REQUEST_TIMEOUT", "soon"), "LEDGER_REQUEST_TIMEOUT"},
+		{"NaNFraudDeny", nil, env("LEDGER_FRAUD_DENY", "NaN"), "LEDGER_FRAUD_DENY"},
+		{"NaNFraudStepUp", nil, env("LEDGER_FRAUD_STEPUP", "nan"), "LEDGER_FRAUD_STEPUP"},
+		{"InfFraudDeny", nil, env("LEDGER_FRAUD_DENY", "+Inf"), "LEDGER_FRAUD_DENY"},
+		{"BadDatabaseURL", nil, env("DATABASE_URL", "postgres://x:@:bad:port/db", "LEDGER_PROVIDER_ID", "p"), "DATABASE_URL"},
+		{"BadListenPort", []string{"--listen", "127.0.0.1:1x"}, env(), "LEDGER_LISTEN (--listen)"},
+		{"MissingTLSFiles", nil, env("LEDGER_TLS_CERT", "/nonexistent.crt", "LEDGER_TLS_KEY", "/nonexistent.key"), "LEDGER_TLS_CERT"},
 		{"ZeroTimeout", nil, env("LEDGER_REQUEST_TIMEOUT", "0s"), "LEDGER_REQUEST_TIMEOUT"},
 		{"BadFlagNamesTheVariable", []string{"--fraud-deny", "2"}, env(), "LEDGER_FRAUD_DENY (--fraud-deny)"},
 		{"BadListen", nil, env("LEDGER_LISTEN", "8080"), "LEDGER_LISTEN"},
