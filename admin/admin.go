@@ -35,7 +35,9 @@ type Config struct {
 	Metrics http.Handler
 	// Secrets, when set, serves /v1/signing-secrets.
 	Secrets SecretStore
-	Logger  *slog.Logger
+	// Reconciler, when set, serves POST /v1/reconciliation/runs.
+	Reconciler Reconciler
+	Logger     *slog.Logger
 }
 
 // SecretStore manages the signing secrets of the callback keyring (package
@@ -71,6 +73,9 @@ func New(cfg Config) *Server {
 	}
 	r := s.router
 	r.HandleMethodNotAllowed = true
+	// OPTIONS gets the 405 problem (with Cache-Control: no-store) like any
+	// other method a route does not serve.
+	r.HandleOPTIONS = false
 	r.NotFound = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		problem.Write(w, problem.New("not-found", http.StatusNotFound, "no such route"))
 	})
@@ -97,6 +102,9 @@ func New(cfg Config) *Server {
 	s.Handle(http.MethodGet, "/v1/holds/:holdReference", s.getHold)
 	if cfg.Secrets != nil {
 		s.registerSecrets()
+	}
+	if cfg.Reconciler != nil {
+		s.registerReconciliation()
 	}
 	return s
 }

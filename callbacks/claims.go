@@ -175,8 +175,11 @@ func parseRelease(f *fields) releaseClaims {
 	}
 }
 
+// fingerprint leaves providerID out: it is optional on release, and when
+// present it can only be this provider's (another is refused with 403), so
+// sending it or not is the same request.
 func (c releaseClaims) fingerprint() []byte {
-	return fingerprint("release", c.HoldReference, c.IdempotencyKey, c.PayoutID, c.ProviderID, c.Reason)
+	return fingerprint("release", c.HoldReference, c.IdempotencyKey, c.PayoutID, c.Reason)
 }
 
 // creditClaims are the business claims of a credit-account request.

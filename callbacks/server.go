@@ -119,6 +119,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	r := s.router
 	r.HandleMethodNotAllowed = true
+	// OPTIONS gets the 405 problem (with Cache-Control: no-store) like any
+	// other method a route does not serve.
+	r.HandleOPTIONS = false
 	r.RedirectTrailingSlash = false
 	r.RedirectFixedPath = false
 	r.NotFound = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

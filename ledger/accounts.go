@@ -3,7 +3,9 @@ package ledger
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -63,9 +65,11 @@ const (
 	selectAccount = `SELECT account_id, owner_external_id, currency, balance, held, status, created_at, updated_at
 FROM accounts WHERE account_id = $1 AND kind = 'customer'`
 
+	// No conflict arbiter: the account conflicts on its primary key and on
+	// (account_id, currency) at once, and either means it exists.
 	insertAccount = `INSERT INTO accounts (account_id, owner_external_id, currency, kind, status, created_at, updated_at)
 VALUES ($1, $2, $3, 'customer', $4, $5, $5)
-ON CONFLICT (account_id) DO NOTHING
+ON CONFLICT DO NOTHING
 RETURNING account_id, owner_external_id, currency, balance, held, status, created_at, updated_at`
 
 	ensureSystemAccounts = `SELECT ledger_ensure_system_accounts($1, $2)`
@@ -87,6 +91,8 @@ func ValidateNewAccount(n *NewAccount) error {
 	switch {
 	case n.AccountID == "" || len(n.AccountID) > 128:
 		return Invalid("/accountID", "accountID must be 1 to 128 characters")
+	case strings.ContainsFunc(n.AccountID, func(r rune) bool { return r == '/' || unicode.IsSpace(r) || unicode.IsControl(r) }):
+		return Invalid("/accountID", "accountID must not contain a slash, white space or control characters")
 	case hasSystemPrefix(n.AccountID):
 		return Invalid("/accountID", "accountID must not start with settlement: or core:")
 	case n.OwnerExternalID == "" || len(n.OwnerExternalID) > 256:

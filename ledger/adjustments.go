@@ -20,8 +20,8 @@ type Adjustment struct {
 const adjust = `SELECT transaction_id, replayed FROM ledger_adjust($1, $2, $3, $4, $5, $6)`
 
 // Adjust moves an account's balance by a signed amount from the core
-// banking system, journaled against core:<CUR>. It is idempotent by key:
-// the same key with the same account, amount and memo returns the first
+// banking system, journaled against core:<CUR>. It is idempotent by key
+// within the account: the same key with the same amount and memo returns the first
 // transaction (Replayed true); with anything else it is
 // ErrIdempotencyMismatch. A debit that would take available below zero is
 // ErrInsufficientAvailable; a closed account is ErrAccountClosed.

@@ -3,7 +3,9 @@ package ledger_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -72,6 +74,8 @@ func TestAccounts(t *testing.T) {
 		}{
 			{ledger.NewAccount{OwnerExternalID: "o", Currency: "USD"}, "/accountID"},
 			{ledger.NewAccount{AccountID: "settlement:USD", OwnerExternalID: "o", Currency: "USD"}, "/accountID"},
+			{ledger.NewAccount{AccountID: "team/a", OwnerExternalID: "o", Currency: "USD"}, "/accountID"},
+			{ledger.NewAccount{AccountID: "a b", OwnerExternalID: "o", Currency: "USD"}, "/accountID"},
 			{ledger.NewAccount{AccountID: "x1", Currency: "USD"}, "/ownerExternalID"},
 			{ledger.NewAccount{AccountID: "x2", OwnerExternalID: "o", Currency: "usd"}, "/currency"},
 			{ledger.NewAccount{AccountID: "x3", OwnerExternalID: "o", Currency: "ABC"}, "/currency"},
@@ -147,6 +151,11 @@ func TestAdjust(t *testing.T) {
 			t.Fatalf("other amount under the key: %v", err)
 		}
 		ledgertest.AssertBalances(t, b.store, "adj-2", "7", "0", "7")
+		// Keys are scoped to the account: another account may use the same key.
+		ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "adj-2b"})
+		if other, err := b.store.Adjust(ctx, "adj-2b", dec("3"), "adj-2-k", "m"); err != nil || other.Replayed || !other.Balance.Equal(dec("3")) {
+			t.Fatalf("same key on another account = %+v, %v", other, err)
+		}
 	})
 
 	t.Run("OverdrawIsRefusedAndChangesNothing", func(t *testing.T) {
@@ -357,5 +366,36 @@ func TestInvariantChecksDetect(t *testing.T) {
 		if !kinds[k] {
 			t.Errorf("corruption not reported as %s; got %v", k, vs)
 		}
+	}
+}
+
+// TestConcurrentAccountCreation: accounts of a new currency created at once
+// (which also creates its system accounts) all succeed; the same account
+// created at once exists once, the others told it exists.
+func TestConcurrentAccountCreation(t *testing.T) {
+	t.Parallel()
+	ctx, b := setup(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 32)
+	for i := range errs {
+		wg.Go(func() {
+			id := fmt.Sprintf("cc-%d", i%16) // each ID twice
+			_, errs[i] = b.store.CreateAccount(ctx, ledger.NewAccount{AccountID: id, OwnerExternalID: "o", Currency: "CHF"})
+		})
+	}
+	wg.Wait()
+	created, exists := 0, 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			created++
+		case errors.Is(err, ledger.ErrAccountExists):
+			exists++
+		default:
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	if created != 16 || exists != 16 {
+		t.Fatalf("created %d, exists %d; want 16 and 16", created, exists)
 	}
 }

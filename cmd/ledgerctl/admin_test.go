@@ -69,8 +69,12 @@ func TestAdminCommands(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "ACCOUNT") || !strings.Contains(out, "cli-1") || !strings.Contains(out, "0.00") {
 			t.Fatalf("create: %d %q %q", code, out, errs)
 		}
-		if m := c.json(t, "adjust", "cli-1", "100.50", "--key", "dep-1", "--memo", "opening"); m["balance"] != "100.50" {
+		if m := c.json(t, "adjust", "cli-1", "100.75", "--key", "dep-1", "--memo", "opening"); m["balance"] != "100.75" {
 			t.Fatalf("adjust: %v", m)
+		}
+		// A negative amount is an argument, not a flag.
+		if m := c.json(t, "adjust", "cli-1", "-0.25", "--key", "fee-1"); m["balance"] != "100.50" {
+			t.Fatalf("negative adjust: %v", m)
 		}
 		if m := c.json(t, "instruments", "add", "--token", "card-cli", "--kind", "source", "--account", "cli-1"); m["accountID"] != "cli-1" {
 			t.Fatalf("instrument: %v", m)
@@ -86,6 +90,14 @@ func TestAdminCommands(t *testing.T) {
 		}
 		if m := c.json(t, "accounts", "close", "cli-1"); m["status"] != "closed" {
 			t.Fatalf("close: %v", m)
+		}
+	})
+
+	t.Run("FlagsBeforeTheCommandWord", func(t *testing.T) {
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"--admin", c.url, "--json", "accounts", "get", "cli-1"}, &out, &errb)
+		if code != 0 || !strings.Contains(out.String(), `"accountID": "cli-1"`) {
+			t.Fatalf("%d %q %q", code, out.String(), errb.String())
 		}
 	})
 

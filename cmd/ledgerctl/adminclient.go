@@ -34,10 +34,16 @@ func newFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *adminFlags) {
 }
 
 // parseInterleaved parses flags that may come before or after positional
-// arguments and returns the positional ones.
+// arguments and returns the positional ones. A negative number ("-5.25")
+// is a positional argument, not a flag.
 func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
+		// Take positional arguments that look like flags (negative amounts)
+		// off the front before the flag package sees them.
+		for len(args) > 0 && negativeNumber(args[0]) {
+			pos, args = append(pos, args[0]), args[1:]
+		}
 		if err := fs.Parse(args); err != nil {
 			return nil, err
 		}
@@ -47,6 +53,10 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+}
+
+func negativeNumber(s string) bool {
+	return len(s) > 1 && s[0] == '-' && (s[1] >= '0' && s[1] <= '9' || s[1] == '.')
 }
 
 // apiError is a problem+json answer of the admin API.

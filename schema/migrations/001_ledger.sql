@@ -23,7 +23,9 @@ CREATE TABLE accounts (
     updated_at        timestamptz NOT NULL,
     CONSTRAINT accounts_pkey PRIMARY KEY (account_id),
     CONSTRAINT accounts_account_currency_key UNIQUE (account_id, currency),
-    CONSTRAINT accounts_account_id_check CHECK (account_id <> '' AND length(account_id) <= 128),
+    -- Account IDs travel in URL paths: no slash, no white space or control character.
+    CONSTRAINT accounts_account_id_check CHECK (account_id <> '' AND length(account_id) <= 128
+        AND account_id !~ '[/[:space:][:cntrl:]]'),
     CONSTRAINT accounts_owner_check CHECK (length(owner_external_id) <= 256),
     CONSTRAINT accounts_currency_check CHECK (currency ~ '^[A-Z]{3}$'),
     CONSTRAINT accounts_kind_check CHECK (kind IN ('customer', 'settlement', 'core')),
@@ -177,7 +179,7 @@ END $$;
 CREATE TRIGGER holds_transition BEFORE UPDATE OR DELETE ON holds
     FOR EACH ROW EXECUTE FUNCTION holds_guard();
 
--- Adjustments from the core banking system, idempotent by key.
+-- Adjustments from the core banking system, idempotent by key per account.
 CREATE TABLE adjustments (
     idempotency_key text        NOT NULL,
     account_id      text        NOT NULL,
@@ -185,7 +187,7 @@ CREATE TABLE adjustments (
     memo            text        NOT NULL DEFAULT '',
     transaction_id  uuid        NOT NULL,
     created_at      timestamptz NOT NULL,
-    CONSTRAINT adjustments_pkey PRIMARY KEY (idempotency_key),
+    CONSTRAINT adjustments_pkey PRIMARY KEY (account_id, idempotency_key),
     CONSTRAINT adjustments_key_check CHECK (idempotency_key <> '' AND length(idempotency_key) <= 255),
     CONSTRAINT adjustments_account_fkey FOREIGN KEY (account_id) REFERENCES accounts (account_id),
     CONSTRAINT adjustments_transaction_fkey FOREIGN KEY (transaction_id) REFERENCES journal_transactions (transaction_id),

@@ -53,11 +53,13 @@ LANGUAGE sql AS $$
     INSERT INTO accounts (account_id, owner_external_id, currency, kind, status, created_at, updated_at)
     VALUES ('settlement:' || p_currency, '', p_currency, 'settlement', 'open', p_now, p_now),
            ('core:' || p_currency, '', p_currency, 'core', 'open', p_now, p_now)
-    ON CONFLICT (account_id) DO NOTHING
+    -- No arbiter: a concurrent creation conflicts on both unique keys
+    -- (account_id, and account_id with currency); either means "exists".
+    ON CONFLICT DO NOTHING
 $$;
 
 -- ledger_adjust applies a signed adjustment from the core banking system,
--- idempotent by key. Returns the transaction and whether it was a replay.
+-- idempotent by key per account. Returns the transaction and whether it was a replay.
 CREATE FUNCTION ledger_adjust(
     p_account_id text, p_amount numeric, p_key text, p_memo text,
     p_transaction_id uuid, p_now timestamptz,
@@ -73,11 +75,11 @@ BEGIN
     END IF;
     INSERT INTO adjustments AS j (idempotency_key, account_id, amount, memo, transaction_id, created_at)
     VALUES (p_key, p_account_id, p_amount, p_memo, p_transaction_id, p_now)
-    ON CONFLICT (idempotency_key) DO NOTHING
+    ON CONFLICT (account_id, idempotency_key) DO NOTHING
     RETURNING j.transaction_id INTO transaction_id;
     IF transaction_id IS NULL THEN
-        SELECT * INTO prior FROM adjustments WHERE idempotency_key = p_key;
-        IF prior.account_id <> p_account_id OR prior.amount <> p_amount OR prior.memo <> p_memo THEN
+        SELECT * INTO prior FROM adjustments WHERE account_id = p_account_id AND idempotency_key = p_key;
+        IF prior.amount <> p_amount OR prior.memo <> p_memo THEN
             RAISE EXCEPTION 'idempotency key reused with another adjustment' USING ERRCODE = 'LA004';
         END IF;
         transaction_id := prior.transaction_id;
