@@ -23,6 +23,8 @@ import (
 	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/ledger"
+	"github.com/provider-ledger/adapter/provider"
+	"github.com/provider-ledger/adapter/reconciliation"
 	"github.com/provider-ledger/adapter/schema"
 )
 
@@ -130,10 +132,27 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, hooks Hooks) (err er
 	purger.Start(ctx)
 	defer purger.Stop()
 
+	var serviceAPI *provider.Client
+	if cfg.ServiceBaseURL != "" {
+		opts := []provider.Option{provider.WithProviderID(cfg.ProviderID),
+			provider.WithAPIKey(cfg.ServiceAPIKeyID, cfg.ServiceAPIKeySecret), provider.WithUserAgent("ledgerd")}
+		if cfg.ServiceVersion != "" {
+			opts = append(opts, provider.WithVersion(cfg.ServiceVersion))
+		}
+		if serviceAPI, err = provider.NewClient(cfg.ServiceBaseURL, opts...); err != nil {
+			return fmt.Errorf("invalid SERVICE_BASE_URL: %w", err)
+		}
+	}
+	reconciler, err := reconciliation.New(reconciliation.Config{Pool: pool, Provider: serviceAPI,
+		HoldMaxAge: cfg.HoldMaxAge, Every: cfg.ReconcileEvery, Logger: log})
+	if err != nil {
+		return err
+	}
+
 	ledgerStore := ledger.NewStore(pool, nil)
 	holdStore := holds.NewStore(pool, nil)
 	adminAPI := admin.New(admin.Config{
-		Ledger: ledgerStore, Holds: holdStore, Secrets: secrets, Token: cfg.AdminToken, Logger: log,
+		Ledger: ledgerStore, Holds: holdStore, Secrets: secrets, Reconciler: reconciler, Token: cfg.AdminToken, Logger: log,
 		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
 		Ready: func(ctx context.Context) error {
 			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
@@ -158,6 +177,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, hooks Hooks) (err er
 		return fmt.Errorf("callback listener: %w", err)
 	}
 	adminSrv := newHTTPServer(adminAPI, log)
+	// A reconciliation run is answered when it is done, which may take a
+	// while with many senders to compare against the provider API.
+	adminSrv.WriteTimeout = 2 * time.Minute
 	cbSrv := newHTTPServer(cb, log)
 	// A callback's own deadline is LEDGER_REQUEST_TIMEOUT; the write timeout
 	// leaves room to answer 408 after it.
@@ -168,6 +190,10 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, hooks Hooks) (err er
 	go func() { errc <- serve(cbSrv, cbLn, cfg.TLSCert, cfg.TLSKey) }()
 	log.Info("ledgerd listening", "callbacks", cbLn.Addr().String(), "prefix", cfg.CallbackPrefix,
 		"admin", adminLn.Addr().String(), "tls", cfg.TLSCert != "", "providerID", cfg.ProviderID, "activeKeys", keys.Len())
+	if err := reconciler.Start(ctx); err != nil {
+		return err
+	}
+	defer reconciler.Stop()
 	if hooks.Started != nil {
 		hooks.Started(cbLn.Addr().String(), adminLn.Addr().String())
 	}

@@ -124,6 +124,21 @@ func TestRunWithDatabaseURL(t *testing.T) {
 	if err != nil || r.Status != 200 || r.Outcome() != "destination_unavailable" {
 		t.Fatalf("callback: %+v %v", r, err)
 	}
+	req, _ = http.NewRequest("POST", "http://"+d.admin+"/v1/reconciliation/runs", strings.NewReader(`{}`))
+	req.Header.Set("Authorization", "Bearer tok")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var report struct {
+		RunID    string `json:"runID"`
+		Findings []any  `json:"findings"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&report)
+	resp.Body.Close()
+	if resp.StatusCode != 201 || report.RunID == "" || report.Findings == nil || len(report.Findings) != 0 {
+		t.Fatalf("reconciliation run: %d %+v", resp.StatusCode, report)
+	}
 	var metrics strings.Builder
 	resp, err = http.Get("http://" + d.admin + "/metrics")
 	if err == nil {

@@ -1,0 +1,58 @@
+package admin
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/provider-ledger/adapter/ledger"
+	"github.com/provider-ledger/adapter/reconciliation"
+)
+
+// Reconciler runs reconciliation (*reconciliation.Reconciler implements it).
+type Reconciler interface {
+	// Run runs one reconciliation, stores it and returns its report
+	// (design section 5); with fix it applies missed_capture and
+	// missed_release.
+	Run(ctx context.Context, fix bool) (reconciliation.Report, error)
+}
+
+var _ Reconciler = (*reconciliation.Reconciler)(nil)
+
+// registerReconciliation adds POST /v1/reconciliation/runs (design section
+// 4): body {"fix": bool} ({} means fix false; any other member, or a fix
+// that is not a JSON boolean, is 400), 201 with the run's report.
+// The run happens within the request; a database failure is 503.
+func (s *Server) registerReconciliation() {
+	s.Handle(http.MethodPost, "/v1/reconciliation/runs", s.runReconciliation)
+}
+
+func (s *Server) runReconciliation(r *http.Request, _ httprouter.Params) (int, any, error) {
+	// Raw members, not a struct: encoding/json would take {"Fix": true}
+	// or {"fix": null} silently, and fix moves money.
+	var body map[string]json.RawMessage
+	if err := Decode(r, &body); err != nil {
+		return 0, nil, err
+	}
+	for name := range body {
+		if name != "fix" {
+			ptr := strings.NewReplacer("~", "~0", "/", "~1").Replace(name)
+			return 0, nil, ledger.Invalid("/"+ptr, "unknown field %q", name)
+		}
+	}
+	var fix bool
+	if raw, ok := body["fix"]; ok {
+		if bytes.Equal(raw, []byte("null")) || json.Unmarshal(raw, &fix) != nil {
+			return 0, nil, ledger.Invalid("/fix", "fix must be a JSON boolean")
+		}
+	}
+	rep, err := s.cfg.Reconciler.Run(r.Context(), fix)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, rep, nil
+}

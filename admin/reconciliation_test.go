@@ -1,0 +1,186 @@
+package admin_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/provider-ledger/adapter/admin"
+	"github.com/provider-ledger/adapter/holds"
+	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/ledger"
+	"github.com/provider-ledger/adapter/reconciliation"
+)
+
+// failingReconciler fails every run with err.
+type failingReconciler struct{ err error }
+
+func (f failingReconciler) Run(context.Context, bool) (reconciliation.Report, error) {
+	return reconciliation.Report{}, f.err
+}
+
+// recordingReconciler records the fix of each run and answers an empty
+// report.
+type recordingReconciler struct{ fixes []bool }
+
+func (r *recordingReconciler) Run(_ context.Context, fix bool) (reconciliation.Report, error) {
+	r.fixes = append(r.fixes, fix)
+	return reconciliation.Report{RunID: "rec_x", Status: reconciliation.StatusClean}, nil
+}
+
+func TestReconciliationAPI(t *testing.T) {
+	t.Parallel()
+
+	type reply struct {
+		status int
+		ctype  string
+		body   map[string]any
+	}
+	send := func(t *testing.T, h http.Handler, method, body string, hdr ...string) reply {
+		t.Helper()
+		req := httptest.NewRequest(method, "/v1/reconciliation/runs", strings.NewReader(body))
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		rp := reply{status: rec.Code, ctype: rec.Header().Get("Content-Type")}
+		if rec.Body.Len() > 0 {
+			if err := json.Unmarshal(rec.Body.Bytes(), &rp.body); err != nil {
+				t.Fatalf("body is not a JSON object: %q", rec.Body.String())
+			}
+		}
+		return rp
+	}
+	wantProblem := func(t *testing.T, rp reply, status int, slug, pointer string) {
+		t.Helper()
+		if rp.status != status || rp.ctype != "application/problem+json" || rp.body["type"] != "urn:provider-ledger:problem:"+slug {
+			t.Fatalf("answer %d %s %v, want %d problem %s", rp.status, rp.ctype, rp.body, status, slug)
+		}
+		if pointer == "" {
+			return
+		}
+		errs, _ := rp.body["errors"].([]any)
+		for _, e := range errs {
+			if e.(map[string]any)["pointer"] == pointer {
+				return
+			}
+		}
+		t.Fatalf("problem %v has no error at %s", rp.body, pointer)
+	}
+
+	t.Run("RunsAndAnswers201WithTheReport", func(t *testing.T) {
+		t.Parallel()
+		pool := pgtest.Pool(t)
+		ls := ledger.NewStore(pool, nil)
+		rec, err := reconciliation.New(reconciliation.Config{Pool: pool})
+		if err != nil {
+			t.Fatal(err)
+		}
+		api := admin.New(admin.Config{Ledger: ls, Holds: holds.NewStore(pool, nil), Reconciler: rec, Token: "tok"})
+		auth := []string{"Authorization", "Bearer tok"}
+
+		rp := send(t, api, "POST", `{}`, auth...)
+		if rp.status != http.StatusCreated || rp.ctype != "application/json" || rp.body["status"] != "clean" {
+			t.Fatalf("clean run: %d %s %v", rp.status, rp.ctype, rp.body)
+		}
+		if fs, ok := rp.body["findings"].([]any); !ok || len(fs) != 0 {
+			t.Fatalf("findings of a clean run: %v, want []", rp.body["findings"])
+		}
+		for _, k := range []string{"runID", "startedOn", "finishedOn"} {
+			if s, _ := rp.body[k].(string); s == "" {
+				t.Errorf("report has no %s: %v", k, rp.body)
+			}
+		}
+
+		a := ledgertest.Account(t, ls, ledgertest.AccountOpts{Funds: "10.00"})
+		if _, err := pool.Exec(context.Background(), `UPDATE accounts SET balance = balance + 1 WHERE account_id = $1`, a.AccountID); err != nil {
+			t.Fatal(err)
+		}
+		rp = send(t, api, "POST", `{"fix": true}`, auth...)
+		if rp.status != http.StatusCreated || rp.body["status"] != "critical" {
+			t.Fatalf("corrupted run: %d %v", rp.status, rp.body)
+		}
+		var drift bool
+		for _, f := range rp.body["findings"].([]any) {
+			m := f.(map[string]any)
+			drift = drift || (m["kind"] == "balance_drift" && m["subject"] == a.AccountID && m["severity"] == "critical" && m["fixed"] == false)
+		}
+		if !drift {
+			t.Fatalf("findings %v, want balance_drift on %s", rp.body["findings"], a.AccountID)
+		}
+		var runs int
+		if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM reconciliation_runs WHERE finished_on IS NOT NULL`).Scan(&runs); err != nil || runs != 2 {
+			t.Fatalf("stored runs %d %v, want 2", runs, err)
+		}
+
+		if rp := send(t, api, "POST", `{}`); rp.status != http.StatusUnauthorized {
+			t.Fatalf("without the token: %d", rp.status)
+		}
+	})
+
+	t.Run("PassesFix", func(t *testing.T) {
+		t.Parallel()
+		r := &recordingReconciler{}
+		api := admin.New(admin.Config{Reconciler: r})
+		for _, body := range []string{`{}`, `{"fix":false}`, `{"fix":true}`} {
+			if rp := send(t, api, "POST", body); rp.status != http.StatusCreated {
+				t.Fatalf("%s: %d %v", body, rp.status, rp.body)
+			}
+		}
+		if len(r.fixes) != 3 || r.fixes[0] || r.fixes[1] || !r.fixes[2] {
+			t.Fatalf("fix passed as %v, want [false false true]", r.fixes)
+		}
+	})
+
+	t.Run("BadBodiesAre400AndRunNothing", func(t *testing.T) {
+		t.Parallel()
+		r := &recordingReconciler{}
+		api := admin.New(admin.Config{Reconciler: r})
+		for _, c := range []struct{ name, body, pointer string }{
+			{"Empty", ``, ""},
+			{"NotJSON", `{"fix":`, ""},
+			{"Array", `[]`, ""},
+			{"String", `{"fix":"true"}`, "/fix"},
+			{"Null", `{"fix":null}`, "/fix"},
+			{"Number", `{"fix":1}`, "/fix"},
+			{"OtherCase", `{"Fix":true}`, "/Fix"},
+			{"Unknown", `{"fix":true,"dryRun":false}`, "/dryRun"},
+			{"TwoObjects", `{}{}`, ""},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				wantProblem(t, send(t, api, "POST", c.body), http.StatusBadRequest, "invalid-request", c.pointer)
+			})
+		}
+		if len(r.fixes) != 0 {
+			t.Fatalf("bad bodies ran %d reconciliations", len(r.fixes))
+		}
+		if rp := send(t, api, "GET", ""); rp.status != http.StatusMethodNotAllowed {
+			t.Fatalf("GET: %d", rp.status)
+		}
+	})
+
+	t.Run("FailuresAreProblems", func(t *testing.T) {
+		t.Parallel()
+		down := admin.New(admin.Config{Reconciler: failingReconciler{err: ledger.ErrUnavailable}})
+		wantProblem(t, send(t, down, "POST", `{}`), http.StatusServiceUnavailable, "database-unavailable", "")
+		broken := admin.New(admin.Config{Reconciler: failingReconciler{err: errors.New("secret internal detail")}})
+		rec := httptest.NewRecorder()
+		broken.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/reconciliation/runs", strings.NewReader(`{}`)))
+		body, _ := io.ReadAll(rec.Body)
+		if rec.Code != http.StatusInternalServerError || strings.Contains(string(body), "secret internal detail") {
+			t.Fatalf("internal error: %d %s", rec.Code, body)
+		}
+	})
+
+	t.Run("NoRouteWithoutAReconciler", func(t *testing.T) {
+		t.Parallel()
+		wantProblem(t, send(t, admin.New(admin.Config{}), "POST", `{}`), http.StatusNotFound, "not-found", "")
+	})
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/provider-ledger/adapter/admin"
+	"github.com/provider-ledger/adapter/holds"
+	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/ledger"
+	"github.com/provider-ledger/adapter/reconciliation"
+)
+
+// reconcileCLI runs `ledgerctl reconcile args… --admin url`.
+func reconcileCLI(t *testing.T, url string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), append(append([]string{"reconcile"}, args...), "--admin", url), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestReconcileCommand(t *testing.T) {
+	t.Parallel()
+
+	t.Run("ExitsOnTheWorstUnfixedFinding", func(t *testing.T) {
+		t.Parallel()
+		pool := pgtest.Pool(t)
+		ls, hs := ledger.NewStore(pool, nil), holds.NewStore(pool, nil)
+		rec, err := reconciliation.New(reconciliation.Config{Pool: pool})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(admin.New(admin.Config{Ledger: ls, Holds: hs, Reconciler: rec}))
+		t.Cleanup(srv.Close)
+
+		// Clean: 0, a header line and no table.
+		code, out, errs := reconcileCLI(t, srv.URL)
+		if code != 0 || !strings.Contains(out, ": clean, 0 findings, 0 fixed") || strings.Contains(out, "KIND") {
+			t.Fatalf("clean: exit %d\n%s%s", code, out, errs)
+		}
+
+		// A warning: 1, with the finding in the table.
+		if d, err := hs.Capture(context.Background(), holds.CaptureRequest{HoldReference: "hold_cli_orphan"}); err != nil || !d.Orphan {
+			t.Fatalf("orphan capture: %+v %v", d, err)
+		}
+		code, out, errs = reconcileCLI(t, srv.URL)
+		if code != 1 || !strings.Contains(out, "KIND") || !strings.Contains(out, "FIXED") {
+			t.Fatalf("warning: exit %d\n%s%s", code, out, errs)
+		}
+		if !tableRow(out, "orphan_capture", "warning", "hold_cli_orphan", "no") {
+			t.Fatalf("warning table:\n%s", out)
+		}
+
+		// A critical finding: 2, also with --json, whose output is the report.
+		a := ledgertest.Account(t, ls, ledgertest.AccountOpts{Funds: "10.00"})
+		if _, err := pool.Exec(context.Background(), `UPDATE accounts SET held = held + 1 WHERE account_id = $1`, a.AccountID); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errs = reconcileCLI(t, srv.URL)
+		if code != 2 || !tableRow(out, "held_drift", "critical", a.AccountID, "no") {
+			t.Fatalf("critical: exit %d\n%s%s", code, out, errs)
+		}
+		code, out, errs = reconcileCLI(t, srv.URL, "--json", "--fix")
+		var rep struct {
+			RunID    string `json:"runID"`
+			Status   string `json:"status"`
+			Findings []struct {
+				Kind, Severity, Subject string
+				Fixed                   bool
+			} `json:"findings"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 2 || rep.Status != "critical" || rep.RunID == "" || len(rep.Findings) != 2 {
+			t.Fatalf("--json: exit %d %v\n%s%s", code, err, out, errs)
+		}
+	})
+
+	t.Run("FixedFindingsDoNotCountAndFixIsSent", func(t *testing.T) {
+		t.Parallel()
+		var gotBody []byte
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != "POST" || r.URL.Path != "/v1/reconciliation/runs" {
+				http.NotFound(w, r)
+				return
+			}
+			gotBody, _ = io.ReadAll(r.Body)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusCreated)
+			io.WriteString(w, `{"runID":"rec_a","startedOn":"2026-01-01T00:00:00Z","finishedOn":"2026-01-01T00:00:01Z","status":"clean",
+"findings":[{"kind":"missed_release","severity":"warning","subject":"hold_1","detail":"payout p is cancelled;\tfixed: released","fixed":true}]}`)
+		}))
+		t.Cleanup(srv.Close)
+		code, out, errs := reconcileCLI(t, srv.URL, "--fix")
+		if code != 0 || !tableRow(out, "missed_release", "warning", "hold_1", "yes") || !strings.Contains(out, "1 fixed") {
+			t.Fatalf("exit %d\n%s%s", code, out, errs)
+		}
+		if string(gotBody) != `{"fix":true}` {
+			t.Fatalf("body sent %s", gotBody)
+		}
+		if code, _, _ := reconcileCLI(t, srv.URL); code != 0 || string(gotBody) != `{"fix":false}` {
+			t.Fatalf("without --fix: exit %d, body %s", code, gotBody)
+		}
+	})
+
+	t.Run("ErrorsExit3", func(t *testing.T) {
+		t.Parallel()
+		problem := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"type":"urn:provider-ledger:problem:database-unavailable","title":"Service Unavailable","status":503,"detail":"the database is unavailable; retry later"}`)
+		}))
+		t.Cleanup(problem.Close)
+		if code, _, errs := reconcileCLI(t, problem.URL); code != 3 || !strings.Contains(errs, "database is unavailable") {
+			t.Fatalf("problem answer: exit %d %s", code, errs)
+		}
+		notReport := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusCreated)
+			io.WriteString(w, `{}`)
+		}))
+		t.Cleanup(notReport.Close)
+		if code, _, _ := reconcileCLI(t, notReport.URL); code != 3 {
+			t.Fatalf("an answer that is no report: exit %d", code)
+		}
+		gone := httptest.NewServer(http.NotFoundHandler())
+		gone.Close()
+		if code, _, errs := reconcileCLI(t, gone.URL); code != 3 || errs == "" {
+			t.Fatalf("unreachable: exit %d %q", code, errs)
+		}
+		if code, _, _ := reconcileCLI(t, gone.URL, "--no-such-flag"); code != 3 {
+			t.Fatalf("bad flag: exit %d", code)
+		}
+		if code, _, _ := reconcileCLI(t, gone.URL, "extra"); code != 3 {
+			t.Fatalf("extra argument: exit %d", code)
+		}
+		var errb bytes.Buffer
+		if code := run(context.Background(), []string{"reconcile", "-h"}, io.Discard, &errb); code != 0 || !strings.Contains(errb.String(), "3  error") {
+			t.Fatalf("-h: exit %d %s", code, errb.String())
+		}
+	})
+}
+
+// tableRow reports whether out has a table row with these cells in order.
+func tableRow(out string, cells ...string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) < len(cells) || f[0] != cells[0] || f[1] != cells[1] || f[2] != cells[2] || f[len(f)-1] != cells[len(cells)-1] {
+			continue
+		}
+		return true
+	}
+	return false
+}

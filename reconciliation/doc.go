@@ -1,0 +1,76 @@
+// Package reconciliation checks the ledger from outside (design section 5):
+// the invariants I1 to I6 over the committed tables, the holds and orphans
+// that need a human, and, when the service's provider API is configured,
+// every hold against the service's own view of its payout. A run writes a
+// Report and stores it; with fix it also applies the two findings that have
+// one safe remedy.
+//
+//	r, _ := reconciliation.New(reconciliation.Config{Pool: pool, Provider: client})
+//	report, err := r.Run(ctx, false)
+//
+// # Findings
+//
+// Every finding has a kind, a severity, a subject (the account, hold,
+// transaction, requestID or participant it is about), a detail for the
+// operator, and fixed (true only when this run repaired it).
+//
+//	kind                      severity  found when
+//	balance_drift             critical  I1: stored balance is not the sum of the journal
+//	held_drift                critical  I1: stored held is not the sum of held holds
+//	negative_available        critical  I1: a customer account's balance - held < 0
+//	unbalanced_transaction    critical  I2: a journal transaction does not sum to zero
+//	hold_journal_mismatch     critical  I3: a captured hold without exactly one capture entry
+//	duplicate_effect          critical  I4: an adjustment transaction not matched one to one
+//	duplicate_credit          critical  I5: a requestID credited more than once
+//	currency_imbalance        critical  I6: a currency's balances do not sum to zero
+//	capture_release_conflict  critical  the payout completed at the service, the hold is released
+//	missed_capture            warning   the payout completed, the hold is still held
+//	missed_release            warning   the payout is cancelled, expired, denied or failed, the hold is held
+//	stale_hold                warning   a hold held longer than HoldMaxAge
+//	orphan_capture            warning   a capture of a holdReference never issued (table orphans)
+//	orphan_release            warning   a release of a holdReference never issued
+//	duplicate_credit_attempt  warning   one requestID sent under several idempotency keys (credited once)
+//	provider_unreachable      warning   a sender's payments list could not be read: not compared
+//
+// A run's status is the worst severity among its unfixed findings: clean,
+// warning or critical (ledgerctl reconcile exits 0, 1 or 2 on it).
+//
+// # Comparison with the service
+//
+// The candidates are every held hold, and every released hold placed within
+// HoldMaxAge (a payout completes within its 10-day expiry of the
+// authorize, so an older released hold cannot meet a new completion; the
+// bound keeps the scan on the holds_status_placed_idx index). Each sender's
+// payments list (the account's ownerExternalID as the participant) is read
+// once per run, page after page, until every candidate payout of that
+// sender is seen or the list ends. A payout absent from the list yields no
+// finding. payout_failed is not a release: a failed claim keeps the hold.
+// A sender whose list cannot be read yields provider_unreachable and the run
+// goes on; a cancelled context ends the run with its error.
+//
+// # Fixes
+//
+// Run with fix applies missed_capture (holds.Capture) and missed_release
+// (holds.Release, release_reason "reconciliation"), each in a transaction of
+// its own that first locks the account row and the hold row (the ledger's
+// lock order), decides on the locked state, applies, and writes a row of
+// reconciliation_fixes naming the run, the hold, the reference and the
+// capture's journal transaction: the journal entry of a fix is told from a
+// callback's by that row. A hold that is no longer held by then (a late
+// callback, a concurrent run) is left alone and the finding stays unfixed
+// with the state it found; reconciliation_fixes_pkey allows one fix per
+// hold ever. So fixing is idempotent and concurrent runs never apply twice.
+// No other finding is ever fixed: they need a human.
+//
+// # Storage and schedule
+//
+// A run is stored in reconciliation_runs when it starts and completed,
+// with its findings in reconciliation_findings, in one transaction when it
+// ends (schema/migrations/005_reconciliation.sql).
+//
+// Start runs a reconciliation every Config.Every (0: never) until Stop.
+// Each tick first takes a session advisory lock (pg_try_advisory_lock on
+// LockKey, on a dedicated connection) and skips the tick when another
+// replica holds it, so one replica at a time runs the schedule. Runs
+// started by Run (the admin API) take no lock: they are safe to overlap.
+package reconciliation

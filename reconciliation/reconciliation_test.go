@@ -1,0 +1,881 @@
+package reconciliation_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/shopspring/decimal"
+
+	"github.com/provider-ledger/adapter/holds"
+	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/ledger"
+	"github.com/provider-ledger/adapter/provider"
+	"github.com/provider-ledger/adapter/provider/providertest"
+	"github.com/provider-ledger/adapter/reconciliation"
+)
+
+const paymentsRoute = "GET /providers/{providerID}/participants/{participantID}/payments"
+
+// gate holds requests for payments lists until Open, reporting each one
+// that enters: a deterministic way to stop a run between its snapshot and
+// its fixes.
+type gate struct {
+	entered chan string
+	open    chan struct{}
+	once    sync.Once
+}
+
+// newGate returns a closed gate, opened at the latest when t ends (before
+// the fake's server closes, which waits for the requests it holds).
+func newGate(t *testing.T) *gate {
+	g := &gate{entered: make(chan string, 64), open: make(chan struct{})}
+	t.Cleanup(g.Open)
+	return g
+}
+
+func (g *gate) Open() { g.once.Do(func() { close(g.open) }) }
+
+type bundle struct {
+	url    string
+	pool   *pgxpool.Pool
+	ledger *ledger.Store
+	holds  *holds.Store
+	fake   *providertest.Service
+	client *provider.Client
+	gate   atomic.Pointer[gate]
+	now    atomic.Pointer[time.Time]
+}
+
+type setupOpts struct {
+	noProvider bool
+}
+
+// setup gives a fresh database, the fake provider API over real HTTP (its
+// payments lists can be held at a gate), and a clock pinned at the wall
+// time of the start of the test.
+func setup(t *testing.T, o setupOpts) *bundle {
+	t.Helper()
+	b := &bundle{url: pgtest.URL(t)}
+	b.pool = pgtest.PoolURL(t, b.url)
+	b.ledger, b.holds = ledger.NewStore(b.pool, nil), holds.NewStore(b.pool, nil)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	b.now.Store(&now)
+	if o.noProvider {
+		return b
+	}
+	b.fake = providertest.NewService()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if g := b.gate.Load(); g != nil && strings.HasSuffix(r.URL.Path, "/payments") {
+			g.entered <- r.URL.Path
+			<-g.open
+		}
+		b.fake.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	id, secret := b.fake.APIKey()
+	c, err := provider.NewClient(ts.URL, provider.WithProviderID(b.fake.ProviderID()), provider.WithAPIKey(id, secret),
+		provider.WithRetryPolicy(provider.RetryPolicy{MaxAttempts: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.client = c
+	return b
+}
+
+func (b *bundle) clock() time.Time { return *b.now.Load() }
+
+func (b *bundle) setNow(t time.Time) { b.now.Store(&t) }
+
+// reconciler returns a Reconciler on the bundle's database (or pool, when
+// given: another replica), its provider and clock.
+func (b *bundle) reconciler(t *testing.T, mod ...func(*reconciliation.Config)) *reconciliation.Reconciler {
+	t.Helper()
+	cfg := reconciliation.Config{Pool: b.pool, Now: b.clock}
+	if b.client != nil {
+		cfg.Provider = b.client
+	}
+	for _, m := range mod {
+		m(&cfg)
+	}
+	r, err := reconciliation.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func (b *bundle) run(t *testing.T, fix bool) reconciliation.Report {
+	t.Helper()
+	rep, err := b.reconciler(t).Run(context.Background(), fix)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return rep
+}
+
+// sender is a customer account with a funding source, registered with the
+// fake as a participant whose externalID is the account's owner.
+type sender struct {
+	account ledger.Account
+	source  string
+}
+
+func (b *bundle) sender(t *testing.T, ownerPrefix, funds string) sender {
+	t.Helper()
+	src := ledgertest.Unique("card-")
+	a := ledgertest.Account(t, b.ledger, ledgertest.AccountOpts{Owner: ledgertest.Unique(ownerPrefix), Funds: funds, Source: src})
+	if b.client != nil {
+		_, _, err := b.client.Participants.Create(context.Background(), &provider.ParticipantCreateRequest{
+			ExternalID: a.OwnerExternalID, GivenName: "Pat", FamilyName: "Payer",
+			Address:      provider.Address{AddressLine1: "1 Main St", City: "Springfield", StateOrProvince: "IL", PostalCode: "62701", Country: "US"},
+			PhoneNumbers: []string{"+15555550100"}})
+		if err != nil {
+			t.Fatalf("register participant: %v", err)
+		}
+	}
+	return sender{account: a, source: src}
+}
+
+type hold struct {
+	ref, payoutID string
+}
+
+// hold places a hold of amount for a new payout, at the given time (zero:
+// now).
+func (b *bundle) hold(t *testing.T, s sender, amount string, at time.Time) hold {
+	t.Helper()
+	payout := ledgertest.Unique("pay-")
+	d, err := b.holds.Place(context.Background(), holds.PlaceRequest{PayoutID: payout, ExternalID: s.account.OwnerExternalID,
+		FundingSource: s.source, Amount: ledgertest.USD(amount), Now: at})
+	if err != nil || !d.Approved() {
+		t.Fatalf("place: %+v %v", d, err)
+	}
+	return hold{ref: d.Reference, payoutID: payout}
+}
+
+// payout seeds the hold's payout at the fake with a status.
+func (b *bundle) payout(t *testing.T, s sender, h hold, status string, created time.Time) {
+	t.Helper()
+	if _, err := b.fake.SeedPayout(b.fake.ProviderID(), providertest.Payout{PayoutID: h.payoutID,
+		SenderExternalID: s.account.OwnerExternalID, Amount: providertest.USD("1.00"), Status: status, CreatedOn: created}); err != nil {
+		t.Fatalf("seed payout: %v", err)
+	}
+}
+
+func (b *bundle) capture(t *testing.T, h hold) {
+	t.Helper()
+	if d, err := b.holds.Capture(context.Background(), holds.CaptureRequest{HoldReference: h.ref}); err != nil || !d.Approved() {
+		t.Fatalf("capture: %+v %v", d, err)
+	}
+}
+
+func (b *bundle) release(t *testing.T, h hold) {
+	t.Helper()
+	if d, err := b.holds.Release(context.Background(), holds.ReleaseRequest{HoldReference: h.ref, Reason: "cancelled"}); err != nil || !d.Approved() {
+		t.Fatalf("release: %+v %v", d, err)
+	}
+}
+
+func (b *bundle) exec(t *testing.T, sql string, args ...any) {
+	t.Helper()
+	if _, err := b.pool.Exec(context.Background(), sql, args...); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+func (b *bundle) count(t *testing.T, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := b.pool.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+	return n
+}
+
+func (b *bundle) settlement(t *testing.T) decimal.Decimal {
+	t.Helper()
+	var d decimal.Decimal
+	if err := b.pool.QueryRow(context.Background(),
+		`SELECT coalesce(sum(balance), 0) FROM account_shards WHERE account_id = 'settlement:USD'`).Scan(&d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func (b *bundle) paymentsRequests() int {
+	n := 0
+	for _, r := range b.fake.Requests() {
+		if r.Route == paymentsRoute {
+			n++
+		}
+	}
+	return n
+}
+
+// kinds maps each finding's subject to "kind severity fixed".
+func kinds(rep reconciliation.Report) map[string]string {
+	m := map[string]string{}
+	for _, f := range rep.Findings {
+		m[f.Subject] = fmt.Sprintf("%s %s %v", f.Kind, f.Severity, f.Fixed)
+	}
+	return m
+}
+
+func findings(rep reconciliation.Report, kind string) []reconciliation.Finding {
+	var out []reconciliation.Finding
+	for _, f := range rep.Findings {
+		if f.Kind == kind {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func wantMap(t *testing.T, got, want map[string]string) {
+	t.Helper()
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("finding for %s = %q, want %q", k, got[k], w)
+		}
+	}
+	for k, g := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("unexpected finding for %s: %q", k, g)
+		}
+	}
+}
+
+// assertStored checks that the run and its findings are stored as reported.
+func (b *bundle) assertStored(t *testing.T, rep reconciliation.Report, fix bool) {
+	t.Helper()
+	var started, finished time.Time
+	var status string
+	var gotFix bool
+	if err := b.pool.QueryRow(context.Background(),
+		`SELECT started_on, finished_on, status, fix FROM reconciliation_runs WHERE run_id = $1`, rep.RunID).
+		Scan(&started, &finished, &status, &gotFix); err != nil {
+		t.Fatalf("stored run %s: %v", rep.RunID, err)
+	}
+	if !started.Equal(rep.StartedOn) || !finished.Equal(rep.FinishedOn) || status != rep.Status || gotFix != fix {
+		t.Errorf("stored run %v %v %s %v, report %v %v %s fix %v", started, finished, status, gotFix,
+			rep.StartedOn, rep.FinishedOn, rep.Status, fix)
+	}
+	rows, err := b.pool.Query(context.Background(),
+		`SELECT kind, severity, subject, detail, fixed FROM reconciliation_findings WHERE run_id = $1 ORDER BY seq`, rep.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var stored []reconciliation.Finding
+	for rows.Next() {
+		var f reconciliation.Finding
+		if err := rows.Scan(&f.Kind, &f.Severity, &f.Subject, &f.Detail, &f.Fixed); err != nil {
+			t.Fatal(err)
+		}
+		stored = append(stored, f)
+	}
+	if !slices.Equal(stored, rep.Findings) && !(len(stored) == 0 && len(rep.Findings) == 0) {
+		t.Errorf("stored findings %+v\nreport findings %+v", stored, rep.Findings)
+	}
+}
+
+var runIDPattern = regexp.MustCompile(`^rec_[a-z2-7]{26}$`)
+
+func TestReconciler(t *testing.T) {
+	t.Parallel()
+
+	t.Run("CleanLedgerHasNoFindings", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, setupOpts{})
+		s := b.sender(t, "clean-", "100.00")
+		held, captured, released, unlisted := b.hold(t, s, "10.00", time.Time{}), b.hold(t, s, "20.00", time.Time{}),
+			b.hold(t, s, "5.00", time.Time{}), b.hold(t, s, "1.00", time.Time{})
+		b.capture(t, captured)
+		b.release(t, released)
+		b.payout(t, s, held, providertest.PayoutAuthorized, time.Time{})
+		b.payout(t, s, captured, providertest.PayoutCompleted, time.Time{})
+		b.payout(t, s, released, providertest.PayoutCancelled, time.Time{})
+		_ = unlisted
+
+		rep := b.run(t, false)
+		if len(rep.Findings) != 0 || rep.Status != reconciliation.StatusClean {
+			t.Fatalf("report %+v, want clean with no findings", rep)
+		}
+		if !runIDPattern.MatchString(rep.RunID) || rep.StartedOn.IsZero() || rep.FinishedOn.Before(rep.StartedOn) {
+			t.Fatalf("report header %+v", rep)
+		}
+		raw, _ := json.Marshal(rep)
+		var m map[string]any
+		_ = json.Unmarshal(raw, &m)
+		if fs, ok := m["findings"].([]any); !ok || len(fs) != 0 || m["status"] != "clean" || m["runID"] != rep.RunID ||
+			m["startedOn"] == nil || m["finishedOn"] == nil {
+			t.Fatalf("report JSON %s", raw)
+		}
+		b.assertStored(t, rep, false)
+		if n := b.paymentsRequests(); n != 1 {
+			t.Errorf("payments list read %d times, want 1", n)
+		}
+	})
+
+	t.Run("InvariantBreachesAreCritical", func(t *testing.T) {
+		t.Parallel()
+		for _, c := range []struct {
+			name, kind string
+			corrupt    func(t *testing.T, b *bundle, acct string) (subject string)
+		}{
+			{"BalanceDrift", "balance_drift", func(t *testing.T, b *bundle, acct string) string {
+				b.exec(t, `UPDATE accounts SET balance = balance + 1 WHERE account_id = $1`, acct)
+				return acct
+			}},
+			{"HeldDrift", "held_drift", func(t *testing.T, b *bundle, acct string) string {
+				b.exec(t, `UPDATE accounts SET held = held + 1 WHERE account_id = $1`, acct)
+				return acct
+			}},
+			{"NegativeAvailable", "negative_available", func(t *testing.T, b *bundle, acct string) string {
+				b.exec(t, `ALTER TABLE accounts DROP CONSTRAINT accounts_available_nonnegative`)
+				b.exec(t, `UPDATE accounts SET held = balance + 5 WHERE account_id = $1`, acct)
+				return acct
+			}},
+			{"UnbalancedTransaction", "unbalanced_transaction", func(t *testing.T, b *bundle, acct string) string {
+				b.exec(t, `ALTER TABLE journal_entries DISABLE TRIGGER journal_transaction_balanced`)
+				id := "00000000-0000-4000-8000-000000000001"
+				b.exec(t, `INSERT INTO journal_transactions (transaction_id, kind, reference, created_at) VALUES ($1, 'adjustment', 'bad', now())`, id)
+				b.exec(t, `INSERT INTO journal_entries (transaction_id, account_id, currency, amount, created_at) VALUES ($1, $2, 'USD', 1, now())`, id, acct)
+				return id
+			}},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
+				b := setup(t, setupOpts{noProvider: true})
+				s := b.sender(t, "inv-", "100.00")
+				if rep := b.run(t, false); len(rep.Findings) != 0 {
+					t.Fatalf("before: %+v", rep.Findings)
+				}
+				subject := c.corrupt(t, b, s.account.AccountID)
+				rep := b.run(t, false)
+				var hit bool
+				for _, f := range rep.Findings {
+					if f.Severity != reconciliation.SeverityCritical || f.Fixed {
+						t.Errorf("finding %+v is not an unfixed critical", f)
+					}
+					hit = hit || (f.Kind == c.kind && f.Subject == subject && strings.HasPrefix(f.Detail, "I"))
+				}
+				if !hit || rep.Status != reconciliation.StatusCritical {
+					t.Fatalf("report %+v, want a %s finding on %s", rep, c.kind, subject)
+				}
+				b.assertStored(t, rep, false)
+			})
+		}
+	})
+
+	t.Run("StaleHoldsOrphansAndDuplicateCreditsAreWarnings", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, setupOpts{noProvider: true})
+		s := b.sender(t, "warn-", "100.00")
+		now := b.clock()
+		stale := b.hold(t, s, "10.00", now.Add(-reconciliation.DefaultHoldMaxAge-time.Minute))
+		fresh := b.hold(t, s, "10.00", now.Add(-reconciliation.DefaultHoldMaxAge+time.Hour))
+		ended := b.hold(t, s, "10.00", now.Add(-30*reconciliation.DefaultHoldMaxAge))
+		b.release(t, ended)
+		_ = fresh
+		ctx := context.Background()
+		if d, err := b.holds.Capture(ctx, holds.CaptureRequest{HoldReference: "hold_nevercaptured", PayoutID: "pay-oc"}); err != nil || !d.Orphan {
+			t.Fatalf("orphan capture: %+v %v", d, err)
+		}
+		if d, err := b.holds.Release(ctx, holds.ReleaseRequest{HoldReference: "hold_neverreleased"}); err != nil || !d.Orphan {
+			t.Fatalf("orphan release: %+v %v", d, err)
+		}
+		// One requestID under two keys (credited once), another under one.
+		dst := ledgertest.Unique("dst-")
+		r := ledgertest.Account(t, b.ledger, ledgertest.AccountOpts{Dest: dst})
+		if d, err := ledger.Credit(ctx, b.pool, ledger.CreditRequest{RequestID: "req-twice", Destination: dst,
+			RequesterExternalID: r.OwnerExternalID, Amount: ledgertest.USD("5.00"), Now: now}); err != nil || !d.Approved() {
+			t.Fatalf("credit: %+v %v", d, err)
+		}
+		for _, row := range [][2]string{{"req-twice", "k1"}, {"req-twice", "k2"}, {"req-once", "k3"}} {
+			b.exec(t, `INSERT INTO callback_requests (endpoint, scope, idempotency_key, fingerprint, subject, key_fingerprint, received_at, last_received_at)
+VALUES ('credit-account', '', $1, $2, $3, 'kf', $4, $4)`, row[1], make([]byte, 32), row[0], now)
+		}
+
+		rep := b.run(t, false)
+		for _, f := range rep.Findings {
+			t.Logf("%s %s %s: %s", f.Kind, f.Severity, f.Subject, f.Detail)
+		}
+		wantMap(t, kinds(rep), map[string]string{
+			stale.ref:            "stale_hold warning false",
+			"hold_nevercaptured": "orphan_capture warning false",
+			"hold_neverreleased": "orphan_release warning false",
+			"req-twice":          "duplicate_credit_attempt warning false",
+		})
+		if rep.Status != reconciliation.StatusWarning {
+			t.Errorf("status %s, want warning", rep.Status)
+		}
+		if f := findings(rep, "duplicate_credit_attempt"); len(f) == 1 && !strings.Contains(f[0].Detail, "2 idempotency keys; credited once as cred_") {
+			t.Errorf("detail %q", f[0].Detail)
+		}
+		if f := findings(rep, "stale_hold"); len(f) == 1 && !strings.Contains(f[0].Detail, stale.payoutID) {
+			t.Errorf("detail %q", f[0].Detail)
+		}
+		b.assertStored(t, rep, false)
+
+		// HoldMaxAge is the configured one.
+		rep, err := b.reconciler(t, func(c *reconciliation.Config) { c.HoldMaxAge = time.Minute }).Run(ctx, false)
+		if err != nil || len(findings(rep, "stale_hold")) != 2 {
+			t.Fatalf("HoldMaxAge 1m: %+v %v", findings(rep, "stale_hold"), err)
+		}
+	})
+
+	t.Run("ComparesHoldsWithPayoutStatuses", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, setupOpts{})
+		s := b.sender(t, "cmp-", "1000.00")
+		other := b.sender(t, "cmp-", "100.00")
+		want := map[string]string{}
+		for _, c := range []struct {
+			status, end, want string
+		}{
+			{providertest.PayoutCancelled, "", "missed_release warning false"},
+			{providertest.PayoutExpired, "", "missed_release warning false"},
+			{providertest.PayoutDenied, "", "missed_release warning false"},
+			{providertest.PayoutFailed, "", "missed_release warning false"},
+			{providertest.PayoutPayoutFailed, "", ""}, // a failed claim keeps the hold
+			{providertest.PayoutCompleted, "", "missed_capture warning false"},
+			{providertest.PayoutInitiated, "", ""},
+			{providertest.PayoutAuthorized, "", ""},
+			{providertest.PayoutAccepted, "", ""},
+			{providertest.PayoutClaiming, "", ""},
+			{"", "", ""}, // not in the list
+			{providertest.PayoutCompleted, "released", "capture_release_conflict critical false"},
+			{providertest.PayoutCancelled, "released", ""},
+			{providertest.PayoutCompleted, "captured", ""},
+			{providertest.PayoutCancelled, "captured", ""}, // captured holds are not compared
+		} {
+			h := b.hold(t, s, "10.00", time.Time{})
+			switch c.end {
+			case "released":
+				b.release(t, h)
+			case "captured":
+				b.capture(t, h)
+			}
+			if c.status != "" {
+				b.payout(t, s, h, c.status, time.Time{})
+			}
+			if c.want != "" {
+				want[h.ref] = c.want
+			}
+		}
+		oh := b.hold(t, other, "10.00", time.Time{})
+		b.payout(t, other, oh, providertest.PayoutCompleted, time.Time{})
+		want[oh.ref] = "missed_capture warning false"
+
+		rep := b.run(t, false)
+		wantMap(t, kinds(rep), want)
+		if rep.Status != reconciliation.StatusCritical {
+			t.Errorf("status %s, want critical", rep.Status)
+		}
+		if n := b.paymentsRequests(); n != 2 {
+			t.Errorf("payments lists read %d times, want once per sender (2)", n)
+		}
+		b.assertStored(t, rep, false)
+		ledgertest.AssertBalances(t, b.ledger, s.account.AccountID, "980.00", "110.00", "870.00") // nothing applied without fix
+	})
+
+	t.Run("ReadsEveryPageOnceAndStopsWhenAllAreSeen", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, setupOpts{})
+		s := b.sender(t, "pages-", "100.00")
+		old := b.clock().Add(-time.Hour)
+		deep, shallow := b.hold(t, s, "10.00", time.Time{}), b.hold(t, s, "10.00", time.Time{})
+		b.payout(t, s, deep, providertest.PayoutCompleted, old) // the oldest: on page 2
+		for i := range 150 {
+			b.payout(t, s, hold{payoutID: fmt.Sprintf("pay-noise-%03d", i)}, providertest.PayoutCompleted, old.Add(time.Duration(i+1)*time.Second))
+		}
+		b.payout(t, s, shallow, providertest.PayoutCancelled, b.clock()) // the newest: on page 1
+		rep := b.run(t, false)
+		wantMap(t, kinds(rep), map[string]string{deep.ref: "missed_capture warning false", shallow.ref: "missed_release warning false"})
+		if n := b.paymentsRequests(); n != 2 {
+			t.Errorf("payments pages read %d, want 2", n)
+		}
+
+		// With only the newest payout to find (captured holds are not
+		// compared), the first page suffices.
+		b.capture(t, deep)
+		b.fake.ResetRequests()
+		rep = b.run(t, false)
+		if n := b.paymentsRequests(); n != 1 {
+			t.Errorf("payments pages read %d, want 1", n)
+		}
+		wantMap(t, kinds(rep), map[string]string{shallow.ref: "missed_release warning false"})
+	})
+
+	t.Run("ProviderErrorsAreWarningsAndTheRunGoesOn", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, setupOpts{})
+		failing := b.sender(t, "a-fail-", "100.00")
+		fine := b.sender(t, "b-fine-", "100.00")
+		b.hold(t, failing, "10.00", time.Time{})
+		fh := b.hold(t, fine, "10.00", time.Time{})
+		b.payout(t, fine, fh, providertest.PayoutCompleted, time.Time{})
+		// unknown's owner is not a participant of the fake: 404.
+		src := ledgertest.Unique("card-")
+		ua := ledgertest.Account(t, b.ledger, ledgertest.AccountOpts{Owner: ledgertest.Unique("c-unregistered-"), Funds: "100.00", Source: src})
+		b.hold(t, sender{account: ua, source: src}, "10.00", time.Time{})
+		b.fake.InjectFailure(providertest.Failure{Route: paymentsRoute, Status: http.StatusInternalServerError})
+
+		rep := b.run(t, false)
+		for _, f := range rep.Findings {
+			t.Logf("%s %s %s: %s", f.Kind, f.Severity, f.Subject, f.Detail)
+		}
+		wantMap(t, kinds(rep), map[string]string{
+			failing.account.OwnerExternalID: "provider_unreachable warning false",
+			fh.ref:                          "missed_capture warning false",
+			ua.OwnerExternalID:              "provider_unreachable warning false",
+		})
+		for _, f := range findings(rep, "provider_unreachable") {
+			if !strings.Contains(f.Detail, "(holds not compared: 1)") {
+				t.Errorf("detail %q", f.Detail)
+			}
+		}
+		b.assertStored(t, rep, false)
+	})
+
+	t.Run("FixAppliesMissedCaptureAndReleaseOnce", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, setupOpts{})
+		s := b.sender(t, "fix-", "100.00")
+		acct := s.account.AccountID
+		completed, cancelled, conflict := b.hold(t, s, "30.00", time.Time{}), b.hold(t, s, "20.00", time.Time{}), b.hold(t, s, "10.00", time.Time{})
+		b.release(t, conflict)
+		b.payout(t, s, completed, providertest.PayoutCompleted, time.Time{})
+		b.payout(t, s, cancelled, providertest.PayoutCancelled, time.Time{})
+		b.payout(t, s, conflict, providertest.PayoutCompleted, time.Time{})
+		ledgertest.AssertBalances(t, b.ledger, acct, "100.00", "50.00", "50.00")
+
+		rep := b.run(t, true)
+		for _, f := range rep.Findings {
+			t.Logf("%s %s %s: %s", f.Kind, f.Severity, f.Subject, f.Detail)
+		}
+		wantMap(t, kinds(rep), map[string]string{
+			completed.ref: "missed_capture warning true",
+			cancelled.ref: "missed_release warning true",
+			conflict.ref:  "capture_release_conflict critical false", // never fixed
+		})
+		if rep.Status != reconciliation.StatusCritical {
+			t.Errorf("status %s", rep.Status)
+		}
+		b.assertStored(t, rep, true)
+		ledgertest.AssertBalances(t, b.ledger, acct, "70.00", "0.00", "70.00")
+		if got := b.settlement(t); !got.Equal(decimal.RequireFromString("30.00")) {
+			t.Errorf("settlement %s, want 30.00", got)
+		}
+		ledgertest.AssertInvariants(t, b.pool)
+
+		c, err := b.holds.Get(context.Background(), completed.ref)
+		if err != nil || c.Status != holds.StatusCaptured {
+			t.Fatalf("captured hold %+v %v", c, err)
+		}
+		r, err := b.holds.Get(context.Background(), cancelled.ref)
+		if err != nil || r.Status != holds.StatusReleased || r.ReleaseReason != reconciliation.ReleaseReason {
+			t.Fatalf("released hold %+v %v", r, err)
+		}
+		// The fixes are journaled: the capture's journal transaction and
+		// the release are each marked by a row naming the run.
+		if n := b.count(t, `SELECT count(*) FROM reconciliation_fixes f
+JOIN holds h USING (hold_reference)
+JOIN journal_transactions j ON j.transaction_id = f.transaction_id AND j.kind = 'capture'
+WHERE f.run_id = $1 AND f.action = 'capture' AND f.hold_reference = $2 AND f.reference = h.capture_reference
+  AND f.transaction_id = h.transaction_id AND f.payout_status = 'completed'`, rep.RunID, completed.ref); n != 1 {
+			t.Errorf("capture fix rows %d, want 1", n)
+		}
+		if n := b.count(t, `SELECT count(*) FROM reconciliation_fixes f JOIN holds h USING (hold_reference)
+WHERE f.run_id = $1 AND f.action = 'release' AND f.hold_reference = $2 AND f.reference = h.release_reference
+  AND f.transaction_id IS NULL AND f.payout_status = 'cancelled'`, rep.RunID, cancelled.ref); n != 1 {
+			t.Errorf("release fix rows %d, want 1", n)
+		}
+		for _, f := range rep.Findings {
+			if f.Fixed && !strings.Contains(f.Detail, "fixed: ") {
+				t.Errorf("fixed finding without what was done: %q", f.Detail)
+			}
+		}
+
+		// A second fix run finds nothing more to fix and moves nothing.
+		again := b.run(t, true)
+		wantMap(t, kinds(again), map[string]string{conflict.ref: "capture_release_conflict critical false"})
+		ledgertest.AssertBalances(t, b.ledger, acct, "70.00", "0.00", "70.00")
+		if got := b.settlement(t); !got.Equal(decimal.RequireFromString("30.00")) {
+			t.Errorf("settlement %s after the second run, want 30.00", got)
+		}
+		if n := b.count(t, `SELECT count(*) FROM reconciliation_fixes`); n != 2 {
+			t.Errorf("fix rows %d, want 2", n)
+		}
+		if n := b.count(t, `SELECT count(*) FROM journal_transactions`); n != 2 { // the funding adjustment and the capture
+			t.Errorf("journal transactions %d, want 2", n)
+		}
+	})
+
+	t.Run("FixedFindingsDoNotCountTowardsTheStatus", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, setupOpts{})
+		s := b.sender(t, "fixed-", "100.00")
+		h := b.hold(t, s, "40.00", time.Time{})
+		b.payout(t, s, h, providertest.PayoutExpired, time.Time{})
+		if rep := b.run(t, false); rep.Status != reconciliation.StatusWarning {
+			t.Fatalf("report-only run %+v, want warning", rep)
+		}
+		ledgertest.AssertBalances(t, b.ledger, s.account.AccountID, "100.00", "40.00", "60.00")
+		rep := b.run(t, true)
+		if rep.Status != reconciliation.StatusClean || len(rep.Findings) != 1 || !rep.Findings[0].Fixed {
+			t.Fatalf("fix run %+v, want clean with one fixed finding", rep)
+		}
+		ledgertest.AssertBalances(t, b.ledger, s.account.AccountID, "100.00", "0.00", "100.00")
+		if rep := b.run(t, false); rep.Status != reconciliation.StatusClean || len(rep.Findings) != 0 {
+			t.Fatalf("after the fix %+v, want clean", rep)
+		}
+	})
+
+	t.Run("FixLeavesAHoldEndedSinceTheSnapshot", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, setupOpts{})
+		s := b.sender(t, "late-", "100.00")
+		h := b.hold(t, s, "30.00", time.Time{})
+		b.payout(t, s, h, providertest.PayoutCompleted, time.Time{})
+		g := newGate(t)
+		b.gate.Store(g)
+		rec := b.reconciler(t)
+		done := make(chan reconciliation.Report)
+		go func() {
+			rep, err := rec.Run(context.Background(), true)
+			if err != nil {
+				t.Errorf("run: %v", err)
+			}
+			done <- rep
+		}()
+		<-g.entered     // the snapshot saw the hold held
+		b.capture(t, h) // the late capture callback lands
+		g.Open()
+		rep := <-done
+		wantMap(t, kinds(rep), map[string]string{h.ref: "missed_capture warning false"})
+		if f := rep.Findings[0]; !strings.Contains(f.Detail, "not fixed: the hold is captured by now") {
+			t.Errorf("detail %q", f.Detail)
+		}
+		ledgertest.AssertBalances(t, b.ledger, s.account.AccountID, "70.00", "0.00", "70.00")
+		if n := b.count(t, `SELECT count(*) FROM reconciliation_fixes`); n != 0 {
+			t.Errorf("fix rows %d, want 0", n)
+		}
+		ledgertest.AssertInvariants(t, b.pool)
+	})
+
+	t.Run("ConcurrentFixRunsApplyOnce", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, setupOpts{})
+		s := b.sender(t, "conc-", "100.00")
+		c, r := b.hold(t, s, "30.00", time.Time{}), b.hold(t, s, "20.00", time.Time{})
+		b.payout(t, s, c, providertest.PayoutCompleted, time.Time{})
+		b.payout(t, s, r, providertest.PayoutDenied, time.Time{})
+		g := newGate(t)
+		b.gate.Store(g)
+		const runs = 4
+		reports := make(chan reconciliation.Report, runs)
+		var wg sync.WaitGroup
+		for range runs {
+			// Each its own Reconciler on its own pool: another replica.
+			pool := pgtest.PoolURL(t, b.url)
+			rec := b.reconciler(t, func(c *reconciliation.Config) { c.Pool = pool })
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				rep, err := rec.Run(context.Background(), true)
+				if err != nil {
+					t.Errorf("run: %v", err)
+				}
+				reports <- rep
+			}()
+		}
+		for range runs { // every run has taken its snapshot with both holds held
+			<-g.entered
+		}
+		g.Open()
+		wg.Wait()
+		close(reports)
+		fixed := map[string]int{}
+		for rep := range reports {
+			if len(rep.Findings) != 2 {
+				t.Errorf("run findings %+v, want the two missed ones", rep.Findings)
+			}
+			for _, f := range rep.Findings {
+				if f.Fixed {
+					fixed[f.Subject]++
+				}
+			}
+		}
+		if fixed[c.ref] != 1 || fixed[r.ref] != 1 {
+			t.Errorf("fixed counts %v, want each hold fixed by exactly one run", fixed)
+		}
+		ledgertest.AssertBalances(t, b.ledger, s.account.AccountID, "70.00", "0.00", "70.00")
+		if got := b.settlement(t); !got.Equal(decimal.RequireFromString("30.00")) {
+			t.Errorf("settlement %s, want 30.00", got)
+		}
+		if n := b.count(t, `SELECT count(*) FROM reconciliation_fixes`); n != 2 {
+			t.Errorf("fix rows %d, want 2", n)
+		}
+		ledgertest.AssertInvariants(t, b.pool)
+	})
+}
+
+func TestSchedule(t *testing.T) {
+	t.Parallel()
+
+	t.Run("OnlyOneReplicaRunsATick", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, setupOpts{})
+		s := b.sender(t, "lock-", "100.00")
+		h := b.hold(t, s, "10.00", time.Time{})
+		b.payout(t, s, h, providertest.PayoutAuthorized, time.Time{})
+		first := b.reconciler(t)
+		otherPool := pgtest.PoolURL(t, b.url) // another replica: its own connections
+		second := b.reconciler(t, func(c *reconciliation.Config) { c.Pool = otherPool })
+
+		g := newGate(t)
+		b.gate.Store(g)
+		type result struct {
+			rep reconciliation.Report
+			ran bool
+			err error
+		}
+		done := make(chan result)
+		go func() {
+			rep, ran, err := first.TryRun(context.Background(), false)
+			done <- result{rep, ran, err}
+		}()
+		<-g.entered // first holds the lock and is mid-run
+
+		// Bounded: a second replica that ran would wait at the gate.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if rep, ran, err := second.TryRun(ctx, false); err != nil || ran || rep.RunID != "" {
+			t.Fatalf("second replica: ran %v %+v %v, want skipped", ran, rep, err)
+		}
+		if n := b.count(t, `SELECT count(*) FROM reconciliation_runs`); n != 1 {
+			t.Fatalf("runs stored %d, want only the first's", n)
+		}
+		g.Open()
+		res := <-done
+		if res.err != nil || !res.ran || res.rep.Status != reconciliation.StatusClean {
+			t.Fatalf("first replica: %+v", res)
+		}
+		// The lock is free again.
+		b.gate.Store(nil)
+		if _, ran, err := second.TryRun(context.Background(), false); err != nil || !ran {
+			t.Fatalf("second replica after the first: ran %v %v", ran, err)
+		}
+		if n := b.count(t, `SELECT count(*) FROM reconciliation_runs WHERE status = 'clean'`); n != 2 {
+			t.Fatalf("finished runs %d, want 2", n)
+		}
+	})
+
+	t.Run("StartRunsEveryTickUntilStop", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, setupOpts{noProvider: true})
+		rec := b.reconciler(t, func(c *reconciliation.Config) { c.Every = 10 * time.Millisecond })
+		if err := rec.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := rec.Start(context.Background()); err == nil {
+			t.Error("a second Start succeeded")
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for b.count(t, `SELECT count(*) FROM reconciliation_runs WHERE finished_on IS NOT NULL`) < 2 {
+			if time.Now().After(deadline) {
+				t.Fatal("no two scheduled runs within 20s")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		rec.Stop()
+		rec.Stop() // idempotent
+		n := b.count(t, `SELECT count(*) FROM reconciliation_runs`)
+		// Stop waited for the loop: nothing runs after it.
+		if _, ran, err := rec.TryRun(context.Background(), false); err != nil || !ran {
+			t.Fatalf("TryRun after Stop: %v %v (the lock was left held)", ran, err)
+		}
+		if m := b.count(t, `SELECT count(*) FROM reconciliation_runs`); m != n+1 {
+			t.Errorf("runs %d after Stop and one TryRun, want %d", m, n+1)
+		}
+	})
+
+	t.Run("EveryZeroIsOff", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, setupOpts{noProvider: true})
+		rec := b.reconciler(t)
+		if err := rec.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		rec.Stop()
+		if n := b.count(t, `SELECT count(*) FROM reconciliation_runs`); n != 0 {
+			t.Fatalf("runs %d with Every 0", n)
+		}
+	})
+}
+
+func TestConfig(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		cfg  reconciliation.Config
+	}{
+		{"NoPool", reconciliation.Config{}},
+		{"NegativeEvery", reconciliation.Config{Pool: new(pgxpool.Pool), Every: -time.Second}},
+		{"NegativeHoldMaxAge", reconciliation.Config{Pool: new(pgxpool.Pool), HoldMaxAge: -time.Second}},
+	} {
+		if _, err := reconciliation.New(c.cfg); err == nil {
+			t.Errorf("%s: New accepted %+v", c.name, c.cfg)
+		}
+	}
+	if _, err := reconciliation.New(reconciliation.Config{Pool: new(pgxpool.Pool)}); err != nil {
+		t.Errorf("defaults: %v", err)
+	}
+}
+
+func TestReport(t *testing.T) {
+	t.Parallel()
+	raw, err := json.Marshal(reconciliation.Report{})
+	if err != nil || !strings.Contains(string(raw), `"findings":[]`) {
+		t.Fatalf("zero report JSON %s %v", raw, err)
+	}
+	for _, c := range []struct {
+		findings []reconciliation.Finding
+		want     string
+	}{
+		{nil, "clean"},
+		{[]reconciliation.Finding{{Kind: "missed_release", Severity: "warning", Fixed: true}}, "clean"},
+		{[]reconciliation.Finding{{Kind: "stale_hold", Severity: "warning"}}, "warning"},
+		{[]reconciliation.Finding{{Kind: "stale_hold", Severity: "warning"}, {Kind: "balance_drift", Severity: "critical"}}, "critical"},
+	} {
+		if got := reconciliation.StatusOf(c.findings); got != c.want {
+			t.Errorf("StatusOf(%+v) = %s, want %s", c.findings, got, c.want)
+		}
+	}
+	for kind, want := range map[string]string{
+		"balance_drift": "critical", "held_drift": "critical", "negative_available": "critical",
+		"unbalanced_transaction": "critical", "hold_journal_mismatch": "critical", "duplicate_effect": "critical",
+		"duplicate_credit": "critical", "currency_imbalance": "critical", "capture_release_conflict": "critical",
+		"stale_hold": "warning", "orphan_capture": "warning", "orphan_release": "warning",
+		"duplicate_credit_attempt": "warning", "missed_release": "warning", "missed_capture": "warning",
+		"provider_unreachable": "warning", "a_kind_added_later": "critical",
+	} {
+		if got := reconciliation.SeverityOf(kind); got != want {
+			t.Errorf("SeverityOf(%s) = %s, want %s", kind, got, want)
+		}
+	}
+}
