@@ -1,0 +1,387 @@
+package loadtest_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/loadtest"
+	"github.com/provider-ledger/adapter/server"
+)
+
+const providerID = "bank-lt"
+
+// syncBuffer is a bytes.Buffer safe for the run's writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// ledgerd is an in-process ledgerd on a fresh database.
+type ledgerd struct {
+	callbacks, admin, dbURL string
+}
+
+func startLedgerd(t *testing.T, extra ...string) *ledgerd {
+	t.Helper()
+	// Tests check outcomes, not durability: no fsync wait at commit.
+	dbURL := pgtest.URL(t)
+	if strings.Contains(dbURL, "?") {
+		dbURL += "&synchronous_commit=off"
+	} else {
+		dbURL += "?synchronous_commit=off"
+	}
+	env := map[string]string{"DATABASE_URL": dbURL, "LEDGER_PROVIDER_ID": providerID, "LEDGER_LISTEN": "127.0.0.1:0",
+		"LEDGER_ADMIN_LISTEN": "127.0.0.1:0", "LEDGER_DATA_DIR": t.TempDir(), "LEDGER_RECONCILE_EVERY": "0"}
+	for i := 0; i+1 < len(extra); i += 2 {
+		env[extra[i]] = extra[i+1]
+	}
+	cfg, err := server.LoadConfig(nil, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan [2]string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- server.Run(ctx, cfg, nil, server.Hooks{Started: func(cb, adm string) { started <- [2]string{cb, adm} }})
+	}()
+	select {
+	case a := <-started:
+		t.Cleanup(func() { cancel(); <-done })
+		return &ledgerd{callbacks: "http://" + a[0] + "/ledger", admin: "http://" + a[1], dbURL: dbURL}
+	case err := <-done:
+		cancel()
+		t.Fatalf("ledgerd did not start: %v", err)
+	case <-time.After(60 * time.Second):
+		cancel()
+		t.Fatal("ledgerd did not start within 60s")
+	}
+	return nil
+}
+
+func (l *ledgerd) args(cmd string, more ...string) []string {
+	return append([]string{cmd, "--callbacks", l.callbacks, "--admin", l.admin, "--provider-id", providerID}, more...)
+}
+
+func run(t *testing.T, args []string, h loadtest.Hooks) (int, string, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, errb syncBuffer
+	code := loadtest.RunWith(ctx, args, &out, &errb, h)
+	return code, out.String(), errb.String()
+}
+
+func readReport(t *testing.T, path string) loadtest.Report {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r loadtest.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func endpoint(r loadtest.Report, name string) loadtest.EndpointReport {
+	for _, e := range r.Endpoints {
+		if e.Endpoint == name {
+			return e
+		}
+	}
+	return loadtest.EndpointReport{}
+}
+
+func check(r loadtest.Report, prefix string) *loadtest.Check {
+	for i := range r.Checks {
+		if strings.HasPrefix(r.Checks[i].Name, prefix) {
+			return &r.Checks[i]
+		}
+	}
+	return nil
+}
+
+var stormShape = loadtest.Shape{Seed: 7, ProviderID: providerID, Accounts: 4, Payouts: 40, Credits: 10, Duplicates: 0.3,
+	ConcurrentDupes: 0.2, Drop: 0.2, CaptureRatio: 0.7, LeaveHeld: 0.15, SecondAttempts: 0.2}
+
+func stormArgs(l *ledgerd, report string) []string {
+	return l.args("storm", "--accounts", "4", "--payouts", "40", "--credits", "10", "--concurrency", "8", "--duplicates", "0.3",
+		"--concurrent-dupes", "0.2", "--drop", "0.2", "--capture-ratio", "0.7", "--leave-held", "0.15", "--second-attempts", "0.2",
+		"--seed", "7", "--report", report)
+}
+
+// TestStorm: a small storm with every kind of repeated delivery against a
+// real ledgerd passes every check, and the report counts what the plan sent.
+func TestStorm(t *testing.T) {
+	t.Parallel()
+	l := startLedgerd(t)
+	report := filepath.Join(t.TempDir(), "report.json")
+	code, out, errs := run(t, stormArgs(l, report), loadtest.Hooks{})
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	r := readReport(t, report)
+	if !r.OK || r.FailureCount != 0 {
+		t.Fatalf("report not ok: %s", out)
+	}
+	// The plan is deterministic for the seed: count what it sends.
+	plan := loadtest.Generate(stormShape)
+	want := map[string]int{}
+	var dup, conc, drop int
+	for _, q := range plan.Requests {
+		want[q.Endpoint]++
+		if q.Delivery.Duplicate {
+			dup++
+		}
+		if q.Delivery.Concurrent {
+			conc++
+		}
+		if q.Delivery.Drop {
+			drop++
+		}
+	}
+	var replays, dropped, sent, requests int
+	for _, ep := range []string{"authorize", "capture", "release", "credit-account"} {
+		e := endpoint(r, ep)
+		if e.Requests != want[ep] {
+			t.Errorf("%s: %d requests, the plan has %d", ep, e.Requests, want[ep])
+		}
+		if e.OK < e.Requests || e.Sent < e.OK {
+			t.Errorf("%s: sent %d ok %d for %d requests", ep, e.Sent, e.OK, e.Requests)
+		}
+		if e.Statuses["200"] != e.OK || e.LatencyMs.P50 <= 0 || e.LatencyMs.Max < e.LatencyMs.P99 || e.RatePerSec <= 0 {
+			t.Errorf("%s: %+v", ep, e)
+		}
+		replays += e.Replays
+		dropped += e.Dropped
+		sent += e.Sent
+		requests += e.Requests
+	}
+	if want[`authorize`] <= 40 || want[`credit-account`] <= 10 {
+		t.Fatalf("the plan has no second attempts: %v", want)
+	}
+	if replays != dup+conc || dropped != drop || dup == 0 || conc == 0 || drop == 0 {
+		t.Errorf("replays %d dropped %d; plan: %d duplicates, %d concurrent, %d drops", replays, dropped, dup, conc, drop)
+	}
+	if r.Overall.Requests != requests || r.Overall.Sent != sent || r.Overall.ThroughputOK <= 0 {
+		t.Errorf("overall %+v", r.Overall)
+	}
+	if c := check(r, "accounts:"); c == nil || !c.OK || c.Checked != 4 {
+		t.Errorf("accounts check %+v", c)
+	}
+	if c := check(r, "holds:"); c == nil || !c.OK || c.Checked != 40 {
+		t.Errorf("holds check %+v", c)
+	}
+	if c := check(r, "replays:"); c == nil || !c.OK || c.Checked < dup {
+		t.Errorf("replay check %+v (want at least %d keys answered twice)", c, dup)
+	}
+	if r.Reconciliation.Available {
+		if r.Reconciliation.Critical != 0 {
+			t.Errorf("reconciliation: %+v", r.Reconciliation)
+		}
+	} else if r.Reconciliation.Note != "reconciliation endpoint not available" || !strings.Contains(out, "reconciliation endpoint not available") {
+		t.Errorf("reconciliation note %q", r.Reconciliation.Note)
+	}
+	// The secret the run installed is retired when it ends.
+	var secrets struct {
+		SigningSecrets []struct {
+			Fingerprint string  `json:"fingerprint"`
+			RetiredOn   *string `json:"retiredOn"`
+		} `json:"signingSecrets"`
+	}
+	resp, err := http.Get(l.admin + "/v1/signing-secrets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&secrets)
+	resp.Body.Close()
+	if len(secrets.SigningSecrets) != 1 || secrets.SigningSecrets[0].Fingerprint != r.SecretFingerprint || secrets.SigningSecrets[0].RetiredOn == nil {
+		t.Errorf("signing secrets after the run: %+v", secrets)
+	}
+	for _, s := range []string{"authorize", "credit-account", "p99 ms", "PASS"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("the table lacks %q:\n%s", s, out)
+		}
+	}
+
+	// A second storm against the same ledgerd has its own prefix and passes
+	// too; the naive baseline runs on the same database.
+	report2 := filepath.Join(t.TempDir(), "report2.json")
+	code, out, errs = run(t, l.args("storm", "--accounts", "2", "--payouts", "10", "--credits", "4", "--concurrency", "4",
+		"--seed", "7", "--report", report2, "--naive-db", l.dbURL), loadtest.Hooks{})
+	if code != 0 {
+		t.Fatalf("second storm: exit %d\n%s\n%s", code, out, errs)
+	}
+	r2 := readReport(t, report2)
+	if r2.Prefix == r.Prefix {
+		t.Errorf("two runs share the prefix %s", r.Prefix)
+	}
+	if n := r2.Naive; n == nil || n.Error != "" || n.Ops != 10 || n.NaivePerSec <= 0 || n.AdapterAuthorizeRate <= 0 || n.Fraction <= 0 {
+		t.Errorf("naive baseline %+v", r2.Naive)
+	}
+}
+
+// TestStormCorruptedLedger: a balance changed behind the ledger's back
+// after the storm fails the invariant check with exit 1.
+func TestStormCorruptedLedger(t *testing.T) {
+	t.Parallel()
+	l := startLedgerd(t)
+	report := filepath.Join(t.TempDir(), "report.json")
+	var victim string
+	corrupt := func(ctx context.Context, p loadtest.Plan) error {
+		victim = p.Header.Accounts[1].AccountID
+		conn, err := pgx.Connect(ctx, l.dbURL)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(ctx)
+		tag, err := conn.Exec(ctx, `UPDATE accounts SET balance = balance + 0.01 WHERE account_id = $1`, victim)
+		if err == nil && tag.RowsAffected() != 1 {
+			t.Errorf("corrupted %d rows", tag.RowsAffected())
+		}
+		return err
+	}
+	code, out, errs := run(t, stormArgs(l, report), loadtest.Hooks{BeforeCheck: corrupt})
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errs)
+	}
+	r := readReport(t, report)
+	c := check(r, "accounts:")
+	if r.OK || c == nil || c.OK || c.Failed != 1 || len(c.Detail) != 1 || !strings.Contains(c.Detail[0], victim+": balance") {
+		t.Fatalf("accounts check %+v", c)
+	}
+	if other := check(r, "holds:"); other == nil || !other.OK {
+		t.Errorf("holds check %+v", other)
+	}
+	if !strings.Contains(out, "FAIL") {
+		t.Errorf("the table does not say FAIL:\n%s", out)
+	}
+}
+
+// TestRecordReplay: a recorded storm replays with fresh iat/exp; replayed
+// again against the same ledgerd every answer is a stored one and the
+// ledger is unchanged; with --reprefix it is a new storm.
+func TestRecordReplay(t *testing.T) {
+	t.Parallel()
+	secret := bytes.Repeat([]byte{0x5a}, 32)
+	secretFile := filepath.Join(t.TempDir(), "signing-secret")
+	if err := os.WriteFile(secretFile, []byte(base64.StdEncoding.EncodeToString(secret)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l := startLedgerd(t, "LEDGER_SIGNING_SECRETS", base64.StdEncoding.EncodeToString(secret))
+	storm := filepath.Join(t.TempDir(), "storm.jsonl")
+	code, out, errs := run(t, []string{"record", "--accounts", "3", "--payouts", "20", "--credits", "6", "--seed", "11",
+		"--drop", "0.2", "--duplicates", "0.2", "--concurrent-dupes", "0.2", "--second-attempts", "0.2",
+		"--provider-id", providerID, "--secret-file", secretFile, "--out", storm}, loadtest.Hooks{})
+	if code != 0 {
+		t.Fatalf("record: exit %d\n%s\n%s", code, out, errs)
+	}
+	raw, err := os.ReadFile(storm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), base64.StdEncoding.EncodeToString(secret)) {
+		t.Fatal("the recording contains the secret")
+	}
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(nil, 1<<20)
+	var header map[string]any
+	lines := 0
+	for sc.Scan() {
+		lines++
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("line %d is not JSON: %v", lines, err)
+		}
+		if lines == 1 {
+			header = m
+		} else if _, ok := m["service"].(map[string]any); !ok || m["endpoint"] == "" {
+			t.Fatalf("line %d: %s", lines, sc.Text())
+		}
+	}
+	if header["kind"] != "header" || header["secretFingerprint"] == "" || header["seed"] != float64(11) || lines < 1+20+6 {
+		t.Fatalf("header %v, %d lines", header, lines)
+	}
+
+	replay := func(extra ...string) loadtest.Report {
+		t.Helper()
+		report := filepath.Join(t.TempDir(), "report.json")
+		code, out, errs := run(t, l.args("replay", append([]string{"--secret-file", secretFile, "--concurrency", "6", "--report", report}, extra...)...), loadtest.Hooks{})
+		if code != 0 {
+			t.Fatalf("replay %v: exit %d\n%s\n%s", extra, code, out, errs)
+		}
+		return readReport(t, report)
+	}
+	first := replay(storm)
+	if first.Prefix != header["prefix"] || endpoint(first, "authorize").Requests < 20 || first.Overall.OK < lines-1 {
+		t.Fatalf("first replay %+v", first)
+	}
+	again := replay("--rate", "500", storm)
+	if again.Prefix != first.Prefix || !again.OK {
+		t.Fatalf("second replay %+v", again)
+	}
+	fresh := replay("--reprefix", storm)
+	if fresh.Prefix == first.Prefix || !fresh.OK {
+		t.Fatalf("reprefixed replay %+v", fresh)
+	}
+}
+
+// TestUsage: bad flags and unusable targets exit 2 before sending anything.
+func TestUsage(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want int
+		says string
+	}{
+		{"NoCommand", nil, 2, "usage"},
+		{"UnknownCommand", []string{"hurricane"}, 2, "unknown command"},
+		{"Help", []string{"-h"}, 0, ""},
+		{"StormHelp", []string{"storm", "-h"}, 0, "-concurrent-dupes"},
+		{"ZeroConcurrency", []string{"storm", "--concurrency", "0"}, 2, "--concurrency"},
+		{"DropOverOne", []string{"storm", "--drop", "1.5"}, 2, "--drop"},
+		{"NegativeDuplicates", []string{"storm", "--duplicates", "-0.1"}, 2, "--duplicates"},
+		{"NoAccounts", []string{"record", "--accounts", "0"}, 2, "--accounts"},
+		{"NothingToSend", []string{"storm", "--payouts", "0", "--credits", "0"}, 2, "--payouts"},
+		{"BadURL", []string{"storm", "--callbacks", "ftp://x/ledger"}, 2, "--callbacks"},
+		{"NegativeRate", []string{"replay", "--rate", "-1", "x.jsonl"}, 2, "--rate"},
+		{"ReplayWithoutFile", []string{"replay"}, 2, "recorded storm"},
+		{"ReplayMissingFile", []string{"replay", filepath.Join(t.TempDir(), "none.jsonl")}, 2, "no such file"},
+		{"StrayArgument", []string{"storm", "extra"}, 2, "unexpected arguments"},
+		{"UnknownFlag", []string{"storm", "--bogus"}, 2, "bogus"},
+		{"AdminUnreachable", []string{"storm", "--admin", "http://127.0.0.1:1", "--callbacks", "http://127.0.0.1:1/ledger"}, 2, "signing secret"},
+		{"SecretFileMissing", []string{"storm", "--secret-file", filepath.Join(t.TempDir(), "none")}, 2, "--secret-file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			code, out, errs := run(t, tc.args, loadtest.Hooks{})
+			if code != tc.want || !strings.Contains(out+errs, tc.says) {
+				t.Fatalf("exit %d (want %d), output lacks %q:\n%s\n%s", code, tc.want, tc.says, out, errs)
+			}
+		})
+	}
+}
