@@ -34,18 +34,26 @@ func setup(t *testing.T, token string) bundle {
 type answer struct {
 	status int
 	header http.Header
+	raw    string
 	body   map[string]any
 }
 
 func (b bundle) do(t *testing.T, method, path, body string, hdr ...string) answer {
+	t.Helper()
+	return call(t, b.api, method, path, body, hdr...)
+}
+
+// call serves one request through h with a recorder; hdr are header
+// name/value pairs. A non-empty body must be a JSON object.
+func call(t *testing.T, h http.Handler, method, path, body string, hdr ...string) answer {
 	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	rec := httptest.NewRecorder()
-	b.api.ServeHTTP(rec, req)
-	a := answer{status: rec.Code, header: rec.Header()}
+	h.ServeHTTP(rec, req)
+	a := answer{status: rec.Code, header: rec.Header(), raw: rec.Body.String()}
 	if rec.Body.Len() > 0 {
 		if err := json.Unmarshal(rec.Body.Bytes(), &a.body); err != nil {
 			t.Fatalf("%s %s: body is not a JSON object: %q", method, path, rec.Body.String())

@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -105,53 +104,12 @@ func secretEncodings(s []byte) []string {
 	}
 }
 
-type secretsAnswer struct {
-	status int
-	header http.Header
-	raw    string
-	body   map[string]any
-}
-
-func (b *secretsBundle) do(t *testing.T, method, path, body string, hdr ...string) secretsAnswer {
+func (b *secretsBundle) do(t *testing.T, method, path, body string, hdr ...string) answer {
 	t.Helper()
-	req := httptest.NewRequest(method, path, strings.NewReader(body))
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	rec := httptest.NewRecorder()
-	b.api.ServeHTTP(rec, req)
-	a := secretsAnswer{status: rec.Code, header: rec.Header(), raw: rec.Body.String()}
-	if rec.Body.Len() > 0 {
-		if err := json.Unmarshal(rec.Body.Bytes(), &a.body); err != nil {
-			t.Fatalf("%s %s: body is not a JSON object: %q", method, path, rec.Body.String())
-		}
-	}
-	return a
+	return call(t, b.api, method, path, body, hdr...)
 }
 
-// problem asserts a problem+json answer of the status and type slug, with an
-// error at pointer when pointer is not empty.
-func (a secretsAnswer) problem(t *testing.T, status int, slug, pointer string) {
-	t.Helper()
-	if a.status != status || a.header.Get("Content-Type") != "application/problem+json" {
-		t.Fatalf("status %d %q, want %d problem+json; body %s", a.status, a.header.Get("Content-Type"), status, a.raw)
-	}
-	if a.body["type"] != "urn:provider-ledger:problem:"+slug || a.body["status"] != float64(status) {
-		t.Fatalf("problem %s, want type %s", a.raw, slug)
-	}
-	if pointer == "" {
-		return
-	}
-	errs, _ := a.body["errors"].([]any)
-	for _, e := range errs {
-		if e.(map[string]any)["pointer"] == pointer {
-			return
-		}
-	}
-	t.Fatalf("problem %s has no error at %s", a.raw, pointer)
-}
-
-func (a secretsAnswer) mustNotContain(t *testing.T, secrets ...[]byte) {
+func (a answer) mustNotContain(t *testing.T, secrets ...[]byte) {
 	t.Helper()
 	for _, s := range secrets {
 		for _, enc := range secretEncodings(s) {
@@ -163,7 +121,7 @@ func (a secretsAnswer) mustNotContain(t *testing.T, secrets ...[]byte) {
 }
 
 // list fetches GET /v1/signing-secrets and returns its entries.
-func (b *secretsBundle) list(t *testing.T) ([]map[string]any, secretsAnswer) {
+func (b *secretsBundle) list(t *testing.T) ([]map[string]any, answer) {
 	t.Helper()
 	a := b.do(t, "GET", "/v1/signing-secrets", "")
 	if a.status != http.StatusOK || a.header.Get("Content-Type") != "application/json" {

@@ -151,6 +151,25 @@ BEGIN
     RETURN ROW('denied', 'payout_already_authorized', NULL, false)::ledger_decision;
 END $$;
 
+-- hold_orphan records the first capture or release (p_kind) of a hold
+-- reference this ledger never issued, and returns the reference answered for
+-- it then and ever after (design 2.4 and 2.5, row 2).
+CREATE FUNCTION hold_orphan(p_kind text, p_hold_reference text, p_payout_id text, p_reference text, p_now timestamptz)
+RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    ref text;
+BEGIN
+    INSERT INTO orphans AS o (kind, hold_reference, payout_id, reference, created_at)
+    VALUES (p_kind, p_hold_reference, coalesce(p_payout_id, ''), p_reference, p_now)
+    ON CONFLICT (kind, hold_reference) DO NOTHING
+    RETURNING o.reference INTO ref;
+    IF ref IS NULL THEN
+        SELECT reference INTO ref FROM orphans WHERE kind = p_kind AND hold_reference = p_hold_reference;
+    END IF;
+    RETURN ref;
+END $$;
+
 -- hold_capture settles a hold (design 2.4 rows 2 to 6): the sender's
 -- balance and held fall by the amount; the journal debits the sender and
 -- credits settlement. p_payout_id may be NULL (not checked).
@@ -162,18 +181,10 @@ LANGUAGE plpgsql AS $$
 DECLARE
     h holds%ROWTYPE;
     acct text;
-    ref text;
 BEGIN
     SELECT account_id INTO acct FROM holds WHERE hold_reference = p_hold_reference;
     IF NOT FOUND THEN
-        INSERT INTO orphans AS o (kind, hold_reference, payout_id, reference, created_at)
-        VALUES ('capture', p_hold_reference, coalesce(p_payout_id, ''), p_capture_reference, p_now)
-        ON CONFLICT (kind, hold_reference) DO NOTHING
-        RETURNING o.reference INTO ref;
-        IF ref IS NULL THEN
-            SELECT reference INTO ref FROM orphans WHERE kind = 'capture' AND hold_reference = p_hold_reference;
-        END IF;
-        RETURN ROW('approved', NULL, ref, true)::ledger_decision;
+        RETURN ROW('approved', NULL, hold_orphan('capture', p_hold_reference, p_payout_id, p_capture_reference, p_now), true)::ledger_decision;
     END IF;
     PERFORM 1 FROM accounts WHERE account_id = acct FOR NO KEY UPDATE;
     SELECT * INTO h FROM holds WHERE hold_reference = p_hold_reference FOR UPDATE;
@@ -204,18 +215,10 @@ LANGUAGE plpgsql AS $$
 DECLARE
     h holds%ROWTYPE;
     acct text;
-    ref text;
 BEGIN
     SELECT account_id INTO acct FROM holds WHERE hold_reference = p_hold_reference;
     IF NOT FOUND THEN
-        INSERT INTO orphans AS o (kind, hold_reference, payout_id, reference, created_at)
-        VALUES ('release', p_hold_reference, coalesce(p_payout_id, ''), p_release_reference, p_now)
-        ON CONFLICT (kind, hold_reference) DO NOTHING
-        RETURNING o.reference INTO ref;
-        IF ref IS NULL THEN
-            SELECT reference INTO ref FROM orphans WHERE kind = 'release' AND hold_reference = p_hold_reference;
-        END IF;
-        RETURN ROW('approved', NULL, ref, true)::ledger_decision;
+        RETURN ROW('approved', NULL, hold_orphan('release', p_hold_reference, p_payout_id, p_release_reference, p_now), true)::ledger_decision;
     END IF;
     PERFORM 1 FROM accounts WHERE account_id = acct FOR NO KEY UPDATE;
     SELECT * INTO h FROM holds WHERE hold_reference = p_hold_reference FOR UPDATE;
