@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -34,6 +35,10 @@ type Hooks struct {
 	// bound addresses.
 	Started func(callbackAddr, adminAddr string)
 }
+
+// DefaultPoolSize is the number of database connections when DATABASE_URL
+// does not set pool_max_conns.
+const DefaultPoolSize = 16
 
 // ShutdownTimeout bounds the drain of in-flight requests at shutdown.
 const ShutdownTimeout = 10 * time.Second
@@ -72,6 +77,11 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, hooks Hooks) (err er
 	poolCfg, err := ledger.PoolConfig(dbURL)
 	if err != nil {
 		return err
+	}
+	if !strings.Contains(dbURL, "pool_max_conns") {
+		// pgx's default (the number of CPUs, at least 4) is too few for a
+		// server with many callbacks waiting on I/O.
+		poolCfg.MaxConns = DefaultPoolSize
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
 	if err != nil {
