@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -203,7 +204,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // one JSON object, no unknown fields, no trailing data, right types. Its
 // errors are ledger.Errors with a pointer to the field.
 func Decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(r.Body)
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return decodeError(err)
+	}
+	// Postgres text cannot hold NUL: refuse it here, with a clear message,
+	// rather than fail in the database.
+	if bytes.Contains(body, []byte(`\u0000`)) {
+		return ledger.Invalid("", "strings must not contain NUL characters")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return decodeError(err)

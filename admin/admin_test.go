@@ -126,6 +126,8 @@ func TestAccountsAPI(t *testing.T) {
 			{"AdjustMissingAmount", "POST", "/v1/accounts/api-2/adjustments", `{"idempotencyKey":"k"}`, 400, "invalid-request", "/amount"},
 			{"AdjustMissingKey", "POST", "/v1/accounts/api-2/adjustments", `{"amount":"1"}`, 400, "invalid-request", "/idempotencyKey"},
 			{"AdjustOverdraw", "POST", "/v1/accounts/api-2/adjustments", `{"amount":"-10.01","idempotencyKey":"k-over"}`, 422, "insufficient-available", ""},
+			{"NULInString", "POST", "/v1/accounts", `{"accountID":"api-3","ownerExternalID":"e\u0000ve","currency":"USD"}`, 400, "invalid-request", ""},
+			{"NULInMemo", "POST", "/v1/accounts/api-2/adjustments", `{"amount":"1","idempotencyKey":"k-nul","memo":"\u0000"}`, 400, "invalid-request", ""},
 			{"UnknownRoute", "GET", "/v1/nothing", "", 404, "not-found", ""},
 			{"WrongMethod", "DELETE", "/v1/accounts/api-2", "", 405, "method-not-allowed", ""},
 		} {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/provider-ledger/adapter/internal/problem"
 	"github.com/provider-ledger/adapter/ledger"
@@ -53,6 +54,11 @@ func (f *fields) str(name string, required bool) string {
 	}
 	if len(s) > maxClaimLen {
 		f.fail(name, fmt.Sprintf("%s is longer than %d bytes", name, maxClaimLen))
+		return ""
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		// Postgres text cannot hold NUL: the request could never succeed.
+		f.fail(name, name+" must not contain NUL characters")
 		return ""
 	}
 	return s
@@ -137,8 +143,12 @@ func parseAuthorize(f *fields) authorizeClaims {
 
 func (c authorizeClaims) fingerprint() []byte {
 	cur, val := moneyParts(c.Amount)
+	score := c.FraudScore
+	if score == 0 {
+		score = 0 // -0 is the same score as 0
+	}
 	return fingerprint("authorize", c.PayoutID, c.ProviderID, c.ExternalID, c.FundingSource, cur, val,
-		strconv.FormatFloat(c.FraudScore, 'g', -1, 64), c.IdempotencyKey)
+		strconv.FormatFloat(score, 'g', -1, 64), c.IdempotencyKey)
 }
 
 // captureClaims are the business claims of a capture request.

@@ -2,6 +2,9 @@ package callbacks_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
 	"reflect"
 	"testing"
 
@@ -98,6 +101,15 @@ func TestAuthorizeTable(t *testing.T) {
 		r := b.send(t, callbacks.Authorize, authorizeClaims("po-1", "k-3", "alice", "src-open", "30", 0.2))
 		if r.Status != 200 || r.Outcome() != "approved" || r.Str("holdReference") != first.Str("holdReference") {
 			t.Fatalf("row 3: %d %v", r.Status, r.Service)
+		}
+	})
+	t.Run("Row1NegativeZeroIsTheSameScore", func(t *testing.T) {
+		c := authorizeClaims("po-z", "k-z", "alice", "src-open", "0.01", 0)
+		first := b.send(t, callbacks.Authorize, c)
+		c["fraudScore"] = json.Number("-0")
+		again := b.send(t, callbacks.Authorize, c)
+		if first.Status != 200 || again.Status != 200 || !reflect.DeepEqual(again.Service, first.Service) {
+			t.Fatalf("fraudScore 0 then -0: %d %v, %d %v", first.Status, first.Service, again.Status, again.Problem)
 		}
 	})
 	t.Run("DenialIsStoredLikeApproval", func(t *testing.T) {
@@ -243,6 +255,33 @@ func TestInnerForms(t *testing.T) {
 		r, err := c.Send(context.Background(), callbacks.Authorize, authorizeClaims("pf-"+form.String(), "kf", "erin", "src-f1", "1", 0))
 		if err != nil || r.Status != 200 || r.Outcome() != "approved" {
 			t.Fatalf("form %d (%v): %v %+v", i, form, err, r)
+		}
+	}
+}
+
+// TestFraudThresholdsOfZero: a threshold of 0 is a threshold (every score
+// is at or above it), not "unset".
+func TestFraudThresholdsOfZero(t *testing.T) {
+	t.Parallel()
+	pool := setup(t, opts{}).pool
+	zero, half := 0.0, 0.5
+	kr := envelope.NewKeyring()
+	key := newKey(t, "z")
+	if err := kr.Set([]envelope.Key{key}); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := callbacks.New(callbacks.Config{Pool: pool, Keyring: kr, ProviderID: provider, FraudDeny: &half, FraudStepUp: &zero})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	ledgertest.Account(t, ledger.NewStore(pool, nil), ledgertest.AccountOpts{AccountID: "fz", Owner: "alice", Funds: "10", Source: "src-fz"})
+	c := &callbacks.Client{BaseURL: hs.URL + "/ledger", Key: key}
+	for score, want := range map[float64]string{0: "step_up_required", 0.1: "step_up_required", 0.5: "fraud_suspected"} {
+		r, err := c.Send(context.Background(), callbacks.Authorize, authorizeClaims(fmt.Sprintf("fz-%v", score), "k", "alice", "src-fz", "1", score))
+		if err != nil || r.Outcome() != "denied" || r.Str("reason") != want {
+			t.Errorf("fraudScore %v: %+v %v, want denied %s", score, r, err, want)
 		}
 	}
 }

@@ -45,8 +45,13 @@ func (p *Purger) defaults() {
 	}
 }
 
-const purgeSQL = `DELETE FROM callback_requests WHERE ctid IN (
-	SELECT ctid FROM callback_requests WHERE received_at < $1 LIMIT $2)`
+// purgeSQL deletes a batch of expired answers by primary key (a ctid is
+// only unique within one partition, so it cannot name a row of the
+// partitioned table), checking the age again on the row it deletes.
+const purgeSQL = `DELETE FROM callback_requests c
+USING (SELECT endpoint, scope, idempotency_key FROM callback_requests WHERE received_at < $1 LIMIT $2) o
+WHERE (c.endpoint, c.scope, c.idempotency_key) = (o.endpoint, o.scope, o.idempotency_key)
+  AND c.received_at < $1`
 
 // RunOnce deletes every expired answer, a batch at a time, and returns how
 // many it deleted. A cancelled context stops it without error.

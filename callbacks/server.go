@@ -51,12 +51,14 @@ type Config struct {
 	// transaction is rolled back and the answer is 408. Default 3s.
 	RequestTimeout time.Duration
 	ClockLeeway    time.Duration // default 60s; negative means 0
-	FraudDeny      float64       // default 0.90
-	FraudStepUp    float64       // default 0.75
-	CreditMax      *decimal.Decimal
-	Now            func() time.Time
-	Logger         *slog.Logger
-	Registerer     prometheus.Registerer
+	// FraudDeny and FraudStepUp are the fraudScore thresholds; nil means
+	// the defaults 0.90 and 0.75 (0 is a threshold like any other).
+	FraudDeny   *float64
+	FraudStepUp *float64
+	CreditMax   *decimal.Decimal
+	Now         func() time.Time
+	Logger      *slog.Logger
+	Registerer  prometheus.Registerer
 }
 
 func (c *Config) defaults() error {
@@ -78,11 +80,11 @@ func (c *Config) defaults() error {
 	if c.ClockLeeway < 0 {
 		c.ClockLeeway = 0
 	}
-	if c.FraudDeny == 0 {
-		c.FraudDeny = 0.90
+	if c.FraudDeny == nil {
+		c.FraudDeny = ptr(0.90)
 	}
-	if c.FraudStepUp == 0 {
-		c.FraudStepUp = 0.75
+	if c.FraudStepUp == nil {
+		c.FraudStepUp = ptr(0.75)
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -300,9 +302,9 @@ func (s *Server) serve(r *http.Request, endpoint string, start time.Time) answer
 		valid := c.FraudScore >= 0 && c.FraudScore <= 1
 		risk := ""
 		switch {
-		case c.FraudScore >= s.cfg.FraudDeny:
+		case c.FraudScore >= *s.cfg.FraudDeny:
 			risk = holds.RiskFraudSuspected
-		case c.FraudScore >= s.cfg.FraudStepUp:
+		case c.FraudScore >= *s.cfg.FraudStepUp:
 			risk = holds.RiskStepUpRequired
 		}
 		res, err = s.store.authorize(ctx, c, keyFP, now, valid, risk)
@@ -449,3 +451,5 @@ func (s *Server) storeProblem(ctx context.Context, endpoint string, err error) *
 	s.log.Error("callback failed", "endpoint", endpoint, "err", err)
 	return problem.New(SlugInternal, http.StatusInternalServerError, "internal error")
 }
+
+func ptr[T any](v T) *T { return &v }

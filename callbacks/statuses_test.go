@@ -97,6 +97,8 @@ func TestStatuses(t *testing.T) {
 		{name: "AmountInexact", token: sealed(b.key, "authorize", with("amount", usd("10.505")), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/amount/value"},
 		{name: "AmountNegative", token: sealed(b.key, "authorize", with("amount", usd("-1")), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/amount/value"},
 		{name: "AmountWrongPlaces", token: sealed(b.key, "authorize", with("amount", map[string]any{"currency": map[string]any{"code": "JPY", "decimalPlaces": 2}, "value": "1"}), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/amount/currency/decimalPlaces"},
+		{name: "NULInPayoutID", token: sealed(b.key, "authorize", with("payoutID", "p\x00"), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/payoutID"},
+		{name: "NULInIdempotencyKey", token: sealed(b.key, "authorize", with("idempotencyKey", "k\x00"), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/idempotencyKey"},
 		{name: "FraudOutOfRange", token: sealed(b.key, "authorize", with("fraudScore", 1.5), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/fraudScore"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -420,3 +420,37 @@ func TestRandomizedWorkload(t *testing.T) {
 	wg.Wait()
 	ledgertest.AssertInvariants(t, b.pool)
 }
+
+// TestSamePayoutOtherKeyWhileFirstUncommitted: a second authorize of a
+// payout arriving while the first is still uncommitted waits for it and
+// answers its hold (row 3); it never decides on funds the first has held.
+func TestSamePayoutOtherKeyWhileFirstUncommitted(t *testing.T) {
+	t.Parallel()
+	ctx, b := setup(t)
+	ledgertest.Account(t, b.ledger, ledgertest.AccountOpts{AccountID: "race-1", Owner: "alice", Funds: "100", Source: "src-race"})
+	tx, err := b.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := holds.Place(ctx, tx, holds.PlaceRequest{PayoutID: "race-p", ExternalID: "alice", FundingSource: "src-race",
+		Amount: ledgertest.USD("60"), Now: time.Now()})
+	if err != nil || !first.Approved() {
+		t.Fatal(first, err)
+	}
+	second := make(chan ledger.Decision, 1)
+	go func() {
+		d, err := b.holds.Place(ctx, holds.PlaceRequest{PayoutID: "race-p", ExternalID: "alice", FundingSource: "src-race", Amount: ledgertest.USD("60")})
+		if err != nil {
+			t.Error(err)
+		}
+		second <- d
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := <-second; !d.Approved() || d.Reference != first.Reference {
+		t.Fatalf("second authorize of the payout = %+v, want approved %s", d, first.Reference)
+	}
+	ledgertest.AssertBalances(t, b.ledger, "race-1", "100", "60", "40")
+}

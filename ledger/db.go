@@ -100,7 +100,8 @@ var pgxTxRepeatableReadReadOnly = pgx.TxOptions{IsoLevel: pgx.RepeatableRead, Ac
 // (connection refused, database not accepting connections, too many
 // connections, authentication failing during a password rotation), a lost
 // connection, a server shutting down or starting, a read-only standby after
-// a failover, resource exhaustion, a serialization failure or a deadlock.
+// a failover, a statement or lock timeout set on the server, resource
+// exhaustion, a serialization failure or a deadlock.
 func Unavailable(err error) bool {
 	if err == nil {
 		return false
@@ -119,7 +120,8 @@ func Unavailable(err error) bool {
 		case strings.HasPrefix(code, "08"), // connection exception
 			strings.HasPrefix(code, "53"),                     // insufficient resources
 			code == "57P01", code == "57P02", code == "57P03", // shutdown, crash, starting
-			code == "25006", // read-only transaction: a standby after failover
+			code == "25006",                  // read-only transaction: a standby after failover
+			code == "57014", code == "55P03", // statement or lock timeout set on the server
 			code == "40001", code == "40P01":
 			return true
 		}

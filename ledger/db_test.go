@@ -32,6 +32,8 @@ func TestUnavailable(t *testing.T) {
 		{"Starting", pg("57P03"), true},
 		{"ReadOnlyStandby", pg("25006"), true},
 		{"Serialization", pg("40001"), true},
+		{"StatementTimeout", pg("57014"), true},
+		{"LockTimeout", pg("55P03"), true},
 		{"Deadlock", pg("40P01"), true},
 		{"ConnectionReset", fmt.Errorf("read: %w", syscall.ECONNRESET), true},
 		{"UnexpectedEOF", io.ErrUnexpectedEOF, true},

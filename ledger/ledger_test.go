@@ -333,9 +333,14 @@ SELECT hold_capture('g-h1', 'g-p1', 'g-c1', gen_random_uuid(), now())`)
 		mustFail(t, "illegal hold transition", `UPDATE holds SET status = 'held', capture_reference = NULL, transaction_id = NULL, captured_at = NULL WHERE hold_reference = 'g-h1'`)
 		mustFail(t, "illegal hold transition", `UPDATE holds SET status = 'released', release_reference = 'r', released_at = now(), capture_reference = NULL, transaction_id = NULL, captured_at = NULL WHERE hold_reference = 'g-h1'`)
 		mustFail(t, "never deleted", `DELETE FROM holds`)
+		mustFail(t, "never truncated", `TRUNCATE holds CASCADE`)
 		mustFail(t, "holds_payout_id_key", `INSERT INTO holds (hold_reference, payout_id, account_id, funding_source, currency, amount, placed_at) VALUES ('g-h2', 'g-p1', 'g-1', 'g-src', 'USD', 1, now())`)
 		mustFail(t, "holds_amount_positive", `INSERT INTO holds (hold_reference, payout_id, account_id, funding_source, currency, amount, placed_at) VALUES ('g-h3', 'g-p3', 'g-1', 'g-src', 'USD', 0, now())`)
 		mustFail(t, "holds_state_check", `INSERT INTO holds (hold_reference, payout_id, account_id, funding_source, currency, amount, status, placed_at) VALUES ('g-h4', 'g-p4', 'g-1', 'g-src', 'USD', 1, 'captured', now())`)
+	})
+	t.Run("EffectsAreNeverTruncated", func(t *testing.T) {
+		mustFail(t, "never truncated", `TRUNCATE credits`)
+		mustFail(t, "never truncated", `TRUNCATE adjustments`)
 	})
 	t.Run("CreditsOncePerRequest", func(t *testing.T) {
 		mustFail(t, "credits_pkey", `INSERT INTO credits SELECT request_id, 'other-ref', account_id, destination, currency, amount, transaction_id, created_at FROM credits LIMIT 1;
@@ -398,4 +403,42 @@ func TestConcurrentAccountCreation(t *testing.T) {
 	if created != 16 || exists != 16 {
 		t.Fatalf("created %d, exists %d; want 16 and 16", created, exists)
 	}
+}
+
+// TestSameRequestOtherKeyWhileFirstUncommitted: a second credit of a payment
+// request arriving while the first is still uncommitted waits for it and
+// answers its creditReference (row 2), even towards a destination that
+// would refuse: refused would start a reversal of money that was credited.
+func TestSameRequestOtherKeyWhileFirstUncommitted(t *testing.T) {
+	t.Parallel()
+	ctx, b := setup(t)
+	ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "rr-a", Owner: "carol", Dest: "dst-rr-a"})
+	ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "rr-b", Owner: "carol", Dest: "dst-rr-b", Status: ledger.StatusFrozen})
+	tx, err := b.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := ledger.Credit(ctx, tx, ledger.CreditRequest{RequestID: "rr-1", Destination: "dst-rr-a", RequesterExternalID: "carol",
+		Amount: ledgertest.USD("5"), Now: time.Now()})
+	if err != nil || !first.Approved() {
+		t.Fatal(first, err)
+	}
+	second := make(chan ledger.Decision, 1)
+	go func() {
+		d, err := ledger.Credit(ctx, b.pool, ledger.CreditRequest{RequestID: "rr-1", Destination: "dst-rr-b", RequesterExternalID: "carol",
+			Amount: ledgertest.USD("5"), Now: time.Now()})
+		if err != nil {
+			t.Error(err)
+		}
+		second <- d
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := <-second; !d.Approved() || d.Reference != first.Reference {
+		t.Fatalf("second credit of the request = %+v, want approved %s", d, first.Reference)
+	}
+	ledgertest.AssertBalances(t, b.store, "rr-a", "5", "0", "5")
+	ledgertest.AssertBalances(t, b.store, "rr-b", "0", "0", "0")
 }

@@ -132,7 +132,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, hooks Hooks) (err er
 	cb, err := callbacks.New(callbacks.Config{
 		Pool: pool, Keyring: keys, ProviderID: cfg.ProviderID, Prefix: cfg.CallbackPrefix,
 		MaxInflight: cfg.MaxInflight, RequestTimeout: cfg.RequestTimeout, ClockLeeway: leeway(cfg.ClockLeeway),
-		FraudDeny: cfg.FraudDeny, FraudStepUp: cfg.FraudStepUp, CreditMax: cfg.CreditMax,
+		FraudDeny: &cfg.FraudDeny, FraudStepUp: &cfg.FraudStepUp, CreditMax: cfg.CreditMax,
 		Logger: log, Registerer: reg,
 	})
 	if err != nil {

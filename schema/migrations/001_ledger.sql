@@ -179,6 +179,15 @@ END $$;
 CREATE TRIGGER holds_transition BEFORE UPDATE OR DELETE ON holds
     FOR EACH ROW EXECUTE FUNCTION holds_guard();
 
+-- Holds, credits and adjustments are records of effects: never truncated.
+CREATE FUNCTION ledger_no_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION '% is never truncated', TG_TABLE_NAME
+        USING ERRCODE = 'LA006', CONSTRAINT = 'ledger_no_truncate';
+END $$;
+CREATE TRIGGER holds_no_truncate BEFORE TRUNCATE ON holds
+    FOR EACH STATEMENT EXECUTE FUNCTION ledger_no_truncate();
+
 -- Adjustments from the core banking system, idempotent by key per account.
 CREATE TABLE adjustments (
     idempotency_key text        NOT NULL,
@@ -223,3 +232,8 @@ CREATE TABLE orphans (
     CONSTRAINT orphans_pkey PRIMARY KEY (kind, hold_reference),
     CONSTRAINT orphans_kind_check CHECK (kind IN ('capture', 'release'))
 );
+
+CREATE TRIGGER credits_no_truncate BEFORE TRUNCATE ON credits
+    FOR EACH STATEMENT EXECUTE FUNCTION ledger_no_truncate();
+CREATE TRIGGER adjustments_no_truncate BEFORE TRUNCATE ON adjustments
+    FOR EACH STATEMENT EXECUTE FUNCTION ledger_no_truncate();

@@ -1,9 +1,10 @@
 -- Ledger operations as server-side functions, so that each callback's effect
 -- is one round trip (design 2.9). Each function:
 --   * takes the current time as a parameter (tests pin it);
---   * locks rows in one fixed order: the customer account row, then the hold
---     row, then system-account shard rows, so that concurrent calls never
---     deadlock;
+--   * locks in one fixed order: a transaction-scoped advisory lock on the
+--     payout or payment request (hold_place, ledger_credit), then the
+--     customer account row, then the hold row, then system-account shard
+--     rows, so that concurrent calls never deadlock;
 --   * runs under READ COMMITTED (every statement sees rows committed before
 --     it started, which is how a loser of an ON CONFLICT race reads the winner);
 --   * composes into the caller's transaction (it never commits).
@@ -114,6 +115,11 @@ DECLARE
     acct text;
     ref text;
 BEGIN
+    -- Authorizes of one payout (under other keys) run one after the other,
+    -- so that a second one always sees the first's hold (rows 3 and 4)
+    -- rather than deciding on funds the first has already held. Taken
+    -- after the callback's key claim and before any row lock.
+    PERFORM pg_advisory_xact_lock(hashtext('hold_place'), hashtext(p_payout_id));
     SELECT * INTO h FROM holds WHERE payout_id = p_payout_id;
     IF NOT FOUND THEN
         SELECT account_id INTO acct FROM instruments WHERE token = p_funding_source AND kind = 'source';
@@ -250,6 +256,11 @@ DECLARE
     acct text;
     ref text;
 BEGIN
+    -- Credits of one payment request (under other keys) run one after the
+    -- other, so that a second one always sees the first's credit (row 2)
+    -- and never answers refused for a request that was credited. Taken
+    -- after the callback's key claim and before any row lock.
+    PERFORM pg_advisory_xact_lock(hashtext('ledger_credit'), hashtext(p_request_id));
     SELECT credit_reference INTO ref FROM credits WHERE request_id = p_request_id;
     IF FOUND THEN
         RETURN ROW('approved', NULL, ref, false)::ledger_decision;
