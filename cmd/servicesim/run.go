@@ -35,8 +35,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		return 0
+	case "drive":
+		cfg, err := parseDrive(args, stderr)
+		if err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			return 2
+		}
+		return Drive(ctx, cfg, stdout, stderr)
 	default:
-		fmt.Fprintf(stderr, "servicesim: unknown command %q (commands: serve)\n", cmd)
+		fmt.Fprintf(stderr, "servicesim: unknown command %q (commands: serve, drive)\n", cmd)
 		return 2
 	}
 }

@@ -83,7 +83,7 @@ func TestRunFlags(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"drive"}, 2, "unknown command"},
+		{[]string{"bogus"}, 2, "unknown command"},
 		{[]string{"--signup-delay", "soon"}, 2, "not a duration"},
 		{[]string{"serve", "--api-key-id", ""}, 2, "must not be empty"},
 		{[]string{"serve", "extra"}, 2, "unexpected arguments"},

@@ -1,0 +1,387 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	mrand "math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/envelope"
+)
+
+// DriveConfig configures `servicesim drive`.
+type DriveConfig struct {
+	CallbacksURL string // e.g. http://127.0.0.1:8080/ledger
+	AdminURL     string // e.g. http://127.0.0.1:8081
+	AdminToken   string // bearer token of the admin API (LEDGER_ADMIN_TOKEN)
+	ProviderID   string
+	SecretFile   string // Base64 signing secret
+	Payouts      int
+	Requests     int
+	Seed         uint64 // 0: derived from the clock
+}
+
+// DefaultDriveConfig is the configuration with no flags or env set.
+func DefaultDriveConfig() DriveConfig {
+	return DriveConfig{CallbacksURL: "http://127.0.0.1:8080/ledger", AdminURL: "http://127.0.0.1:8081",
+		ProviderID: "local", SecretFile: "./var/ledgerd/signing-secret", Payouts: 10, Requests: 5}
+}
+
+func parseDrive(args []string, stderr io.Writer) (DriveConfig, error) {
+	cfg := DefaultDriveConfig()
+	cfg.AdminToken = os.Getenv("LEDGER_ADMIN_TOKEN")
+	fs := flag.NewFlagSet("servicesim drive", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.CallbacksURL, "callbacks", cfg.CallbacksURL, "callback base URL of the ledgerd under test")
+	fs.StringVar(&cfg.AdminURL, "admin", cfg.AdminURL, "admin API base URL of the ledgerd (bearer token: env LEDGER_ADMIN_TOKEN when set)")
+	fs.StringVar(&cfg.ProviderID, "provider-id", cfg.ProviderID, "providerID claim of the callbacks (ledgerd's LEDGER_PROVIDER_ID)")
+	fs.StringVar(&cfg.SecretFile, "secret-file", cfg.SecretFile, "file holding the Base64 signing secret (the embedded ledgerd's dev secret by default)")
+	fs.IntVar(&cfg.Payouts, "payouts", cfg.Payouts, "number of payout lifecycles")
+	fs.IntVar(&cfg.Requests, "requests", cfg.Requests, "number of payment request (credit-account) lifecycles")
+	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the amounts and lifecycle choices (0: from the clock)")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "servicesim drive: unexpected arguments %q\n", fs.Args())
+		return cfg, errors.New("unexpected arguments")
+	}
+	if cfg.Payouts < 0 || cfg.Requests < 0 || cfg.Payouts > 10000 || cfg.Requests > 10000 {
+		fmt.Fprintln(stderr, "servicesim drive: --payouts and --requests must be between 0 and 10000")
+		return cfg, errors.New("bad counts")
+	}
+	for _, u := range []struct{ name, v string }{{"callbacks", cfg.CallbacksURL}, {"admin", cfg.AdminURL}} {
+		p, err := url.Parse(u.v)
+		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			fmt.Fprintf(stderr, "servicesim drive: --%s %q is not an http(s) URL\n", u.name, u.v)
+			return cfg, errors.New("bad URL")
+		}
+	}
+	if cfg.ProviderID == "" || cfg.SecretFile == "" {
+		fmt.Fprintln(stderr, "servicesim drive: --provider-id and --secret-file must not be empty")
+		return cfg, errors.New("empty flag")
+	}
+	return cfg, nil
+}
+
+// errSetup marks an error before any lifecycle ran (exit status 2).
+type errSetup struct{ err error }
+
+func (e errSetup) Error() string { return e.err.Error() }
+func (e errSetup) Unwrap() error { return e.err }
+
+func setupErr(format string, a ...any) error { return errSetup{fmt.Errorf(format, a...)} }
+
+// Drive runs the payout and request lifecycles against a ledgerd and checks
+// the balances they imply. It returns the exit status: 0 all good, 1 a check
+// failed or a callback was refused terminally, 2 a setup error.
+func Drive(ctx context.Context, cfg DriveConfig, stdout, stderr io.Writer) int {
+	err := drive(ctx, cfg, stdout)
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(stderr, "servicesim drive:", err)
+	var se errSetup
+	if errors.As(err, &se) {
+		return 2
+	}
+	return 1
+}
+
+// Amounts are USD cents; the money claim carries 2 decimal places.
+func usd(cents int64) map[string]any {
+	return map[string]any{"currency": map[string]any{"code": "USD", "decimalPlaces": 2}, "value": cents2(cents)}
+}
+
+func cents2(c int64) string { return decimal.New(c, -2).StringFixed(2) }
+
+// driver holds one run's state.
+type driver struct {
+	cfg     DriveConfig
+	cb      *callbacks.Client
+	admin   *driveAdmin
+	out     io.Writer
+	sent    int // callbacks sent, every attempt
+	retry   int // attempts retried after 408/429/5xx/transport errors
+	replays int // same-key replays that answered the same
+}
+
+// maxAttempts bounds the retries of one callback, as the service does.
+const maxAttempts = 5
+
+// send posts one callback, retrying 408, 429, 5xx and transport errors with
+// the same claims (so the same idempotency key), re-sealed per attempt. Any
+// other non-200 is terminal.
+func (d *driver) send(ctx context.Context, endpoint string, service map[string]any) (*callbacks.Reply, error) {
+	backoff := 50 * time.Millisecond
+	var last string
+	for attempt := 1; ; attempt++ {
+		d.sent++
+		r, err := d.cb.Send(ctx, endpoint, service)
+		switch {
+		case err != nil && r != nil && r.Status == http.StatusOK:
+			return nil, fmt.Errorf("%s: %w", endpoint, err) // a 200 we cannot open: not retryable
+		case err != nil:
+			last = err.Error()
+		case r.Status == http.StatusOK:
+			return r, nil
+		case r.Retryable():
+			last = fmt.Sprintf("%d %v", r.Status, r.Problem["type"])
+			if s, perr := strconv.Atoi(r.RetryAfter); perr == nil && s >= 0 {
+				backoff = max(backoff, min(time.Duration(s)*time.Second, 2*time.Second))
+			}
+		default:
+			return nil, fmt.Errorf("%s key %v refused: %d %v (%v)", endpoint, service["idempotencyKey"], r.Status,
+				r.Problem["type"], r.Problem["detail"])
+		}
+		if attempt == maxAttempts {
+			return nil, fmt.Errorf("%s key %v: gave up after %d attempts: %s", endpoint, service["idempotencyKey"], attempt, last)
+		}
+		d.retry++
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
+
+// replay sends the same claims again and requires the same answer.
+func (d *driver) replay(ctx context.Context, endpoint string, service map[string]any, first *callbacks.Reply) error {
+	r, err := d.send(ctx, endpoint, service)
+	if err != nil {
+		return err
+	}
+	if !reflect.DeepEqual(r.Service, first.Service) {
+		return fmt.Errorf("%s key %v: replay answered %s, first %s", endpoint, service["idempotencyKey"], r.Raw, first.Raw)
+	}
+	d.replays++
+	return nil
+}
+
+func expect(r *callbacks.Reply, endpoint, refClaim string) error {
+	if r.Outcome() != "approved" || r.Str(refClaim) == "" {
+		return fmt.Errorf("%s answered %s, want approved with %s", endpoint, r.Raw, refClaim)
+	}
+	return nil
+}
+
+func drive(ctx context.Context, cfg DriveConfig, out io.Writer) error {
+	raw, err := os.ReadFile(cfg.SecretFile)
+	if err != nil {
+		return setupErr("reading the signing secret: %w", err)
+	}
+	secret, err := envelope.ParseSecret(string(raw))
+	if err != nil {
+		return setupErr("%s: %w", cfg.SecretFile, err)
+	}
+	seed := cfg.Seed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	rng := mrand.New(mrand.NewPCG(seed, seed>>1|1))
+	var nonce [4]byte
+	_, _ = rand.Read(nonce[:])
+	run := "sim-" + hex.EncodeToString(nonce[:]) // unique per run, whatever the seed
+	hc := &http.Client{Timeout: 15 * time.Second}
+	d := &driver{cfg: cfg, out: out,
+		cb:    &callbacks.Client{BaseURL: cfg.CallbacksURL, Key: envelope.Key{Secret: secret}, HTTP: hc},
+		admin: &driveAdmin{base: cfg.AdminURL, token: cfg.AdminToken, http: hc}}
+
+	// Seed: a funded sender with a source instrument, a recipient with a
+	// destination instrument. Every payout is at most 50.00, so the sender
+	// is never short of funds.
+	const maxPayout, maxCredit = 5000, 2000
+	funded := int64(cfg.Payouts)*maxPayout + 10000
+	sender, recipient := run+"-sender", run+"-recipient"
+	source, dest := run+"-src", run+"-dst"
+	fmt.Fprintf(out, "servicesim drive: run %s, seed %d, %d payouts, %d requests against %s\n", run, seed, cfg.Payouts, cfg.Requests, cfg.CallbacksURL)
+	for _, a := range []struct{ id, owner string }{{sender, run + "-alice"}, {recipient, run + "-bob"}} {
+		if err := d.admin.do(ctx, http.MethodPost, "/v1/accounts", map[string]string{"accountID": a.id, "ownerExternalID": a.owner, "currency": "USD"}, nil); err != nil {
+			return setupErr("creating account %s: %w", a.id, err)
+		}
+	}
+	if err := d.admin.do(ctx, http.MethodPost, "/v1/accounts/"+url.PathEscape(sender)+"/adjustments",
+		map[string]string{"amount": cents2(funded), "idempotencyKey": run + "-funding", "memo": "servicesim drive funding"}, nil); err != nil {
+		return setupErr("funding %s: %w", sender, err)
+	}
+	for _, in := range [][3]string{{source, "source", sender}, {dest, "destination", recipient}} {
+		if err := d.admin.do(ctx, http.MethodPost, "/v1/instruments", map[string]string{"token": in[0], "kind": in[1], "accountID": in[2]}, nil); err != nil {
+			return setupErr("instrument %s: %w", in[0], err)
+		}
+	}
+	fmt.Fprintf(out, "seeded %s (owner %s-alice, funded %s USD, source %s) and %s (owner %s-bob, destination %s)\n",
+		sender, run, cents2(funded), source, recipient, run, dest)
+
+	var captured, credited int64
+	var nCaptured, nReleased int
+	for i := range cfg.Payouts {
+		payout := fmt.Sprintf("%s-p%03d", run, i+1)
+		amount := 100 + rng.Int64N(maxPayout-100+1)
+		auth := map[string]any{"payoutID": payout, "providerID": cfg.ProviderID, "externalID": run + "-alice",
+			"fundingSource": source, "amount": usd(amount), "fraudScore": 0, "callerSubject": "servicesim",
+			"requestID": payout + "-rq", "idempotencyKey": payout + "-auth"}
+		ar, err := d.send(ctx, callbacks.Authorize, auth)
+		if err != nil {
+			return fmt.Errorf("payout %s: %w", payout, err)
+		}
+		if err := expect(ar, callbacks.Authorize, "holdReference"); err != nil {
+			return fmt.Errorf("payout %s: %w", payout, err)
+		}
+		hold := ar.Str("holdReference")
+		line := fmt.Sprintf("payout %s %s USD: authorize approved %s", payout, cents2(amount), hold)
+
+		var endpoint, ref string
+		var final map[string]any
+		switch choice := rng.IntN(4); choice {
+		case 0:
+			endpoint, ref = callbacks.Capture, "captureReference"
+			final = map[string]any{"payoutID": payout, "providerID": cfg.ProviderID, "holdReference": hold, "idempotencyKey": payout + "-capture"}
+		default:
+			reason := []string{"cancelled", "expired", "review_rejected"}[choice-1]
+			endpoint, ref = callbacks.Release, "releaseReference"
+			final = map[string]any{"payoutID": payout, "providerID": cfg.ProviderID, "holdReference": hold,
+				"idempotencyKey": payout + "-release", "reason": reason}
+		}
+		fr, err := d.send(ctx, endpoint, final)
+		if err != nil {
+			return fmt.Errorf("payout %s: %w", payout, err)
+		}
+		if err := expect(fr, endpoint, ref); err != nil {
+			return fmt.Errorf("payout %s: %w", payout, err)
+		}
+		if endpoint == callbacks.Capture {
+			captured += amount
+			nCaptured++
+			line += " → capture approved " + fr.Str(ref)
+		} else {
+			nReleased++
+			line += fmt.Sprintf(" → release (%s) approved %s", final["reason"], fr.Str(ref))
+		}
+		// Every third payout, the service delivers both callbacks again
+		// under their keys: the stored answers must come back.
+		if i%3 == 0 {
+			if err := d.replay(ctx, callbacks.Authorize, auth, ar); err != nil {
+				return fmt.Errorf("payout %s: %w", payout, err)
+			}
+			if err := d.replay(ctx, endpoint, final, fr); err != nil {
+				return fmt.Errorf("payout %s: %w", payout, err)
+			}
+			line += "; authorize and " + endpoint + " replayed: same answers"
+		}
+		fmt.Fprintln(out, line)
+	}
+
+	for i := range cfg.Requests {
+		req := fmt.Sprintf("%s-r%03d", run, i+1)
+		amount := 100 + rng.Int64N(maxCredit-100+1)
+		credit := map[string]any{"providerID": cfg.ProviderID, "idempotencyKey": req + "-credit",
+			"requesterExternalID": run + "-bob", "fundingDestination": dest, "amount": usd(amount), "requestID": req}
+		cr, err := d.send(ctx, callbacks.CreditAccount, credit)
+		if err != nil {
+			return fmt.Errorf("request %s: %w", req, err)
+		}
+		if err := expect(cr, callbacks.CreditAccount, "creditReference"); err != nil {
+			return fmt.Errorf("request %s: %w", req, err)
+		}
+		if err := d.replay(ctx, callbacks.CreditAccount, credit, cr); err != nil {
+			return fmt.Errorf("request %s: %w", req, err)
+		}
+		credited += amount
+		fmt.Fprintf(out, "request %s %s USD: credit-account approved %s; replayed: same answer\n", req, cents2(amount), cr.Str("creditReference"))
+	}
+
+	fmt.Fprintf(out, "summary: %d payouts (%d captured, %s USD; %d released), %d requests (%s USD credited); %d callbacks sent, %d retried, %d replays answered the same\n",
+		cfg.Payouts, nCaptured, cents2(captured), nReleased, cfg.Requests, cents2(credited), d.sent, d.retry, d.replays)
+
+	// The accounts must show exactly what the lifecycles imply.
+	var failed []string
+	for _, want := range []struct {
+		id             string
+		balance, avail int64
+	}{{sender, funded - captured, funded - captured}, {recipient, credited, credited}} {
+		var acc struct{ Balance, Held, Available string }
+		if err := d.admin.do(ctx, http.MethodGet, "/v1/accounts/"+url.PathEscape(want.id), nil, &acc); err != nil {
+			return fmt.Errorf("reading account %s: %w", want.id, err)
+		}
+		ok := decEq(acc.Balance, want.balance) && decEq(acc.Held, 0) && decEq(acc.Available, want.avail)
+		verdict := "ok"
+		if !ok {
+			verdict = fmt.Sprintf("MISMATCH (want balance %s, held 0.00, available %s)", cents2(want.balance), cents2(want.avail))
+			failed = append(failed, want.id)
+		}
+		fmt.Fprintf(out, "check %s: balance %s held %s available %s: %s\n", want.id, acc.Balance, acc.Held, acc.Available, verdict)
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("balances do not match the lifecycles: %s", strings.Join(failed, ", "))
+	}
+	fmt.Fprintln(out, "ok")
+	return nil
+}
+
+func decEq(s string, cents int64) bool {
+	v, err := decimal.NewFromString(s)
+	return err == nil && v.Equal(decimal.New(cents, -2))
+}
+
+// driveAdmin is a minimal client of ledgerd's admin API.
+type driveAdmin struct {
+	base, token string
+	http        *http.Client
+}
+
+func (c *driveAdmin) do(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.base, "/")+path, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		var p struct{ Type, Title, Detail string }
+		_ = json.Unmarshal(raw, &p)
+		return fmt.Errorf("%s %s answered %d %s %s", method, path, resp.StatusCode, p.Type, p.Detail)
+	}
+	if out != nil {
+		return json.Unmarshal(raw, out)
+	}
+	return nil
+}
