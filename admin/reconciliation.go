@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -22,6 +23,9 @@ type Reconciler interface {
 }
 
 var _ Reconciler = (*reconciliation.Reconciler)(nil)
+
+// RunTimeout bounds one reconciliation run started through the admin API.
+const RunTimeout = 15 * time.Minute
 
 // registerReconciliation adds POST /v1/reconciliation/runs (design section
 // 4): body {"fix": bool} ({} means fix false; any other member, or a fix
@@ -50,7 +54,12 @@ func (s *Server) runReconciliation(r *http.Request, _ httprouter.Params) (int, a
 			return 0, nil, ledger.Invalid("/fix", "fix must be a JSON boolean")
 		}
 	}
-	rep, err := s.cfg.Reconciler.Run(r.Context(), fix)
+	// The run is not tied to the caller's connection: a client that stops
+	// waiting must not cancel a run halfway through its fixes. It has a
+	// deadline of its own.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), RunTimeout)
+	defer cancel()
+	rep, err := s.cfg.Reconciler.Run(ctx, fix)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -184,3 +184,36 @@ func TestReconciliationAPI(t *testing.T) {
 		wantProblem(t, send(t, admin.New(admin.Config{}), "POST", `{}`), http.StatusNotFound, "not-found", "")
 	})
 }
+
+// ctxRecorder is a Reconciler that reports whether its context was already
+// cancelled when the run started.
+type ctxRecorder struct{ cancelled chan bool }
+
+func (c ctxRecorder) Run(ctx context.Context, fix bool) (reconciliation.Report, error) {
+	c.cancelled <- ctx.Err() != nil
+	_, hasDeadline := ctx.Deadline()
+	if !hasDeadline {
+		return reconciliation.Report{}, errors.New("the run has no deadline")
+	}
+	return reconciliation.Report{RunID: "rec_x", Findings: []reconciliation.Finding{}}, nil
+}
+
+// TestReconciliationRunOutlivesItsCaller: a caller that stops waiting does
+// not cancel the run (it may be halfway through its fixes); the run has a
+// deadline of its own.
+func TestReconciliationRunOutlivesItsCaller(t *testing.T) {
+	t.Parallel()
+	rec := ctxRecorder{cancelled: make(chan bool, 1)}
+	api := admin.New(admin.Config{Reconciler: rec})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	req := httptest.NewRequest("POST", "/v1/reconciliation/runs", strings.NewReader(`{"fix":true}`)).WithContext(ctx)
+	rw := httptest.NewRecorder()
+	api.ServeHTTP(rw, req)
+	if <-rec.cancelled {
+		t.Fatal("the run started with the caller's cancelled context")
+	}
+	if rw.Code != 201 {
+		t.Fatalf("status %d: %s", rw.Code, rw.Body.String())
+	}
+}

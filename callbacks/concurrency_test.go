@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/internal/ledgertest"
@@ -20,13 +21,16 @@ func TestConcurrentSameKeys(t *testing.T) {
 	for _, instances := range []int{1, 2} {
 		t.Run(fmt.Sprintf("instances=%d", instances), func(t *testing.T) {
 			t.Parallel()
-			// The in-flight limit is raised so that every copy is in flight at
-			// once: this test is about duplicates, not load shedding.
-			b := setup(t, opts{maxInflight: 1000})
+			// The in-flight limit and the request deadline are raised so that
+			// every copy is in flight at once and none times out while 40
+			// transactions queue on one account of a loaded machine: this test
+			// is about duplicates, not load shedding (a 408 here would mean a
+			// request hung).
+			b := setup(t, opts{maxInflight: 1000, requestTimeout: 30 * time.Second})
 			nodes := []*bundle{b}
 			if instances == 2 {
 				// A second adapter: its own pool, keyring and listener, one database.
-				other := setup(t, opts{pool: b.pool, key: &b.key, maxInflight: 1000})
+				other := setup(t, opts{pool: b.pool, key: &b.key, maxInflight: 1000, requestTimeout: 30 * time.Second})
 				nodes = append(nodes, other)
 			}
 			ctx := context.Background()

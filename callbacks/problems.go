@@ -19,4 +19,5 @@ const (
 	SlugInternal          = "internal"                 // 500
 	SlugUnavailable       = "database-unavailable"     // 503
 	SlugShuttingDown      = "shutting-down"            // 503
+	SlugKeyringStale      = "keyring-stale"            // 503
 )

@@ -56,9 +56,14 @@ type Config struct {
 	FraudDeny   *float64
 	FraudStepUp *float64
 	CreditMax   *decimal.Decimal
-	Now         func() time.Time
-	Logger      *slog.Logger
-	Registerer  prometheus.Registerer
+	// Check, when set, runs before each callback; while it returns an error
+	// callbacks are answered 503 (retry) with problem type keyring-stale.
+	// ledgerd uses it to refuse callbacks while its keyring has not been
+	// refreshed for a while: a secret may have been retired meanwhile.
+	Check      func() error
+	Now        func() time.Time
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
 }
 
 func (c *Config) defaults() error {
@@ -238,6 +243,14 @@ func (s *Server) serve(r *http.Request, endpoint string, start time.Time) answer
 		p := problem.New(SlugShuttingDown, http.StatusServiceUnavailable, "the adapter is shutting down; retry")
 		p.RetryAfter = time.Second
 		return answer{problem: p}
+	}
+	if s.cfg.Check != nil {
+		if err := s.cfg.Check(); err != nil {
+			s.log.Warn("callback refused: replica not fit to open callbacks", "err", err)
+			p := problem.New(SlugKeyringStale, http.StatusServiceUnavailable, "the adapter cannot confirm its signing secrets right now; retry")
+			p.RetryAfter = time.Second
+			return answer{problem: p}
+		}
 	}
 	select {
 	case s.sem <- struct{}{}:

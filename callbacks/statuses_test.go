@@ -3,10 +3,12 @@ package callbacks_test
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -250,4 +252,37 @@ func TestRetryableStatuses(t *testing.T) {
 			t.Fatalf("got %d %v", r.Status, r.Problem)
 		}
 	})
+}
+
+// TestCheckRefusesRetryably: while the server's Check fails (ledgerd: the
+// keyring has not been refreshed for a while), callbacks answer 503 with
+// Retry-After, never a terminal status, and change nothing.
+func TestCheckRefusesRetryably(t *testing.T) {
+	t.Parallel()
+	b := setup(t, opts{})
+	var stale atomic.Bool
+	stale.Store(true)
+	srv, err := callbacks.New(callbacks.Config{Pool: b.pool, Keyring: b.keyring, ProviderID: provider,
+		Check: func() error {
+			if stale.Load() {
+				return errors.New("keyring stale")
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	c := &callbacks.Client{BaseURL: hs.URL + "/ledger", Key: b.key}
+	b.account(t, ledgertest.AccountOpts{AccountID: "chk", Owner: "alice", Funds: "10", Source: "src-chk"})
+	r, err := c.Send(context.Background(), callbacks.Authorize, authorizeClaims("chk-p", "k", "alice", "src-chk", "1", 0))
+	if err != nil || r.Status != 503 || problemType(r) != "keyring-stale" || r.RetryAfter == "" {
+		t.Fatalf("stale: %+v %v", r, err)
+	}
+	ledgertest.AssertBalances(t, b.ledger, "chk", "10", "0", "10")
+	stale.Store(false)
+	if r, err := c.Send(context.Background(), callbacks.Authorize, authorizeClaims("chk-p", "k", "alice", "src-chk", "1", 0)); err != nil || r.Outcome() != "approved" {
+		t.Fatalf("fresh again: %+v %v", r, err)
+	}
 }

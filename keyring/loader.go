@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/provider-ledger/adapter/envelope"
@@ -32,10 +34,17 @@ type Config struct {
 	// Interval between loads of the background loop; 0 means
 	// DefaultInterval. Must not be negative.
 	Interval time.Duration
+	// LoadTimeout bounds one load, so that a load stuck behind a lock
+	// fails (and is logged) instead of silently keeping old keys; 0 means
+	// DefaultLoadTimeout.
+	LoadTimeout time.Duration
 	// Logger receives key-set changes and load failures (IDs and
 	// fingerprints only). Nil discards.
 	Logger *slog.Logger
 }
+
+// DefaultLoadTimeout bounds one load of the keyring.
+const DefaultLoadTimeout = 2 * time.Second
 
 // Loader keeps an envelope.Keyring equal to the active secrets of a Store:
 // Reload loads once; Start runs Reload every Interval in the background
@@ -52,8 +61,9 @@ type Loader struct {
 	cfg Config
 	log *slog.Logger
 
-	loadMu   sync.Mutex // serialises loads, so an older result never overwrites a newer one
-	lastSet  string     // the IDs and fingerprints of the last key set logged
+	loadMu   sync.Mutex   // serialises loads, so an older result never overwrites a newer one
+	lastLoad atomic.Int64 // UnixNano of the last successful load; 0 before the first
+	lastSet  string       // the IDs and fingerprints of the last key set logged
 	loaded   bool
 	failures int // consecutive failed loads of the background loop
 
@@ -75,6 +85,9 @@ func NewLoader(cfg Config) (*Loader, error) {
 	if cfg.Interval == 0 {
 		cfg.Interval = DefaultInterval
 	}
+	if cfg.LoadTimeout <= 0 {
+		cfg.LoadTimeout = DefaultLoadTimeout
+	}
 	l := &Loader{cfg: cfg, log: cfg.Logger}
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
@@ -88,6 +101,8 @@ func NewLoader(cfg Config) (*Loader, error) {
 func (l *Loader) Reload(ctx context.Context) error {
 	l.loadMu.Lock()
 	defer l.loadMu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, l.cfg.LoadTimeout)
+	defer cancel()
 	keys, err := l.cfg.Store.Active(ctx)
 	if err != nil {
 		return err
@@ -100,8 +115,22 @@ func (l *Loader) Reload(ctx context.Context) error {
 	if err := l.cfg.Keyring.Set(keys); err != nil {
 		return fmt.Errorf("keyring: %w", err)
 	}
+	l.lastLoad.Store(time.Now().UnixNano())
 	l.logChange(keys)
 	return nil
+}
+
+// Age is the time since the keyring was last loaded successfully (a very
+// long time when it never was). A replica whose keyring is much older than
+// Interval may still open callbacks with a secret retired meanwhile: the
+// caller should refuse callbacks (retryably) and report not ready past a
+// bound.
+func (l *Loader) Age() time.Duration {
+	last := l.lastLoad.Load()
+	if last == 0 {
+		return time.Duration(math.MaxInt64)
+	}
+	return time.Since(time.Unix(0, last))
 }
 
 // logChange logs the key set when it differs from the last one logged.

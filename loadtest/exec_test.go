@@ -128,8 +128,10 @@ func TestDeliver(t *testing.T) {
 		r.Delivery = Delivery{Duplicate: true, Concurrent: true, Drop: true}
 		x.deliver(context.Background(), r)
 		st := x.stats[callbacks.Authorize]
-		// drop (1) + two concurrent sends + one duplicate
-		if f.calls != 4 || st.replays != 2 || st.dropped != 1 || st.requests != 1 || x.nProblem != 0 {
+		// drop (1) + two concurrent sends + one duplicate. The dropped send
+		// may time out client-side before it reaches the server (a drop is
+		// a timeout of 0.2 to 10 ms), so the server sees 3 or 4 calls.
+		if (f.calls != 3 && f.calls != 4) || st.sent != 4 || st.replays != 2 || st.dropped != 1 || st.requests != 1 || x.nProblem != 0 {
 			t.Fatalf("calls %d stats %+v problems %v", f.calls, st, x.problems)
 		}
 		if repeated, diffs, n := x.consistency(); repeated != 1 || n != 0 {

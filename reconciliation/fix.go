@@ -22,9 +22,14 @@ func (r *Reconciler) fix(ctx context.Context, runID string, ds []discrepancy) er
 		if d.finding.Kind != KindMissedCapture && d.finding.Kind != KindMissedRelease {
 			continue
 		}
-		note, fixed, err := r.fixOne(ctx, runID, d)
+		note, fixed, endedAs, err := r.fixOne(ctx, runID, d)
 		if err != nil {
 			return fmt.Errorf("reconciliation: fix %s of hold %s: %w", d.finding.Kind, d.hold.HoldReference, err)
+		}
+		if d.finding.Kind == KindMissedCapture && endedAs == holds.StatusReleased {
+			// Released since the snapshot while the service says
+			// completed: that is the conflict, not a missed capture.
+			d.finding.Kind, d.finding.Severity = KindCaptureReleaseConflict, SeverityOf(KindCaptureReleaseConflict)
 		}
 		d.finding.Fixed = fixed
 		d.finding.Detail += "; " + note
@@ -35,9 +40,10 @@ func (r *Reconciler) fix(ctx context.Context, runID string, ds []discrepancy) er
 // fixOne captures or releases one hold if, on the locked row, it is still
 // held, and journals the fix in reconciliation_fixes in the same
 // transaction.
-func (r *Reconciler) fixOne(ctx context.Context, runID string, d *discrepancy) (note string, fixed bool, err error) {
+// endedAs is the hold's status by then when it was no longer held.
+func (r *Reconciler) fixOne(ctx context.Context, runID string, d *discrepancy) (note string, fixed bool, endedAs string, err error) {
 	err = ledger.InTx(ctx, r.cfg.Pool, func(tx pgx.Tx) error {
-		note, fixed = "", false // InTx may run this again
+		note, fixed, endedAs = "", false, "" // InTx may run this again
 		if _, err := tx.Exec(ctx, lockAccountSQL, d.hold.AccountID); err != nil {
 			return err
 		}
@@ -48,7 +54,7 @@ func (r *Reconciler) fixOne(ctx context.Context, runID string, d *discrepancy) (
 		if status != holds.StatusHeld {
 			// A late callback or a concurrent run ended it since the
 			// snapshot: nothing to apply, and nothing claimed as fixed.
-			note = "not fixed: the hold is " + status + " by now"
+			note, endedAs = "not fixed: the hold is "+status+" by now", status
 			return nil
 		}
 		now := r.now()
@@ -86,5 +92,5 @@ func (r *Reconciler) fixOne(ctx context.Context, runID string, d *discrepancy) (
 		fixed = true
 		return nil
 	})
-	return note, fixed, err
+	return note, fixed, endedAs, err
 }

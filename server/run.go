@@ -40,6 +40,10 @@ type Hooks struct {
 // does not set pool_max_conns.
 const DefaultPoolSize = 16
 
+// KeyringMaxAge is how long a replica goes on opening callbacks without a
+// successful keyring load (loads run every 2 s).
+const KeyringMaxAge = 10 * time.Second
+
 // ShutdownTimeout bounds the drain of in-flight requests at shutdown.
 const ShutdownTimeout = 10 * time.Second
 
@@ -129,8 +133,18 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, hooks Hooks) (err er
 	}
 	defer loader.Stop()
 
+	// A replica whose keyring could not be refreshed for KeyringMaxAge may
+	// still hold a secret retired meanwhile: it refuses callbacks (503) and
+	// reports not ready until a load succeeds.
+	keyringFresh := func() error {
+		if age := loader.Age(); age > KeyringMaxAge {
+			return fmt.Errorf("the keyring was last loaded %s ago", age.Round(time.Second))
+		}
+		return nil
+	}
 	cb, err := callbacks.New(callbacks.Config{
-		Pool: pool, Keyring: keys, ProviderID: cfg.ProviderID, Prefix: cfg.CallbackPrefix,
+		Check: keyringFresh,
+		Pool:  pool, Keyring: keys, ProviderID: cfg.ProviderID, Prefix: cfg.CallbackPrefix,
 		MaxInflight: cfg.MaxInflight, RequestTimeout: cfg.RequestTimeout, ClockLeeway: leeway(cfg.ClockLeeway),
 		FraudDeny: &cfg.FraudDeny, FraudStepUp: &cfg.FraudStepUp, CreditMax: cfg.CreditMax,
 		Logger: log, Registerer: reg,
@@ -173,6 +187,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, hooks Hooks) (err er
 			if keys.Len() == 0 {
 				return errors.New("no active signing secret")
 			}
+			if err := keyringFresh(); err != nil {
+				return err
+			}
 			return nil
 		},
 	})
@@ -189,7 +206,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, hooks Hooks) (err er
 	adminSrv := newHTTPServer(adminAPI, log)
 	// A reconciliation run is answered when it is done, which may take a
 	// while with many senders to compare against the provider API.
-	adminSrv.WriteTimeout = 2 * time.Minute
+	adminSrv.WriteTimeout = admin.RunTimeout + time.Minute
 	cbSrv := newHTTPServer(cb, log)
 	// A callback's own deadline is LEDGER_REQUEST_TIMEOUT; the write timeout
 	// leaves room to answer 408 after it.

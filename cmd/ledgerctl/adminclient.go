@@ -16,9 +16,13 @@ import (
 
 // adminFlags are the flags every admin command takes.
 type adminFlags struct {
-	admin string
-	json  bool
+	admin   string
+	json    bool
+	timeout time.Duration // of one admin call; 0 means defaultCallTimeout
 }
+
+// defaultCallTimeout bounds one admin call.
+const defaultCallTimeout = 30 * time.Second
 
 func newFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *adminFlags) {
 	fs := flag.NewFlagSet("ledgerctl "+name, flag.ContinueOnError)
@@ -105,7 +109,11 @@ func (af *adminFlags) call(ctx context.Context, method, path string, body any, o
 		u, _ = url.JoinPath(af.admin, path[:i])
 		u += path[i:]
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	timeout := af.timeout
+	if timeout <= 0 {
+		timeout = defaultCallTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // Exit codes of `ledgerctl reconcile`. 1 and 2 are the run's verdict, so an
@@ -55,6 +56,7 @@ type reconcileReport struct {
 func runReconcile(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newFlagSet("reconcile", stderr)
 	fix := fs.Bool("fix", false, "apply missed_capture and missed_release")
+	fs.DurationVar(&af.timeout, "timeout", 15*time.Minute, "how long to wait for the run (it goes on in ledgerd if this passes)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), reconcileUsage)
 		fs.PrintDefaults()

@@ -1,0 +1,67 @@
+package keyring_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/keyring"
+)
+
+// TestStalledLoadFails: a load stuck behind a lock on the secrets table
+// fails within LoadTimeout instead of waiting silently, and Age shows how
+// long the keyring has gone without a successful load.
+func TestStalledLoadFails(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	store := b.newStore(t, b.pool, b.kek)
+	if _, _, err := store.Generate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	kr := envelope.NewKeyring()
+	l, err := keyring.NewLoader(keyring.Config{Store: store, Keyring: kr, LoadTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Age() < time.Hour {
+		t.Fatalf("Age before any load = %s, want very long", l.Age())
+	}
+	if err := l.Reload(ctx); err != nil || l.Age() > time.Second || kr.Len() != 1 {
+		t.Fatalf("first load: %v, age %s, %d keys", err, l.Age(), kr.Len())
+	}
+	conn, err := pgx.Connect(ctx, pgtest.AdminURL(t, b.url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `LOCK TABLE signing_secrets IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	start := time.Now()
+	err = l.Reload(ctx)
+	if err == nil || time.Since(start) > 3*time.Second {
+		t.Fatalf("stalled load: %v after %s, want an error within the load timeout", err, time.Since(start))
+	}
+	if l.Age() < 400*time.Millisecond {
+		t.Fatalf("Age after a failed load = %s, want the time since the last good one", l.Age())
+	}
+	_ = tx.Rollback(ctx)
+	// Once the lock is gone a load succeeds again (allowing for a loaded
+	// machine, where one 300 ms attempt may not be enough).
+	deadline := time.Now().Add(10 * time.Second)
+	for err = l.Reload(ctx); err != nil && time.Now().Before(deadline); err = l.Reload(ctx) {
+	}
+	if err != nil || l.Age() > time.Second {
+		t.Fatalf("after the lock: %v, age %s", err, l.Age())
+	}
+}
