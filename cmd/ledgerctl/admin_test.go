@@ -93,6 +93,18 @@ func TestAdminCommands(t *testing.T) {
 		}
 	})
 
+	t.Run("FlagsNamedLikeTheAPIFields", func(t *testing.T) {
+		if m := c.json(t, "accounts", "create", "--account-id", "cli-3", "--owner-external-id", "carol", "--currency", "USD"); m["ownerExternalID"] != "carol" {
+			t.Fatalf("create: %v", m)
+		}
+		if m := c.json(t, "adjust", "--account-id", "cli-3", "--amount", "12.00", "--idempotency-key", "z"); m["balance"] != "12.00" {
+			t.Fatalf("adjust by flags: %v", m)
+		}
+		if code, _, errs := c.run(t, "adjust", "--account-id", "cli-3", "--amount", "-0.00", "--idempotency-key", "z0"); code != 1 || !strings.Contains(errs, "/amount") {
+			t.Fatalf("zero amount: exit %d %q", code, errs)
+		}
+	})
+
 	t.Run("FlagsBeforeTheCommandWord", func(t *testing.T) {
 		var out, errb bytes.Buffer
 		code := run(context.Background(), []string{"--admin", c.url, "--json", "accounts", "get", "cli-1"}, &out, &errb)

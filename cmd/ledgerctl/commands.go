@@ -59,12 +59,17 @@ func runAccounts(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	var owner, currency, status *string
 	if sub == "create" {
 		owner = fs.String("owner", "", "the owner's externalID at the service (required)")
+		fs.StringVar(owner, "owner-external-id", "", "same as --owner")
 		currency = fs.String("currency", "USD", "ISO 4217 currency code")
 		status = fs.String("status", "open", "open, frozen or closed")
 	}
+	accountID := fs.String("account-id", "", "the account (instead of the ACCOUNT_ID argument)")
 	pos, err := parseInterleaved(fs, args[1:])
 	if err != nil {
 		return 2
+	}
+	if *accountID != "" && len(pos) == 0 {
+		pos = []string{*accountID}
 	}
 	if len(pos) != 1 {
 		fmt.Fprintf(stderr, "usage: ledgerctl accounts %s ACCOUNT_ID [flags]\n", sub)
@@ -101,10 +106,16 @@ func runAccounts(ctx context.Context, args []string, stdout, stderr io.Writer) i
 func runAdjust(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newFlagSet("adjust", stderr)
 	key := fs.String("key", "", "idempotency key (required; the same key replays)")
+	fs.StringVar(key, "idempotency-key", "", "same as --key")
 	memo := fs.String("memo", "", "memo recorded on the journal transaction")
+	account := fs.String("account-id", "", "the account (instead of the first argument)")
+	amount := fs.String("amount", "", "the signed amount (instead of the second argument)")
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return 2
+	}
+	if *account != "" && *amount != "" && len(pos) == 0 {
+		pos = []string{*account, *amount}
 	}
 	if len(pos) != 2 || *key == "" {
 		fmt.Fprintln(stderr, "usage: ledgerctl adjust ACCOUNT_ID AMOUNT --key KEY [--memo MEMO]   (AMOUNT signed, e.g. 100.00 or -5.25)")
@@ -141,6 +152,7 @@ func runInstruments(ctx context.Context, args []string, stdout, stderr io.Writer
 	token := fs.String("token", "", "the token the service sends as fundingSource or fundingDestination")
 	kind := fs.String("kind", "source", "source or destination")
 	acct := fs.String("account", "", "the account the token maps to")
+	fs.StringVar(acct, "account-id", "", "same as --account")
 	if _, err := parseInterleaved(fs, args[1:]); err != nil {
 		return 2
 	}
