@@ -55,12 +55,6 @@ func NewStore(pool *pgxpool.Pool, now func() time.Time) *Store {
 	return &Store{pool: pool, now: now}
 }
 
-// Pool returns the store's pool.
-func (s *Store) Pool() *pgxpool.Pool { return s.pool }
-
-// Now returns the store's clock reading.
-func (s *Store) Now() time.Time { return s.now() }
-
 const (
 	selectAccount = `SELECT account_id, owner_external_id, currency, balance, held, status, created_at, updated_at
 FROM accounts WHERE account_id = $1 AND kind = 'customer'`

@@ -89,9 +89,3 @@ func MigrateURL(ctx context.Context, url string) (int32, error) {
 	defer conn.Close(context.WithoutCancel(ctx))
 	return Migrate(ctx, conn)
 }
-
-// Latest is the number of the newest embedded migration.
-func Latest() int32 {
-	names, _ := migrate.FindMigrations(Migrations())
-	return int32(len(names))
-}

@@ -73,17 +73,6 @@ func Account(t testing.TB, s *ledger.Store, o AccountOpts) ledger.Account {
 	return a
 }
 
-// Balances reads an account and returns balance, held and available as
-// strings, for compact assertions.
-func Balances(t testing.TB, s *ledger.Store, accountID string) (balance, held, available string) {
-	t.Helper()
-	a, err := s.GetAccount(context.Background(), accountID)
-	if err != nil {
-		t.Fatalf("ledgertest: read account %s: %v", accountID, err)
-	}
-	return a.Balance.String(), a.Held.String(), a.Available.String()
-}
-
 // AssertBalances fails t unless the account's balance, held and available
 // equal the given decimals (compared as numbers, not strings).
 func AssertBalances(t testing.TB, s *ledger.Store, accountID, balance, held, available string) {
