@@ -284,7 +284,8 @@ func (s *Server) serve(r *http.Request, endpoint string, start time.Time) answer
 	if err != nil {
 		return answer{problem: s.envelopeProblem(endpoint, err)}
 	}
-	s.m.opens.WithLabelValues(opened.Key.Fingerprint()).Inc()
+	keyFP := opened.Key.Fingerprint()
+	s.m.opens.WithLabelValues(keyFP).Inc()
 
 	// 5. Registered claims.
 	now := s.cfg.Now()
@@ -302,7 +303,6 @@ func (s *Server) serve(r *http.Request, endpoint string, start time.Time) answer
 
 	ctx, cancel := context.WithDeadline(r.Context(), start.Add(s.cfg.RequestTimeout))
 	defer cancel()
-	keyFP := opened.Key.Fingerprint()
 	var a answer
 	var res result
 	switch endpoint {
@@ -370,15 +370,12 @@ func (s *Server) serve(r *http.Request, endpoint string, start time.Time) answer
 		a.problem = problem.New(SlugInternal, http.StatusInternalServerError, "internal error")
 		return a
 	}
-	var out struct {
-		Outcome string `json:"outcome"`
-	}
-	if err := json.Unmarshal(res.response, &out); err != nil || out.Outcome == "" {
-		s.log.Error("stored callback response is unreadable", "endpoint", endpoint)
+	if res.outcome == "" {
+		s.log.Error("stored callback response has no outcome", "endpoint", endpoint)
 		a.problem = problem.New(SlugInternal, http.StatusInternalServerError, "internal error")
 		return a
 	}
-	a.outcome = out.Outcome
+	a.outcome = res.outcome
 	claims, err := envelope.ResponseClaims(s.cfg.Now(), json.RawMessage(res.response))
 	if err == nil {
 		var token string

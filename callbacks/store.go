@@ -12,12 +12,13 @@ import (
 
 // Each callback is one statement: a server-side function that claims the
 // key, decides, applies the effect and stores the answer in the statement's
-// own transaction (schema/migrations/003_callbacks.sql).
+// own transaction (schema/migrations/003_callbacks.sql). The outcome is
+// read out of the answer by the same statement, so Go need not parse it.
 const (
-	authorizeSQL = `SELECT state, response FROM cb_authorize($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`
-	captureSQL   = `SELECT state, response FROM cb_capture($1, $2, $3, $4, $5, $6, $7, $8)`
-	releaseSQL   = `SELECT state, response FROM cb_release($1, $2, $3, $4, $5, $6, $7, $8)`
-	creditSQL    = `SELECT state, response FROM cb_credit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
+	authorizeSQL = `SELECT state, response, response->>'outcome' FROM cb_authorize($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`
+	captureSQL   = `SELECT state, response, response->>'outcome' FROM cb_capture($1, $2, $3, $4, $5, $6, $7, $8)`
+	releaseSQL   = `SELECT state, response, response->>'outcome' FROM cb_release($1, $2, $3, $4, $5, $6, $7, $8)`
+	creditSQL    = `SELECT state, response, response->>'outcome' FROM cb_credit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`
 )
 
 // States a callback statement answers.
@@ -35,6 +36,7 @@ const maxAttempts = 4
 type result struct {
 	state    string
 	response []byte // the stored service claims, JSON
+	outcome  string // the answer's outcome
 	retries  int
 }
 
@@ -46,11 +48,14 @@ type store struct {
 func (s store) run(ctx context.Context, sql string, args ...any) (result, error) {
 	var r result
 	for attempt := 1; ; attempt++ {
-		var state *string
-		err := s.pool.QueryRow(ctx, sql, args...).Scan(&state, &r.response)
+		var state, outcome *string
+		err := s.pool.QueryRow(ctx, sql, args...).Scan(&state, &r.response, &outcome)
 		if err == nil {
 			if state != nil {
 				r.state = *state
+			}
+			if outcome != nil {
+				r.outcome = *outcome
 			}
 			return r, nil
 		}
