@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/provider-ledger/adapter/admin"
 	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/ledgertest"
@@ -221,4 +223,32 @@ func TestAuthAndProbes(t *testing.T) {
 		t.Fatalf("healthz = %d", a.status)
 	}
 	b.do(t, "GET", "/readyz", "").problem(t, 503, "not-ready", "")
+}
+
+// TestDatabaseDown: with the database unreachable the admin API answers 503
+// problem+json with Retry-After, never a 500 or a 4xx.
+func TestDatabaseDown(t *testing.T) {
+	t.Parallel()
+	cfg, err := ledger.PoolConfig("postgres://nobody@127.0.0.1:1/none?connect_timeout=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	api := admin.New(admin.Config{Ledger: ledger.NewStore(pool, nil), Holds: holds.NewStore(pool, nil)})
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", "/v1/accounts/a", ""},
+		{"POST", "/v1/accounts", `{"accountID":"a","ownerExternalID":"o","currency":"USD"}`},
+		{"POST", "/v1/accounts/a/adjustments", `{"amount":"1","idempotencyKey":"k"}`},
+		{"GET", "/v1/holds", ""},
+	} {
+		a := call(t, api, c.method, c.path, c.body)
+		a.problem(t, 503, "database-unavailable", "")
+		if a.header.Get("Retry-After") == "" {
+			t.Errorf("%s %s: no Retry-After", c.method, c.path)
+		}
+	}
 }
