@@ -49,6 +49,7 @@ commands:
   storm    seed accounts, install a signing secret, send a callback storm, check every invariant
   record   write a storm as JSON lines of plaintext claims (nothing is sent)
   replay   send a recorded storm, re-sealed with fresh iat/exp, and check it like a storm
+  bench    authorize+capture cycles at each client count, and the pgbench ceiling of the same server (--ceiling-db)
 
 "loadtest <command> -h" lists the command's flags. Exit status: 0 every check passed,
 1 an invariant, consistency or request check failed, 2 usage or setup error.
@@ -74,6 +75,9 @@ func RunWith(ctx context.Context, args []string, stdout, stderr io.Writer, h Hoo
 	if cmd == "help" {
 		fmt.Fprint(stdout, usage)
 		return ExitOK
+	}
+	if cmd == "bench" {
+		return bench(ctx, args[1:], stdout, stderr, h)
 	}
 	if cmd != "storm" && cmd != "record" && cmd != "replay" {
 		fmt.Fprintf(stderr, "loadtest: unknown command %q\n\n%s", cmd, usage)

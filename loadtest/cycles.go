@@ -1,0 +1,189 @@
+package loadtest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/shopspring/decimal"
+
+	"github.com/provider-ledger/adapter/callbacks"
+)
+
+// The cycle workload of the ceiling measure (../shared/bench/README.md, copied
+// in docs/benchmarks.md): each client, in a closed loop, authorizes a random
+// account out of the funded ones for 1.00 to 100.00 and then captures that
+// hold. A cycle counts when both answered 200 approved.
+
+// CycleSettings shapes a cycle run.
+type CycleSettings struct {
+	Clients  int           // closed-loop clients
+	Duration time.Duration // measured window
+	Warmup   time.Duration // run before the window, not counted
+}
+
+// CycleReport is what a cycle run measured in its window.
+type CycleReport struct {
+	Clients      int     `json:"clients"`
+	Seconds      float64 `json:"seconds"`
+	Cycles       int64   `json:"cycles"`
+	CyclesPerSec float64 `json:"cyclesPerSec"`
+	Authorize    Latency `json:"authorize"`
+	Capture      Latency `json:"capture"`
+	// Retried counts answers the service would retry (408, 429, 5xx,
+	// transport errors); Failed counts cycles that did not end approved.
+	Retried  int64          `json:"retried"`
+	Failed   int64          `json:"failed"`
+	Statuses map[string]int `json:"statuses,omitempty"`
+	// CPU per cycle in microseconds, when it could be sampled: ledgerd (from
+	// its process_cpu_seconds_total), Postgres (every postgres process on
+	// this machine, from /proc) and this load generator.
+	CPU *CPUPerCycle `json:"cpuPerCycle,omitempty"`
+}
+
+// CPUPerCycle is CPU time per completed cycle, in microseconds.
+type CPUPerCycle struct {
+	Ledgerd  float64 `json:"ledgerdMicros,omitempty"`
+	Postgres float64 `json:"postgresMicros,omitempty"`
+	Loadgen  float64 `json:"loadgenMicros,omitempty"`
+}
+
+// newHist returns a latency histogram in microseconds from 1 µs to 2 min
+// with three significant digits.
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, 120_000_000, 3) }
+
+func latencyOf(h *hdrhistogram.Histogram) Latency {
+	if h.TotalCount() == 0 {
+		return Latency{}
+	}
+	q := func(p float64) float64 { return round(float64(h.ValueAtQuantile(p)) / 1000) }
+	return Latency{P50: q(50), P90: q(90), P99: q(99), Max: round(float64(h.Max()) / 1000)}
+}
+
+// cycleWorker is one closed-loop client's tallies.
+type cycleWorker struct {
+	auth, capt      *hdrhistogram.Histogram
+	cycles          int64
+	retried, failed int64
+	statuses        map[int]int
+}
+
+// runCycles drives the cycle workload against the callbacks with accounts
+// (funded, each with its source instrument) and returns what the window
+// measured. sample, when set, is called at the start and the end of the
+// window (CPU sampling).
+func runCycles(ctx context.Context, client *callbacks.Client, providerID, prefix string, accounts []AccountSeed,
+	set CycleSettings, sample func(start bool)) CycleReport {
+	var wg sync.WaitGroup
+	workers := make([]*cycleWorker, set.Clients)
+	begin := time.Now()
+	windowStart := begin.Add(set.Warmup)
+	windowEnd := windowStart.Add(set.Duration)
+	var startOnce sync.Once
+	for i := range workers {
+		w := &cycleWorker{auth: newHist(), capt: newHist(), statuses: map[int]int{}}
+		workers[i] = w
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(i), uint64(begin.UnixNano())))
+			for n := 0; ; n++ {
+				now := time.Now()
+				if now.After(windowEnd) || ctx.Err() != nil {
+					return
+				}
+				if sample != nil && !now.Before(windowStart) {
+					startOnce.Do(func() { sample(true) })
+				}
+				in := !now.Before(windowStart)
+				a := accounts[rng.IntN(len(accounts))]
+				payout := fmt.Sprintf("%s-c%d-%d", prefix, i, n)
+				amount := decimal.New(int64(100+rng.IntN(9901)), -decimalPlaces)
+				t0 := time.Now()
+				svc := w.send(ctx, client, callbacks.Authorize, map[string]any{
+					"payoutID": payout, "providerID": providerID, "externalID": a.OwnerExternalID,
+					"fundingSource": a.SourceToken, "fraudScore": 0.01, "idempotencyKey": "a-" + payout,
+					"amount": map[string]any{"currency": map[string]any{"code": Currency, "decimalPlaces": decimalPlaces},
+						"value": amount.StringFixed(decimalPlaces)}})
+				t1 := time.Now()
+				if svc == nil || svc["outcome"] != "approved" {
+					w.failed++
+					continue
+				}
+				svc = w.send(ctx, client, callbacks.Capture, map[string]any{
+					"payoutID": payout, "providerID": providerID, "holdReference": svc["holdReference"],
+					"idempotencyKey": "c-" + payout})
+				t2 := time.Now()
+				if svc == nil || svc["outcome"] != "approved" {
+					w.failed++
+					continue
+				}
+				if in && !t2.After(windowEnd) {
+					_ = w.auth.RecordValue(t1.Sub(t0).Microseconds())
+					_ = w.capt.RecordValue(t2.Sub(t1).Microseconds())
+					w.cycles++
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if sample != nil {
+		sample(false)
+	}
+	rep := CycleReport{Clients: set.Clients, Seconds: set.Duration.Seconds(), Statuses: map[string]int{}}
+	auth, capt := newHist(), newHist()
+	for _, w := range workers {
+		auth.Merge(w.auth)
+		capt.Merge(w.capt)
+		rep.Cycles += w.cycles
+		rep.Retried += w.retried
+		rep.Failed += w.failed
+		for s, n := range w.statuses {
+			rep.Statuses[strconv.Itoa(s)] += n
+		}
+	}
+	rep.CyclesPerSec = round(float64(rep.Cycles) / set.Duration.Seconds())
+	rep.Authorize, rep.Capture = latencyOf(auth), latencyOf(capt)
+	return rep
+}
+
+// send posts one callback under the service's retry policy and returns
+// the opened service claims of the 200 answer, or nil.
+func (w *cycleWorker) send(ctx context.Context, client *callbacks.Client, endpoint string, svc map[string]any) map[string]any {
+	deadline := time.Now().Add(maxRetryTime)
+	for attempt := 0; attempt < maxAttempts && ctx.Err() == nil; attempt++ {
+		reply, err := client.Send(ctx, endpoint, svc)
+		status := 0
+		if reply != nil {
+			status = reply.Status
+		}
+		w.statuses[status]++
+		switch {
+		case err != nil && reply != nil:
+			return nil
+		case err == nil && reply.Status == http.StatusOK:
+			return reply.Service
+		case err == nil && !reply.Retryable():
+			return nil
+		}
+		w.retried++
+		wait := min(backoffBase<<min(attempt, 10), backoffMax)
+		if reply != nil {
+			if s, perr := strconv.Atoi(strings.TrimSpace(reply.RetryAfter)); perr == nil && s > 0 {
+				wait = max(wait, min(time.Duration(s)*time.Second, retryAfterMax))
+			}
+		}
+		if time.Now().Add(wait).After(deadline) {
+			return nil
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+		}
+	}
+	return nil
+}
