@@ -15,10 +15,10 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
-	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/problem"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/ledger"
+	"github.com/provider-ledger/adapter/store"
 )
 
 // MaxBody is the largest request body the admin API reads.
@@ -26,8 +26,8 @@ const MaxBody = 64 << 10
 
 // Config wires the admin API.
 type Config struct {
-	Ledger *ledger.Store
-	Holds  *holds.Store
+	// DB is the ledger's database. Required.
+	DB *store.DB
 	// Token, when set, is the bearer token every /v1 route requires.
 	Token string
 	// Ready reports readiness for /readyz (nil: always ready).
@@ -165,7 +165,7 @@ func StatusOf(c ledger.Code) int {
 		return http.StatusConflict
 	case ledger.CodeUnprocessable:
 		return http.StatusUnprocessableEntity
-	case ledger.CodeUnavailable:
+	case ledger.CodeUnavailable, ledger.CodeTimeout, ledger.CodeCanceled:
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
@@ -175,14 +175,15 @@ func StatusOf(c ledger.Code) int {
 // database outage as 503, anything else as 500 (logged, not shown).
 func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	var le *ledger.Error
+	code := ledger.CodeOf(err)
 	switch {
-	case errors.As(err, &le) && le.Code != ledger.CodeUnavailable:
+	case errors.As(err, &le) && StatusOf(code) < 500:
 		p := problem.New(le.Slug, StatusOf(le.Code), le.Message)
 		if le.Pointer != "" {
 			p.WithField(le.Pointer, le.Message)
 		}
 		problem.Write(w, p)
-	case ledger.Unavailable(err) || errors.Is(err, context.DeadlineExceeded):
+	case StatusOf(code) == http.StatusServiceUnavailable || errors.Is(err, context.DeadlineExceeded):
 		s.log.Warn("admin request failed: database unavailable", "path", r.URL.Path, "err", err)
 		p := problem.New("database-unavailable", http.StatusServiceUnavailable, "the database is unavailable; retry later")
 		p.RetryAfter = time.Second

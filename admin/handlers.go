@@ -40,7 +40,7 @@ func (s *Server) createAccount(r *http.Request, _ httprouter.Params) (int, any, 
 	if err := Decode(r, &body); err != nil {
 		return 0, nil, err
 	}
-	a, err := s.cfg.Ledger.CreateAccount(r.Context(), ledger.NewAccount{
+	a, err := s.cfg.DB.CreateAccount(r.Context(), ledger.NewAccount{
 		AccountID: body.AccountID, OwnerExternalID: body.OwnerExternalID, Currency: body.Currency, Status: body.Status})
 	if err != nil {
 		return 0, nil, err
@@ -49,7 +49,7 @@ func (s *Server) createAccount(r *http.Request, _ httprouter.Params) (int, any, 
 }
 
 func (s *Server) getAccount(r *http.Request, ps httprouter.Params) (int, any, error) {
-	a, err := s.cfg.Ledger.GetAccount(r.Context(), ps.ByName("accountID"))
+	a, err := s.cfg.DB.GetAccount(r.Context(), ps.ByName("accountID"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -66,7 +66,7 @@ func (s *Server) patchAccount(r *http.Request, ps httprouter.Params) (int, any, 
 	if body.Status == nil {
 		return 0, nil, ledger.Invalid("/status", "status is required")
 	}
-	a, err := s.cfg.Ledger.SetStatus(r.Context(), ps.ByName("accountID"), *body.Status)
+	a, err := s.cfg.DB.SetAccountStatus(r.Context(), ps.ByName("accountID"), *body.Status)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -85,7 +85,7 @@ func (s *Server) adjust(r *http.Request, ps httprouter.Params) (int, any, error)
 	if body.Amount == nil {
 		return 0, nil, ledger.Invalid("/amount", "amount is required")
 	}
-	a, err := s.cfg.Ledger.GetAccount(r.Context(), ps.ByName("accountID"))
+	a, err := s.cfg.DB.GetAccount(r.Context(), ps.ByName("accountID"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -93,12 +93,12 @@ func (s *Server) adjust(r *http.Request, ps httprouter.Params) (int, any, error)
 	if err != nil {
 		return 0, nil, ledger.Invalid("/amount", "amount: %v", err)
 	}
-	adj, err := s.cfg.Ledger.Adjust(r.Context(), a.AccountID, amount, body.IdempotencyKey, body.Memo)
+	adj, err := s.cfg.DB.Adjust(r.Context(), a.AccountID, amount, body.IdempotencyKey, body.Memo)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, map[string]string{
-		"transactionID": adj.TransactionID.String(),
+		"transactionID": adj.TransactionID,
 		"balance":       ledger.FormatAmount(a.Currency, adj.Balance),
 		"held":          ledger.FormatAmount(a.Currency, adj.Held),
 		"available":     ledger.FormatAmount(a.Currency, adj.Available),
@@ -114,7 +114,7 @@ func (s *Server) addInstrument(r *http.Request, _ httprouter.Params) (int, any, 
 	if err := Decode(r, &body); err != nil {
 		return 0, nil, err
 	}
-	in, created, err := s.cfg.Ledger.AddInstrument(r.Context(), ledger.Instrument{Token: body.Token, Kind: body.Kind, AccountID: body.AccountID})
+	in, created, err := s.cfg.DB.AddInstrument(r.Context(), ledger.Instrument{Token: body.Token, Kind: body.Kind, AccountID: body.AccountID})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -161,7 +161,7 @@ func viewHold(h holds.Hold) holdView {
 const timeFormat = "2006-01-02T15:04:05.000000Z07:00"
 
 func (s *Server) getHold(r *http.Request, ps httprouter.Params) (int, any, error) {
-	h, err := s.cfg.Holds.Get(r.Context(), ps.ByName("holdReference"))
+	h, err := s.cfg.DB.GetHold(r.Context(), ps.ByName("holdReference"))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -178,7 +178,7 @@ func (s *Server) listHolds(r *http.Request, _ httprouter.Params) (int, any, erro
 		}
 		o.Limit = n
 	}
-	p, err := s.cfg.Holds.List(r.Context(), o)
+	p, err := s.cfg.DB.ListHolds(r.Context(), o)
 	if err != nil {
 		return 0, nil, err
 	}

@@ -1,16 +1,48 @@
 package callbacks
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/provider-ledger/adapter/internal/problem"
 	"github.com/provider-ledger/adapter/ledger"
+	"github.com/provider-ledger/adapter/store"
 )
+
+// request is one callback's business claims, parsed: what the log line
+// names, what the answer echoes, and the statement that decides it.
+type request interface {
+	subject() string  // payoutID or requestID, for the log line
+	provider() string // providerID, "" when not given
+	key() string      // idempotencyKey
+	execute(ctx context.Context, s *Server, keyFP string, now time.Time) (store.Answer, error)
+}
+
+// parse reads the endpoint's business claims; errors are collected in f.
+func parse(endpoint string, f *fields) request {
+	switch endpoint {
+	case Authorize:
+		return parseAuthorize(f)
+	case Capture:
+		return parseCapture(f)
+	case Release:
+		return parseRelease(f)
+	}
+	return parseCredit(f)
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
 
 // maxClaimLen bounds every string claim; longer is malformed.
 const maxClaimLen = 1024
@@ -141,6 +173,18 @@ func parseAuthorize(f *fields) authorizeClaims {
 	return c
 }
 
+func (c authorizeClaims) subject() string  { return c.PayoutID }
+func (c authorizeClaims) provider() string { return c.ProviderID }
+func (c authorizeClaims) key() string      { return c.IdempotencyKey }
+
+func (c authorizeClaims) execute(ctx context.Context, s *Server, keyFP string, now time.Time) (store.Answer, error) {
+	return s.db.Authorize(ctx, store.AuthorizeParams{Key: c.IdempotencyKey, Fingerprint: c.fingerprint(), KeyFingerprint: keyFP,
+		CallerSubject: optional(c.CallerSubject), AuditRequestID: optional(c.RequestID), Now: now,
+		PayoutID: c.PayoutID, ExternalID: c.ExternalID, FundingSource: c.FundingSource,
+		Currency: c.Amount.Currency, Amount: c.Amount.Value, FraudScore: c.FraudScore,
+		FraudDeny: *s.cfg.FraudDeny, FraudStepUp: *s.cfg.FraudStepUp, HoldReference: ledger.NewReference("hold_")})
+}
+
 func (c authorizeClaims) fingerprint() []byte {
 	cur, val := moneyParts(c.Amount)
 	score := c.FraudScore
@@ -165,6 +209,16 @@ func parseCapture(f *fields) captureClaims {
 	}
 }
 
+func (c captureClaims) subject() string  { return c.PayoutID }
+func (c captureClaims) provider() string { return c.ProviderID }
+func (c captureClaims) key() string      { return c.IdempotencyKey }
+
+func (c captureClaims) execute(ctx context.Context, s *Server, keyFP string, now time.Time) (store.Answer, error) {
+	return s.db.Capture(ctx, store.CaptureParams{Key: c.IdempotencyKey, Fingerprint: c.fingerprint(), KeyFingerprint: keyFP,
+		Now: now, PayoutID: c.PayoutID, HoldReference: c.HoldReference, CaptureReference: ledger.NewReference("cap_"),
+		TransactionID: ledger.NewTransactionID()})
+}
+
 func (c captureClaims) fingerprint() []byte {
 	return fingerprint("capture", c.PayoutID, c.ProviderID, c.HoldReference, c.IdempotencyKey)
 }
@@ -183,6 +237,16 @@ func parseRelease(f *fields) releaseClaims {
 		ProviderID:     f.str("providerID", false),
 		Reason:         f.str("reason", false),
 	}
+}
+
+func (c releaseClaims) subject() string  { return c.PayoutID }
+func (c releaseClaims) provider() string { return c.ProviderID }
+func (c releaseClaims) key() string      { return c.IdempotencyKey }
+
+func (c releaseClaims) execute(ctx context.Context, s *Server, keyFP string, now time.Time) (store.Answer, error) {
+	return s.db.Release(ctx, store.ReleaseParams{Key: c.IdempotencyKey, Fingerprint: c.fingerprint(), KeyFingerprint: keyFP,
+		Now: now, PayoutID: optional(c.PayoutID), HoldReference: c.HoldReference, Reason: optional(c.Reason),
+		ReleaseReference: ledger.NewReference("rel_")})
 }
 
 // fingerprint leaves providerID out: it is optional on release, and when
@@ -207,6 +271,17 @@ func parseCredit(f *fields) creditClaims {
 		Amount:              f.money("amount"),
 		RequestID:           f.str("requestID", true),
 	}
+}
+
+func (c creditClaims) subject() string  { return c.RequestID }
+func (c creditClaims) provider() string { return c.ProviderID }
+func (c creditClaims) key() string      { return c.IdempotencyKey }
+
+func (c creditClaims) execute(ctx context.Context, s *Server, keyFP string, now time.Time) (store.Answer, error) {
+	return s.db.Credit(ctx, store.CreditParams{Key: c.IdempotencyKey, Fingerprint: c.fingerprint(), KeyFingerprint: keyFP,
+		Now: now, RequestID: c.RequestID, Destination: c.FundingDestination, Requester: c.RequesterExternalID,
+		Currency: c.Amount.Currency, Amount: c.Amount.Value, Max: s.cfg.CreditMax,
+		CreditReference: ledger.NewReference("cred_"), TransactionID: ledger.NewTransactionID()})
 }
 
 func (c creditClaims) fingerprint() []byte {

@@ -5,9 +5,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/shopspring/decimal"
+
+	"github.com/provider-ledger/adapter/store"
 )
 
 // Metrics are the callback server's Prometheus metrics. Label values are
@@ -23,7 +23,7 @@ type Metrics struct {
 	opens         *prometheus.CounterVec // fingerprint
 }
 
-func newMetrics(reg prometheus.Registerer, pool *pgxpool.Pool) *Metrics {
+func newMetrics(reg prometheus.Registerer, db *store.DB, staleAge time.Duration) *Metrics {
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ledgerd_callback_requests_total",
@@ -55,46 +55,53 @@ func newMetrics(reg prometheus.Registerer, pool *pgxpool.Pool) *Metrics {
 			Help: "Callbacks opened, by the fingerprint of the signing secret that opened them: shows when an old secret stops being used.",
 		}, []string{"fingerprint"}),
 	}
+	// Every series an alert may use exists from the start, at zero.
+	for _, ep := range Endpoints {
+		m.replays.WithLabelValues(ep)
+		m.undecryptable.WithLabelValues(ep)
+		m.txRetries.WithLabelValues(ep)
+		m.duration.WithLabelValues(ep)
+	}
 	if reg != nil {
 		reg.MustRegister(m.requests, m.duration, m.replays, m.undecryptable, m.inflight, m.txRetries, m.opens)
-		if pool != nil {
-			reg.MustRegister(&holdsCollector{pool: pool})
+		if db != nil {
+			reg.MustRegister(&holdsCollector{db: db, staleAge: staleAge})
 		}
 	}
 	return m
 }
 
 // holdsCollector reports the holds outstanding (count and amount per
-// currency), read from the database at scrape time.
-type holdsCollector struct{ pool *pgxpool.Pool }
+// currency, and how many are older than the stale-hold age), read from the
+// database at scrape time.
+type holdsCollector struct {
+	db       *store.DB
+	staleAge time.Duration
+}
 
 var (
 	holdsCountDesc  = prometheus.NewDesc("ledgerd_holds_outstanding", "Holds in status held.", []string{"currency"}, nil)
 	holdsAmountDesc = prometheus.NewDesc("ledgerd_holds_outstanding_amount", "Sum of the amounts of holds in status held.", []string{"currency"}, nil)
+	holdsStaleDesc  = prometheus.NewDesc("ledgerd_holds_stale", "Holds held for longer than LEDGER_HOLD_MAX_AGE (stale_hold findings).", []string{"currency"}, nil)
 )
 
 func (c *holdsCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- holdsCountDesc
 	ch <- holdsAmountDesc
+	ch <- holdsStaleDesc
 }
 
 func (c *holdsCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	rows, err := c.pool.Query(ctx, `SELECT currency, count(*), sum(amount) FROM holds WHERE status = 'held' GROUP BY currency`)
+	out, err := c.db.OutstandingHolds(ctx, time.Now().Add(-c.staleAge))
 	if err != nil {
 		return
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var cur string
-		var n int64
-		var sum decimal.Decimal
-		if rows.Scan(&cur, &n, &sum) != nil {
-			return
-		}
-		ch <- prometheus.MustNewConstMetric(holdsCountDesc, prometheus.GaugeValue, float64(n), cur)
-		ch <- prometheus.MustNewConstMetric(holdsAmountDesc, prometheus.GaugeValue, sum.InexactFloat64(), cur)
+	for _, o := range out {
+		ch <- prometheus.MustNewConstMetric(holdsCountDesc, prometheus.GaugeValue, float64(o.Count), o.Currency)
+		ch <- prometheus.MustNewConstMetric(holdsAmountDesc, prometheus.GaugeValue, o.Amount.InexactFloat64(), o.Currency)
+		ch <- prometheus.MustNewConstMetric(holdsStaleDesc, prometheus.GaugeValue, float64(o.Stale), o.Currency)
 	}
 }
 

@@ -2,12 +2,11 @@ package callbacks
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/provider-ledger/adapter/internal/loop"
+	"github.com/provider-ledger/adapter/store"
 )
 
 // Purger deletes stored callback answers older than the retention
@@ -15,16 +14,14 @@ import (
 // younger than the retention are never touched, so a retry within it always
 // gets its stored answer.
 type Purger struct {
-	Pool      *pgxpool.Pool
+	DB        *store.DB
 	Retention time.Duration // default 840h
 	Interval  time.Duration // default 1h
 	BatchSize int           // default 5000
 	Now       func() time.Time
 	Logger    *slog.Logger
 
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
+	loop loop.Loop
 }
 
 func (p *Purger) defaults() {
@@ -45,72 +42,28 @@ func (p *Purger) defaults() {
 	}
 }
 
-// purgeSQL deletes a batch of expired answers by primary key (a ctid is
-// only unique within one partition, so it cannot name a row of the
-// partitioned table), checking the age again on the row it deletes.
-const purgeSQL = `DELETE FROM callback_requests c
-USING (SELECT endpoint, scope, idempotency_key FROM callback_requests WHERE received_at < $1 LIMIT $2) o
-WHERE (c.endpoint, c.scope, c.idempotency_key) = (o.endpoint, o.scope, o.idempotency_key)
-  AND c.received_at < $1`
-
 // RunOnce deletes every expired answer, a batch at a time, and returns how
 // many it deleted. A cancelled context stops it without error.
 func (p *Purger) RunOnce(ctx context.Context) (int64, error) {
 	p.defaults()
-	cutoff := p.Now().Add(-p.Retention)
-	var total int64
-	for {
-		tag, err := p.Pool.Exec(ctx, purgeSQL, cutoff, p.BatchSize)
-		if err != nil {
-			if errors.Is(err, context.Canceled) {
-				return total, nil
-			}
-			return total, err
-		}
-		total += tag.RowsAffected()
-		if tag.RowsAffected() < int64(p.BatchSize) {
-			return total, nil
-		}
+	n, err := p.DB.PurgeCallbacks(ctx, p.Now().Add(-p.Retention), p.BatchSize)
+	if ctx.Err() != nil {
+		return n, nil
 	}
+	return n, err
 }
 
-// Start runs RunOnce every Interval until Stop or ctx ends.
-func (p *Purger) Start(ctx context.Context) {
+// Start runs RunOnce now and every Interval until Stop or ctx ends.
+func (p *Purger) Start(ctx context.Context) error {
 	p.defaults()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cancel != nil {
-		return
-	}
-	ctx, p.cancel = context.WithCancel(ctx)
-	p.done = make(chan struct{})
-	go func() {
-		defer close(p.done)
-		t := time.NewTicker(p.Interval)
-		defer t.Stop()
-		for {
-			if n, err := p.RunOnce(ctx); err != nil {
-				p.Logger.Warn("purging expired callback answers failed", "err", err)
-			} else if n > 0 {
-				p.Logger.Info("purged expired callback answers", "rows", n)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
+	return p.loop.Start(ctx, p.Interval, true, func(ctx context.Context) {
+		if n, err := p.RunOnce(ctx); err != nil {
+			p.Logger.Warn("purging expired callback answers failed", "err", err)
+		} else if n > 0 {
+			p.Logger.Info("purged expired callback answers", "rows", n)
 		}
-	}()
+	})
 }
 
 // Stop stops the loop and waits for it.
-func (p *Purger) Stop() {
-	p.mu.Lock()
-	cancel, done := p.cancel, p.done
-	p.cancel = nil
-	p.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		<-done
-	}
-}
+func (p *Purger) Stop() { p.loop.Stop() }

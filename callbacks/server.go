@@ -1,28 +1,22 @@
 package callbacks
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"sync/atomic"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/julienschmidt/httprouter"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shopspring/decimal"
 
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/problem"
-	"github.com/provider-ledger/adapter/ledger"
+	"github.com/provider-ledger/adapter/store"
 )
 
 // MaxBody is the largest callback body read (design 2.1 step 1).
@@ -42,7 +36,7 @@ var Endpoints = []string{Authorize, Capture, Release, CreditAccount}
 // Config configures a callback Server. Zero durations and thresholds take
 // the defaults of design section 1.
 type Config struct {
-	Pool        *pgxpool.Pool
+	DB          *store.DB
 	Keyring     *envelope.Keyring
 	ProviderID  string
 	Prefix      string // default /ledger
@@ -64,17 +58,20 @@ type Config struct {
 	Now        func() time.Time
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
+	// StaleHoldAge is the age past which a held hold counts in
+	// ledgerd_holds_stale (LEDGER_HOLD_MAX_AGE; default 264h).
+	StaleHoldAge time.Duration
 }
 
 func (c *Config) defaults() error {
-	if c.Pool == nil || c.Keyring == nil || c.ProviderID == "" {
-		return errors.New("callbacks: Pool, Keyring and ProviderID are required")
+	if c.DB == nil || c.Keyring == nil || c.ProviderID == "" {
+		return errors.New("callbacks: DB, Keyring and ProviderID are required")
 	}
 	if c.Prefix == "" {
 		c.Prefix = "/ledger"
 	}
 	if c.MaxInflight <= 0 {
-		c.MaxInflight = 4 * int(c.Pool.Config().MaxConns)
+		c.MaxInflight = 4 * c.DB.MaxConns()
 	}
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = 3 * time.Second
@@ -91,6 +88,9 @@ func (c *Config) defaults() error {
 	if c.FraudStepUp == nil {
 		c.FraudStepUp = ptr(0.75)
 	}
+	if c.StaleHoldAge <= 0 {
+		c.StaleHoldAge = 264 * time.Hour
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -103,7 +103,7 @@ func (c *Config) defaults() error {
 // Server serves the four ledger callbacks.
 type Server struct {
 	cfg      Config
-	store    store
+	db       *store.DB
 	router   *httprouter.Router
 	sem      chan struct{}
 	draining atomic.Bool
@@ -118,10 +118,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg:    cfg,
-		store:  store{pool: cfg.Pool},
+		db:     cfg.DB,
 		router: httprouter.New(),
 		sem:    make(chan struct{}, cfg.MaxInflight),
-		m:      newMetrics(cfg.Registerer, cfg.Pool),
+		m:      newMetrics(cfg.Registerer, cfg.DB, cfg.StaleHoldAge),
 		log:    cfg.Logger,
 	}
 	r := s.router
@@ -175,45 +175,103 @@ func (s *Server) handler(endpoint string) httprouter.Handle {
 	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 		start := time.Now()
 		a := s.serve(r, endpoint, start)
-		w.Header().Set("Cache-Control", "no-store")
+		h := w.Header()
+		h.Set("Cache-Control", "no-store")
 		if a.problem != nil {
 			a.status = a.problem.Status
 			problem.Write(w, a.problem)
 		} else {
-			w.Header().Set("Content-Type", "application/json")
+			h.Set("Content-Type", "application/json")
 			w.WriteHeader(a.status)
 			_, _ = w.Write(a.body)
 		}
-		elapsed := time.Since(start)
-		outcome := a.outcome
-		if outcome == "" {
-			outcome = "error"
-		}
-		s.m.requests.WithLabelValues(endpoint, outcome, strconv.Itoa(a.status)).Inc()
-		s.m.duration.WithLabelValues(endpoint).Observe(elapsed.Seconds())
-		if a.replayed {
-			s.m.replays.WithLabelValues(endpoint).Inc()
-		}
-		attrs := []any{"endpoint", endpoint, "status", a.status, "outcome", a.outcome,
-			"latencyMs", float64(elapsed.Microseconds()) / 1000, "requestID", requestID(r)}
-		if a.subject != "" {
-			if endpoint == CreditAccount {
-				attrs = append(attrs, "paymentRequestID", a.subject)
-			} else {
-				attrs = append(attrs, "payoutID", a.subject)
-			}
-		}
-		if a.replayed {
-			attrs = append(attrs, "replayed", true)
-		}
-		level := slog.LevelInfo
-		if a.status >= 500 {
-			level = slog.LevelError
-		} else if a.status >= 400 {
-			level = slog.LevelWarn
-		}
-		s.log.Log(r.Context(), level, "callback", attrs...)
+		s.observe(r, endpoint, a, time.Since(start))
 	}
+}
+
+// serve runs one callback through its stages: gate (admission), open (body
+// and JWE), claims (validation), execute (the decision table in the
+// database) and seal (the answer, encrypted).
+func (s *Server) serve(r *http.Request, endpoint string, start time.Time) answer {
+	release, p := s.gate()
+	if p != nil {
+		return answer{problem: p}
+	}
+	defer release()
+	opened, p := s.open(r, endpoint)
+	if p != nil {
+		return answer{problem: p}
+	}
+	now := s.cfg.Now()
+	req, p := s.claims(opened, endpoint, now)
+	if req == nil {
+		return answer{problem: p}
+	}
+	a := answer{subject: req.subject()}
+	if p != nil {
+		a.problem = p
+		return a
+	}
+	ans, err := s.execute(r, endpoint, req, opened.Key.Fingerprint(), now, start)
+	if err != nil {
+		a.problem, a.outcome = s.storeProblem(r, endpoint, err), outcomeOf(r, err)
+		return a
+	}
+	switch ans.State {
+	case store.StateMismatch:
+		a.problem = problem.New(SlugKeyMismatch, http.StatusUnprocessableEntity, "the idempotency key was used with different claims")
+		return a
+	case store.StateInvalid:
+		a.problem = problem.New(SlugInvalidClaims, http.StatusBadRequest, "fraudScore must be from 0 to 1").
+			WithField("/service/fraudScore", "fraudScore must be from 0 to 1")
+		return a
+	case store.StateReplay:
+		a.replayed = true
+	case store.StateNew:
+	default:
+		s.log.Error("callback statement answered an unknown state", "endpoint", endpoint, "state", ans.State)
+		a.problem = problem.New(SlugInternal, http.StatusInternalServerError, "internal error")
+		return a
+	}
+	a.outcome = ans.Outcome
+	if a.body, err = s.seal(opened, endpoint, req.key(), ans); err != nil {
+		// The effect is committed with its stored answer: a retry gets it.
+		s.log.Error("sealing the callback response failed", "endpoint", endpoint, "err", err)
+		a.problem = problem.New(SlugInternal, http.StatusInternalServerError, "internal error")
+		return a
+	}
+	a.status = http.StatusOK
+	return a
+}
+
+// gate admits a callback: not while draining, not while the replica may
+// hold a retired secret, and not over the in-flight limit. The returned
+// function frees the callback's slot.
+func (s *Server) gate() (release func(), _ *problem.Problem) {
+	retry := func(slug string, status int, detail string) *problem.Problem {
+		p := problem.New(slug, status, detail)
+		p.RetryAfter = time.Second
+		return p
+	}
+	if s.draining.Load() {
+		return nil, retry(SlugShuttingDown, http.StatusServiceUnavailable, "the adapter is shutting down; retry")
+	}
+	if s.cfg.Check != nil {
+		if err := s.cfg.Check(); err != nil {
+			s.log.Warn("callback refused: replica not fit to open callbacks", "err", err)
+			return nil, retry(SlugKeyringStale, http.StatusServiceUnavailable, "the adapter cannot confirm its signing secrets right now; retry")
+		}
+	}
+	select {
+	case s.sem <- struct{}{}:
+	default:
+		return nil, retry(SlugTooManyRequests, http.StatusTooManyRequests, "too many callbacks in flight; retry")
+	}
+	s.m.inflight.Inc()
+	return func() {
+		s.m.inflight.Dec()
+		<-s.sem
+	}, nil
 }
 
 // requestID is the caller's X-Request-Id when it is short and printable,
@@ -236,230 +294,6 @@ func printable(s string) bool {
 		}
 	}
 	return true
-}
-
-func (s *Server) serve(r *http.Request, endpoint string, start time.Time) answer {
-	if s.draining.Load() {
-		p := problem.New(SlugShuttingDown, http.StatusServiceUnavailable, "the adapter is shutting down; retry")
-		p.RetryAfter = time.Second
-		return answer{problem: p}
-	}
-	if s.cfg.Check != nil {
-		if err := s.cfg.Check(); err != nil {
-			s.log.Warn("callback refused: replica not fit to open callbacks", "err", err)
-			p := problem.New(SlugKeyringStale, http.StatusServiceUnavailable, "the adapter cannot confirm its signing secrets right now; retry")
-			p.RetryAfter = time.Second
-			return answer{problem: p}
-		}
-	}
-	select {
-	case s.sem <- struct{}{}:
-		defer func() { <-s.sem }()
-	default:
-		p := problem.New(SlugTooManyRequests, http.StatusTooManyRequests, "too many callbacks in flight; retry")
-		p.RetryAfter = time.Second
-		return answer{problem: p}
-	}
-	s.m.inflight.Inc()
-	defer s.m.inflight.Dec()
-
-	// 1. Body: at most MaxBody, a JSON object with a string "request".
-	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBody))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return answer{problem: problem.New(SlugTooLarge, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is over %d bytes", MaxBody))}
-		}
-		return answer{problem: problem.New(SlugMalformedBody, http.StatusBadRequest, "the body could not be read")}
-	}
-	var body struct {
-		Request *string `json:"request"`
-	}
-	if json.Unmarshal(raw, &body) != nil || body.Request == nil {
-		return answer{problem: problem.New(SlugMalformedBody, http.StatusBadRequest, `the body must be a JSON object with a string "request"`)}
-	}
-
-	// 2-4. Header, keys, inner form.
-	opened, err := s.cfg.Keyring.Open(*body.Request)
-	if err != nil {
-		return answer{problem: s.envelopeProblem(endpoint, err)}
-	}
-	keyFP := opened.Key.Fingerprint()
-	s.m.opens.WithLabelValues(keyFP).Inc()
-
-	// 5. Registered claims.
-	now := s.cfg.Now()
-	hdr, err := envelope.ParseClaims(opened.Claims)
-	if err == nil {
-		err = hdr.Validate(now, s.cfg.ClockLeeway, endpoint)
-	}
-	if err != nil {
-		return answer{problem: claimsProblem(err)}
-	}
-	f, err := newFields(hdr.Service)
-	if err != nil {
-		return answer{problem: problem.New(SlugInvalidClaims, http.StatusBadRequest, err.Error()).WithField("/service", err.Error())}
-	}
-
-	ctx, cancel := context.WithDeadline(r.Context(), start.Add(s.cfg.RequestTimeout))
-	defer cancel()
-	var a answer
-	var res result
-	switch endpoint {
-	case Authorize:
-		c := parseAuthorize(f)
-		a.subject = c.PayoutID
-		if p := s.checkClaims(f, c.ProviderID); p != nil {
-			return answer{problem: p, subject: a.subject}
-		}
-		valid := c.FraudScore >= 0 && c.FraudScore <= 1
-		risk := ""
-		switch {
-		case c.FraudScore >= *s.cfg.FraudDeny:
-			risk = holds.RiskFraudSuspected
-		case c.FraudScore >= *s.cfg.FraudStepUp:
-			risk = holds.RiskStepUpRequired
-		}
-		res, err = s.store.authorize(ctx, c, keyFP, now, valid, risk)
-	case Capture:
-		c := parseCapture(f)
-		a.subject = c.PayoutID
-		if p := s.checkClaims(f, c.ProviderID); p != nil {
-			return answer{problem: p, subject: a.subject}
-		}
-		res, err = s.store.capture(ctx, c, keyFP, now)
-	case Release:
-		c := parseRelease(f)
-		a.subject = c.PayoutID
-		if p := s.checkClaims(f, c.ProviderID); p != nil {
-			return answer{problem: p, subject: a.subject}
-		}
-		res, err = s.store.release(ctx, c, keyFP, now)
-	case CreditAccount:
-		c := parseCredit(f)
-		a.subject = c.RequestID
-		if p := s.checkClaims(f, c.ProviderID); p != nil {
-			return answer{problem: p, subject: a.subject}
-		}
-		var max any
-		if s.cfg.CreditMax != nil {
-			max = *s.cfg.CreditMax
-		}
-		res, err = s.store.credit(ctx, c, keyFP, now, max)
-	}
-	if res.retries > 0 {
-		s.m.txRetries.WithLabelValues(endpoint).Add(float64(res.retries))
-	}
-	if err != nil {
-		a.problem = s.storeProblem(ctx, endpoint, err)
-		return a
-	}
-	switch res.state {
-	case stateMismatch:
-		a.problem = problem.New(SlugKeyMismatch, http.StatusUnprocessableEntity, "the idempotency key was used with different claims")
-		return a
-	case stateInvalid:
-		a.problem = problem.New(SlugInvalidClaims, http.StatusBadRequest, "fraudScore must be from 0 to 1").
-			WithField("/service/fraudScore", "fraudScore must be from 0 to 1")
-		return a
-	case stateReplay:
-		a.replayed = true
-	case stateNew:
-	default:
-		s.log.Error("callback statement answered an unknown state", "endpoint", endpoint, "state", res.state)
-		a.problem = problem.New(SlugInternal, http.StatusInternalServerError, "internal error")
-		return a
-	}
-	if res.outcome == "" {
-		s.log.Error("stored callback response has no outcome", "endpoint", endpoint)
-		a.problem = problem.New(SlugInternal, http.StatusInternalServerError, "internal error")
-		return a
-	}
-	a.outcome = res.outcome
-	claims, err := envelope.ResponseClaims(s.cfg.Now(), json.RawMessage(res.response))
-	if err == nil {
-		var token string
-		if token, err = opened.Reply(claims); err == nil {
-			a.body, err = json.Marshal(map[string]string{"response": token})
-		}
-	}
-	if err != nil {
-		// The effect is committed with its stored answer: a retry gets it.
-		s.log.Error("sealing the callback response failed", "endpoint", endpoint, "err", err)
-		a.problem = problem.New(SlugInternal, http.StatusInternalServerError, "internal error")
-		return a
-	}
-	a.status = http.StatusOK
-	return a
-}
-
-// checkClaims applies design 2.1 steps 6 and 7: a providerID naming another
-// provider is 403; missing or malformed claims are 400 with pointers.
-func (s *Server) checkClaims(f *fields, providerID string) *problem.Problem {
-	if providerID != "" && providerID != s.cfg.ProviderID {
-		return problem.New(SlugWrongProvider, http.StatusForbidden, "the callback names another provider")
-	}
-	if len(f.errs) > 0 {
-		p := problem.New(SlugInvalidClaims, http.StatusBadRequest, "required claims are missing or malformed")
-		p.Errors = f.errs
-		return p
-	}
-	return nil
-}
-
-func (s *Server) envelopeProblem(endpoint string, err error) *problem.Problem {
-	switch {
-	case errors.Is(err, envelope.ErrUnsupportedHeader):
-		return problem.New(SlugUnsupportedHeader, http.StatusBadRequest, "the JWE header must be alg A256KW, enc A256GCM, without zip")
-	case errors.Is(err, envelope.ErrUndecryptable):
-		s.m.undecryptable.WithLabelValues(endpoint).Inc()
-		return problem.New(SlugUndecryptable, http.StatusBadRequest, "no active signing secret opens the request")
-	case errors.Is(err, envelope.ErrMalformedJWT):
-		return problem.New(SlugMalformedJWT, http.StatusBadRequest, "the JWE payload is not a valid JWT")
-	}
-	return problem.New(SlugMalformedJWE, http.StatusBadRequest, "the request is not a compact JWE")
-}
-
-func claimsProblem(err error) *problem.Problem {
-	detail := "the claims are malformed"
-	switch {
-	case errors.Is(err, envelope.ErrExpired):
-		detail = "the request has expired (exp)"
-	case errors.Is(err, envelope.ErrNotYetValid):
-		detail = "the request is issued in the future (iat)"
-	case errors.Is(err, envelope.ErrWrongType):
-		detail = "typ does not match the route"
-	case errors.Is(err, envelope.ErrMissingService):
-		detail = "the service claim is missing"
-	}
-	p := problem.New(SlugInvalidClaims, http.StatusBadRequest, detail)
-	var ce *envelope.ClaimError
-	if errors.As(err, &ce) {
-		p.WithField(ce.Pointer(), detail)
-	}
-	return p
-}
-
-// storeProblem maps a failed callback statement to a retryable status:
-// nothing was committed (or what was is the stored answer a retry gets).
-func (s *Server) storeProblem(ctx context.Context, endpoint string, err error) *problem.Problem {
-	switch {
-	case errors.Is(err, context.DeadlineExceeded) || (ctx.Err() == context.DeadlineExceeded):
-		s.log.Warn("callback deadline passed; rolled back", "endpoint", endpoint)
-		return problem.New(SlugTimeout, http.StatusRequestTimeout, "the request deadline passed; nothing was applied; retry")
-	case ledger.Retryable(err):
-		s.log.Warn("callback transaction conflicts persisted", "endpoint", endpoint, "err", err)
-		p := problem.New(SlugUnavailable, http.StatusServiceUnavailable, "the database is busy; retry")
-		p.RetryAfter = time.Second
-		return p
-	case ledger.Unavailable(err) || errors.Is(err, context.Canceled):
-		s.log.Warn("callback failed: database unavailable", "endpoint", endpoint, "err", err)
-		p := problem.New(SlugUnavailable, http.StatusServiceUnavailable, "the database is unavailable; retry")
-		p.RetryAfter = time.Second
-		return p
-	}
-	s.log.Error("callback failed", "endpoint", endpoint, "err", err)
-	return problem.New(SlugInternal, http.StatusInternalServerError, "internal error")
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -1,38 +1,41 @@
-// Package holds is the two-phase part of the ledger: a hold reserves funds
-// on a sender's account for a payout (authorize), and then ends in exactly
-// one of two ways: capture (the reserved funds leave the account for
-// settlement) or release (the reservation is dropped).
+// Package holds is the hold model: the two-phase part of the ledger. A hold
+// reserves funds on a sender's account for a payout (authorize), and then
+// ends in exactly one of two ways: capture (the reserved funds leave the
+// account for settlement) or release (the reservation is dropped).
 //
-//	none --Place--> held --Capture--> captured
-//	                 \---Release--> released
+//	none --authorize--> held --capture--> captured
+//	                     \---release--> released
 //
-// Place, Capture and Release decide design sections 2.3 to 2.5 (every row
-// after the idempotency row, which belongs to the callbacks package) and
-// apply the effect, each as one statement running a server-side function
-// (schema/migrations/002_ledger_functions.sql). They take a ledger.DBTX and
-// never commit, so the callbacks package composes "claim the idempotency
-// key, decide, apply, store the answer" into one transaction.
+// This package holds the states, the transitions, the reasons of the
+// decision tables (design 2.3 to 2.5) and the Hold a reader sees. The
+// decisions themselves are made in one place each, in the database:
+// cb_authorize (rows 1 to 12), and cb_capture and cb_release (row 1) with
+// hold_settle (rows 2 to 6), in schema/migrations/006_callback_path_v2.sql,
+// called through package store. The tests of this package are the decision
+// tables, row by row, against those functions without HTTP.
 //
 // # Constraints
 //
 //   - One hold per payoutID (holds_payout_id_key).
-//   - A hold's amount is positive, in its account's currency
-//     (holds_amount_positive, holds_account_fkey).
-//   - Only held -> captured and held -> released; a hold's identity never
-//     changes and a hold is never deleted (trigger holds_transition).
+//   - A hold's amount is positive (holds_amount_positive), in its
+//     account's currency (checked when it is placed).
+//   - A hold is written once (trigger holds_append_only) and settled once:
+//     one row of hold_settlements per hold (hold_settlements_pkey), itself
+//     append-only. So only held -> captured and held -> released, and never
+//     back (I3).
 //   - Placing a hold never takes available below zero: the account row is
 //     locked and checked before held grows (accounts_available_nonnegative
 //     backs it up).
-//   - Locks are taken in one order: the account row, then the hold row,
-//     then system-account shard rows; concurrent operations on the same
-//     account or hold queue instead of deadlocking.
+//   - Locks are taken in one order: advisory locks of the key and payout,
+//     the account row, then the settlement's key; concurrent operations on
+//     the same account or hold queue instead of deadlocking.
 //
 // # Example
 //
 // An account with balance 100.00 and held 0.00:
 //
-//	Place 30.00      balance 100.00  held 30.00  available 70.00
-//	Place 80.00      denied insufficient_funds (available 70.00)
-//	Capture the 30   balance  70.00  held  0.00  available 70.00; journal: account -30.00, settlement +30.00
-//	Release it       failed hold_captured
+//	authorize 30.00    balance 100.00  held 30.00  available 70.00
+//	authorize 80.00    denied insufficient_funds (available 70.00)
+//	capture the 30     balance  70.00  held  0.00  available 70.00; journal: account -30.00, settlement +30.00
+//	release it         failed hold_captured
 package holds

@@ -1,93 +1,137 @@
 package holds
 
 import (
-	"context"
+	"encoding/base64"
+	"errors"
+	"strconv"
+	"strings"
 	"time"
 
-	"github.com/google/uuid"
+	"github.com/shopspring/decimal"
 
 	"github.com/provider-ledger/adapter/ledger"
 )
 
-// Hold statuses.
+// Hold statuses. A hold is held from its placement until its one
+// settlement: captured or released, for good.
 const (
 	StatusHeld     = "held"
 	StatusCaptured = "captured"
 	StatusReleased = "released"
 )
 
-// Risk reasons a caller passes to Place (design 2.3 rows 9 and 10).
+// ValidStatus reports whether s is a hold status.
+func ValidStatus(s string) bool {
+	return s == StatusHeld || s == StatusCaptured || s == StatusReleased
+}
+
+// CanSettle reports whether a hold in status from may move to status to:
+// only held -> captured and held -> released (I3).
+func CanSettle(from, to string) bool {
+	return from == StatusHeld && (to == StatusCaptured || to == StatusReleased)
+}
+
+// Reasons of authorize denials (design 2.3) and of capture and release
+// failures (2.4, 2.5).
 const (
-	RiskFraudSuspected = "fraud_suspected"
-	RiskStepUpRequired = "step_up_required"
+	ReasonPayoutAlreadyAuthorized = "payout_already_authorized"
+	ReasonUnknownFundingSource    = "unknown_funding_source"
+	ReasonFundingSourceMismatch   = "funding_source_mismatch"
+	ReasonAccountUnavailable      = "account_unavailable"
+	ReasonCurrencyMismatch        = "currency_mismatch"
+	ReasonFraudSuspected          = "fraud_suspected"
+	ReasonStepUpRequired          = "step_up_required"
+	ReasonInsufficientFunds       = "insufficient_funds"
+	ReasonPayoutMismatch          = "payout_mismatch"
+	ReasonHoldReleased            = "hold_released"
+	ReasonHoldCaptured            = "hold_captured"
 )
 
-// PlaceRequest is an authorize decision's input.
-type PlaceRequest struct {
-	PayoutID      string
-	ExternalID    string // the sender, who must own the funding source's account
-	FundingSource string // an instrument token of kind source
-	Amount        ledger.Money
-	// RiskReason is the caller's fraud decision: "" (none),
-	// RiskFraudSuspected or RiskStepUpRequired. It applies after the
-	// account checks, as the decision table orders it.
-	RiskReason string
-	Now        time.Time
+// Hold is a hold with its settlement, if any.
+type Hold struct {
+	HoldReference    string          `json:"holdReference"`
+	PayoutID         string          `json:"payoutID"`
+	AccountID        string          `json:"accountID"`
+	FundingSource    string          `json:"fundingSource"`
+	Currency         string          `json:"currency"`
+	Amount           decimal.Decimal `json:"amount"`
+	Status           string          `json:"status"`
+	CaptureReference string          `json:"captureReference,omitempty"`
+	ReleaseReference string          `json:"releaseReference,omitempty"`
+	ReleaseReason    string          `json:"releaseReason,omitempty"`
+	PlacedAt         time.Time       `json:"placedAt"`
+	CapturedAt       *time.Time      `json:"capturedAt,omitempty"`
+	ReleasedAt       *time.Time      `json:"releasedAt,omitempty"`
 }
 
-// CaptureRequest is a capture decision's input. PayoutID "" skips the
-// payout check.
-type CaptureRequest struct {
+// ListOptions filters and pages a listing of holds. Limit is 1 to 100
+// (default 25).
+type ListOptions struct {
+	PayoutID  string
+	AccountID string
+	Status    string
+	Cursor    string
+	Limit     int
+}
+
+// Position is where a page of holds, newest first, resumes: after the hold
+// placed at PlacedAt with HoldReference (both zero: from the newest).
+type Position struct {
+	PlacedAt      time.Time
 	HoldReference string
-	PayoutID      string
-	Now           time.Time
 }
 
-// ReleaseRequest is a release decision's input. PayoutID "" skips the
-// payout check; Reason is recorded on the hold.
-type ReleaseRequest struct {
-	HoldReference string
-	PayoutID      string
-	Reason        string
-	Now           time.Time
-}
-
-const (
-	placeSQL   = `SELECT outcome, reason, reference, orphan FROM hold_place($1, $2, $3, $4, $5, $6, $7, $8)`
-	captureSQL = `SELECT outcome, reason, reference, orphan FROM hold_capture($1, $2, $3, $4, $5)`
-	releaseSQL = `SELECT outcome, reason, reference, orphan FROM hold_release($1, $2, $3, $4, $5)`
-)
-
-func nullable(s string) *string {
-	if s == "" {
-		return nil
+// Validate checks the options, fills defaults, and decodes the cursor.
+func (o *ListOptions) Validate() (Position, error) {
+	if o.Limit == 0 {
+		o.Limit = 25
 	}
-	return &s
+	if o.Limit < 1 || o.Limit > 100 {
+		return Position{}, ledger.Invalid("/limit", "limit must be 1 to 100")
+	}
+	if o.Status != "" && !ValidStatus(o.Status) {
+		return Position{}, ledger.Invalid("/status", "status must be held, captured or released")
+	}
+	for name, v := range map[string]string{"/payoutID": o.PayoutID, "/accountID": o.AccountID} {
+		if !ledger.ValidText(v) {
+			return Position{}, ledger.Invalid(name, "%s must be valid UTF-8 without NUL", name[1:])
+		}
+	}
+	if o.Cursor == "" {
+		return Position{}, nil
+	}
+	p, err := DecodeCursor(o.Cursor)
+	if err != nil {
+		return Position{}, ledger.Invalid("/cursor", "cursor is malformed")
+	}
+	return p, nil
 }
 
-// Place decides an authorize (design 2.3 rows 3 to 12) and, when approved,
-// places the hold: held grows by the amount. The Decision's Reference is the
-// holdReference: new, or the payout's existing one when the same hold is
-// asked for again under another key.
-func Place(ctx context.Context, q ledger.DBTX, r PlaceRequest) (ledger.Decision, error) {
-	return ledger.ScanDecision(ctx, q, placeSQL, r.PayoutID, r.ExternalID, r.FundingSource,
-		r.Amount.Currency, r.Amount.Value, nullable(r.RiskReason), ledger.NewReference("hold_"), r.Now)
+// Page is one page of holds.
+type Page struct {
+	Holds      []Hold `json:"holds"`
+	NextCursor string `json:"nextCursor,omitempty"`
+	HasMore    bool   `json:"hasMore"`
 }
 
-// Capture decides a capture (design 2.4 rows 2 to 6) and, when the hold is
-// held, settles it: balance and held fall by the amount and the journal
-// debits the sender and credits settlement:<CUR>. A holdReference never
-// issued is approved with an orphan reference (Decision.Orphan), stable
-// for that holdReference.
-func Capture(ctx context.Context, q ledger.DBTX, r CaptureRequest) (ledger.Decision, error) {
-	return ledger.ScanDecision(ctx, q, captureSQL, r.HoldReference, nullable(r.PayoutID),
-		ledger.NewReference("cap_"), uuid.New(), r.Now)
+// EncodeCursor returns the opaque cursor of the position after h.
+func EncodeCursor(h Hold) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(h.PlacedAt.UnixMicro(), 10) + "|" + h.HoldReference))
 }
 
-// Release decides a release (design 2.5 rows 2 to 6) and, when the hold is
-// held, drops it: held falls by the amount; nothing is journaled. A
-// holdReference never issued is approved with an orphan reference.
-func Release(ctx context.Context, q ledger.DBTX, r ReleaseRequest) (ledger.Decision, error) {
-	return ledger.ScanDecision(ctx, q, releaseSQL, r.HoldReference, nullable(r.PayoutID),
-		nullable(r.Reason), ledger.NewReference("rel_"), r.Now)
+// DecodeCursor decodes a cursor of EncodeCursor.
+func DecodeCursor(c string) (Position, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return Position{}, err
+	}
+	us, ref, ok := strings.Cut(string(b), "|")
+	if !ok || ref == "" || !ledger.ValidText(ref) {
+		return Position{}, errors.New("malformed cursor")
+	}
+	n, err := strconv.ParseInt(us, 10, 64)
+	if err != nil {
+		return Position{}, err
+	}
+	return Position{PlacedAt: time.UnixMicro(n), HoldReference: ref}, nil
 }

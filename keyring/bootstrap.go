@@ -10,10 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/ledger"
 )
 
 // BootstrapConfig is the start-up input of Bootstrap.
@@ -137,40 +134,23 @@ func (s *Store) generateDev(ctx context.Context, dataDir string) (info SecretInf
 	if _, err := rand.Read(secret); err != nil {
 		return info, "", fmt.Errorf("keyring: random secret: %w", err)
 	}
-	fp := envelope.Key{Secret: secret}.Fingerprint()
 	path = filepath.Join(dataDir, SecretFile)
 	content := []byte(base64.StdEncoding.EncodeToString(secret) + "\n")
 	defer clear(content)
-	generated := false
-	err = ledger.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		generated = false
-		if _, err := tx.Exec(ctx, qBootstrapLock); err != nil {
-			return err
-		}
-		var n int
-		if err := tx.QueryRow(ctx, qCountActive).Scan(&n); err != nil {
-			return err
-		}
-		if n > 0 {
-			return nil
-		}
-		in, created, err := s.addTx(ctx, tx, secret, fp, SourceDev)
-		if err != nil {
-			return err
-		}
-		if !created {
-			return errors.New("keyring: a freshly generated secret is already stored; the random source is broken")
-		}
+	row, err := s.newRow(secret, SourceDev)
+	if err != nil {
+		return info, "", err
+	}
+	generated, err := s.db.AddSecretIfNone(ctx, row, func() error {
 		if err := os.MkdirAll(dataDir, 0o700); err != nil {
 			return fmt.Errorf("keyring: data dir: %w", err)
 		}
 		if err := replaceFile(path, content); err != nil {
 			return fmt.Errorf("keyring: write %s: %w", path, err)
 		}
-		info = in
-		generated = true
 		return nil
 	})
+	info = infoOf(row)
 	if err != nil {
 		return info, "", fmt.Errorf("keyring: generate the development secret: %w", err)
 	}

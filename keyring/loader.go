@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/internal/loop"
 )
 
 // DefaultInterval is how often a Loader reloads the keyring by default. A
@@ -67,9 +68,7 @@ type Loader struct {
 	loaded   bool
 	failures int // consecutive failed loads of the background loop
 
-	runMu  sync.Mutex // guards cancel and done
-	cancel context.CancelFunc
-	done   chan struct{}
+	loop loop.Loop
 }
 
 // NewLoader validates cfg, applies its defaults and returns a Loader.
@@ -159,47 +158,15 @@ func (l *Loader) logChange(keys []envelope.Key) {
 // good keys; a cancelled context is not an error. It does not load at once:
 // call Reload first. Start on a running Loader is an error.
 func (l *Loader) Start(ctx context.Context) error {
-	l.runMu.Lock()
-	defer l.runMu.Unlock()
-	if l.done != nil {
-		return errors.New("keyring: Loader already started")
+	if err := l.loop.Start(ctx, l.cfg.Interval, false, l.runOnce); err != nil {
+		return fmt.Errorf("keyring: Loader: %w", err)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	l.cancel, l.done = cancel, done
-	go func() {
-		defer close(done)
-		l.run(ctx)
-	}()
 	return nil
 }
 
 // Stop ends the background loop and waits for it to return. It is a no-op
 // when the loop is not running; the Loader may be started again.
-func (l *Loader) Stop() {
-	l.runMu.Lock()
-	cancel, done := l.cancel, l.done
-	l.cancel, l.done = nil, nil
-	l.runMu.Unlock()
-	if cancel == nil {
-		return
-	}
-	cancel()
-	<-done
-}
-
-func (l *Loader) run(ctx context.Context) {
-	t := time.NewTicker(l.cfg.Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			l.runOnce(ctx)
-		}
-	}
-}
+func (l *Loader) Stop() { l.loop.Stop() }
 
 // runOnce is one tick of the loop: a Reload whose failure is logged, not
 // returned.

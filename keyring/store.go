@@ -14,11 +14,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/ledger"
+	"github.com/provider-ledger/adapter/store"
 )
 
 // KEKSize is the size in bytes of the key-encryption key.
@@ -67,7 +65,7 @@ type StoreOptions struct {
 // at rest under a KEK. Each exported method is one transaction. It
 // implements admin.SecretStore. Safe for concurrent use.
 type Store struct {
-	pool   *pgxpool.Pool
+	db     *store.DB
 	aead   cipher.AEAD
 	kekFP  string
 	now    func() time.Time
@@ -78,12 +76,12 @@ type Store struct {
 	skipped map[string]bool
 }
 
-// NewStore returns a Store on pool whose secrets are encrypted under kek, 32
+// NewStore returns a Store on db whose secrets are encrypted under kek, 32
 // bytes (not all zero). The KEK is not retained: only its AES key schedule
 // and fingerprint are.
-func NewStore(pool *pgxpool.Pool, kek []byte, opts StoreOptions) (*Store, error) {
-	if pool == nil {
-		return nil, errors.New("keyring: NewStore: nil pool")
+func NewStore(db *store.DB, kek []byte, opts StoreOptions) (*Store, error) {
+	if db == nil {
+		return nil, errors.New("keyring: NewStore: nil db")
 	}
 	if len(kek) != KEKSize {
 		return nil, fmt.Errorf("keyring: the KEK must be %d bytes, got %d", KEKSize, len(kek))
@@ -99,7 +97,7 @@ func NewStore(pool *pgxpool.Pool, kek []byte, opts StoreOptions) (*Store, error)
 	if err != nil {
 		return nil, fmt.Errorf("keyring: KEK: %w", err)
 	}
-	s := &Store{pool: pool, aead: aead, kekFP: KEKFingerprint(kek), now: opts.Now, log: opts.Logger}
+	s := &Store{db: db, aead: aead, kekFP: KEKFingerprint(kek), now: opts.Now, log: opts.Logger}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -120,62 +118,10 @@ func KEKFingerprint(kek []byte) string {
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
-// Queries on signing_secrets (schema/migrations/004_signing_secrets.sql).
-const (
-	infoColumns = `secret_id, fingerprint, added_on, retired_on`
-
-	// Convention 8: claim by the fingerprint's named unique constraint;
-	// the loser reads the winner (qSelectByFingerprint) in the same
-	// transaction.
-	qInsert = `INSERT INTO signing_secrets
-    (secret_id, fingerprint, kek_fingerprint, nonce, ciphertext, source, added_on)
-VALUES ($1, $2, $3, $4, $5, $6, $7)
-ON CONFLICT ON CONSTRAINT signing_secrets_fingerprint_key DO NOTHING
-RETURNING ` + infoColumns
-
-	qSelectByFingerprint = `SELECT ` + infoColumns + `, kek_fingerprint, nonce, ciphertext
-FROM signing_secrets WHERE fingerprint = $1`
-
-	qList = `SELECT ` + infoColumns + ` FROM signing_secrets ORDER BY added_on DESC, secret_id DESC`
-
-	qActive = `SELECT secret_id, fingerprint, kek_fingerprint, nonce, ciphertext
-FROM signing_secrets WHERE retired_on IS NULL ORDER BY added_on DESC, secret_id DESC`
-
-	// Retiring erases the encrypted secret (K2). The CTE's outer SELECT
-	// sees the table before the UPDATE, so found says whether the ID
-	// exists at all: one round trip tells retired, already retired and
-	// unknown apart. greatest() keeps retired_on >= added_on when the
-	// retiring replica's clock is behind the adding one's.
-	qRetire = `WITH r AS (
-    UPDATE signing_secrets
-    SET retired_on = greatest($2, added_on), nonce = NULL, ciphertext = NULL
-    WHERE secret_id = $1 AND retired_on IS NULL
-    RETURNING fingerprint
-)
-SELECT (SELECT fingerprint FROM r),
-       EXISTS (SELECT 1 FROM signing_secrets WHERE secret_id = $1)`
-
-	qCountActive = `SELECT count(*) FROM signing_secrets WHERE retired_on IS NULL`
-
-	// bootstrapLock serialises Bootstrap's "generate when none is active"
-	// across processes: an advisory transaction lock keyed on this number.
-	qBootstrapLock = `SELECT pg_advisory_xact_lock(7240190817223431001)`
-)
-
-func scanInfo(row pgx.Row, extra ...any) (SecretInfo, error) {
-	var in SecretInfo
-	dst := append([]any{&in.SecretID, &in.Fingerprint, &in.AddedOn, &in.RetiredOn}, extra...)
-	if err := row.Scan(dst...); err != nil {
-		return SecretInfo{}, err
-	}
-	return normalize(in), nil
-}
-
-// normalize shows times in UTC.
-func normalize(in SecretInfo) SecretInfo {
-	in.AddedOn = in.AddedOn.UTC()
-	if in.RetiredOn != nil {
-		t := in.RetiredOn.UTC()
+func infoOf(r store.SecretRow) SecretInfo {
+	in := SecretInfo{SecretID: r.SecretID, Fingerprint: r.Fingerprint, AddedOn: r.AddedOn.UTC()}
+	if r.RetiredOn != nil {
+		t := r.RetiredOn.UTC()
 		in.RetiredOn = &t
 	}
 	return in
@@ -184,13 +130,13 @@ func normalize(in SecretInfo) SecretInfo {
 // List returns every secret, active and retired, newest first, without
 // their values.
 func (s *Store) List(ctx context.Context) ([]SecretInfo, error) {
-	rows, err := s.pool.Query(ctx, qList)
+	rows, err := s.db.ListSecrets(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("keyring: list: %w", err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SecretInfo, error) { return scanInfo(r) })
-	if err != nil {
-		return nil, fmt.Errorf("keyring: list: %w", err)
+	out := make([]SecretInfo, len(rows))
+	for i, r := range rows {
+		out[i] = infoOf(r)
 	}
 	return out, nil
 }
@@ -225,80 +171,63 @@ func (s *Store) add(ctx context.Context, secret []byte, src Source) (SecretInfo,
 	if len(secret) != envelope.SecretSize {
 		return SecretInfo{}, false, ledger.Invalid("/secret", "the secret must be %d bytes", envelope.SecretSize)
 	}
-	fp := envelope.Key{Secret: secret}.Fingerprint()
-	var info SecretInfo
-	var created bool
-	err := ledger.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		var err error
-		info, created, err = s.addTx(ctx, tx, secret, fp, src)
-		return err
-	})
+	row, err := s.newRow(secret, src)
 	if err != nil {
 		return SecretInfo{}, false, err
 	}
+	stored, created, err := s.db.AddSecret(ctx, row, func(old store.SecretRow) error { return s.same(old, secret) })
+	if err != nil {
+		return SecretInfo{}, false, err
+	}
+	info := infoOf(stored)
 	if created {
 		s.log.Info("signing secret added", "secretID", info.SecretID, "fingerprint", info.Fingerprint, "source", string(src))
 	}
 	return info, created, nil
 }
 
-// addTx inserts the secret or, when its fingerprint is stored, reads that
-// row and checks that it holds the same secret.
-func (s *Store) addTx(ctx context.Context, tx pgx.Tx, secret []byte, fp string, src Source) (SecretInfo, bool, error) {
+// newRow encrypts secret into a new row.
+func (s *Store) newRow(secret []byte, src Source) (store.SecretRow, error) {
 	id := ledger.NewReference("sec_")
 	nonce, ct, err := s.seal(id, secret)
 	if err != nil {
-		return SecretInfo{}, false, err
+		return store.SecretRow{}, err
 	}
-	now := s.now().Truncate(time.Microsecond)
-	info, err := scanInfo(tx.QueryRow(ctx, qInsert, id, fp, s.kekFP, nonce, ct, string(src), now))
-	switch {
-	case err == nil:
-		return info, true, nil
-	case !errors.Is(err, pgx.ErrNoRows):
-		return SecretInfo{}, false, fmt.Errorf("keyring: add: %w", err)
-	}
-	// The fingerprint is taken: by this secret, unless 64 bits collide.
-	var kekFP string
-	var oldNonce, oldCT []byte
-	info, err = scanInfo(tx.QueryRow(ctx, qSelectByFingerprint, fp), &kekFP, &oldNonce, &oldCT)
-	if err != nil {
-		return SecretInfo{}, false, fmt.Errorf("keyring: add: read the stored secret: %w", err)
-	}
-	if info.RetiredOn != nil {
+	return store.SecretRow{SecretID: id, Fingerprint: envelope.Key{Secret: secret}.Fingerprint(), KEKFingerprint: s.kekFP,
+		Nonce: nonce, Ciphertext: ct, Source: string(src), AddedOn: s.now().Truncate(time.Microsecond)}, nil
+}
+
+// same checks that the stored row old, which has secret's fingerprint,
+// holds secret (a 64-bit fingerprint may collide) and is not retired.
+func (s *Store) same(old store.SecretRow, secret []byte) error {
+	if old.RetiredOn != nil {
 		// Its value was erased at retirement; the fingerprint is all that
 		// is left to recognise it by (K2).
-		return SecretInfo{}, false, ErrSecretRetired
+		return ErrSecretRetired
 	}
-	stored, reason := s.open(info.SecretID, fp, kekFP, oldNonce, oldCT)
+	stored, reason := s.open(old.SecretID, old.Fingerprint, old.KEKFingerprint, old.Nonce, old.Ciphertext)
 	if stored == nil {
-		return SecretInfo{}, false, fmt.Errorf("%w: secret %s (fingerprint %s): %s",
-			ErrUndecryptable, info.SecretID, fp, reason)
+		return fmt.Errorf("%w: secret %s (fingerprint %s): %s", ErrUndecryptable, old.SecretID, old.Fingerprint, reason)
 	}
-	same := subtle.ConstantTimeCompare(stored, secret) == 1
-	clear(stored)
-	if !same {
-		return SecretInfo{}, false, ErrFingerprintCollision
+	defer clear(stored)
+	if subtle.ConstantTimeCompare(stored, secret) != 1 {
+		return ErrFingerprintCollision
 	}
-	return info, false, nil
+	return nil
 }
 
 // Retire stops the secret opening callbacks (every Loader drops it at its
 // next reload) and erases its encrypted value. Retiring a retired secret
 // is a no-op; an unknown ID is ErrSecretNotFound.
 func (s *Store) Retire(ctx context.Context, secretID string) error {
-	var fp *string
-	var found bool
-	err := ledger.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		return tx.QueryRow(ctx, qRetire, secretID, s.now().Truncate(time.Microsecond)).Scan(&fp, &found)
-	})
+	fp, found, err := s.db.RetireSecret(ctx, secretID, s.now().Truncate(time.Microsecond))
 	switch {
 	case err != nil:
 		return fmt.Errorf("keyring: retire: %w", err)
 	case !found:
 		return ErrSecretNotFound
-	case fp != nil:
-		s.log.Info("signing secret retired", "secretID", secretID, "fingerprint", *fp)
+	case fp != "":
+		s.log.Info("signing secret retired", "secretID", secretID, "fingerprint", fp)
 	}
 	return nil
 }
@@ -313,19 +242,7 @@ func (s *Store) Retire(ctx context.Context, secretID string) error {
 // The returned secrets are the caller's copies; clear them when done
 // (Loader does, after envelope.Keyring.Set has copied them).
 func (s *Store) Active(ctx context.Context) ([]envelope.Key, error) {
-	rows, err := s.pool.Query(ctx, qActive)
-	if err != nil {
-		return nil, fmt.Errorf("keyring: load active secrets: %w", err)
-	}
-	type row struct {
-		id, fp, kekFP string
-		nonce, ct     []byte
-	}
-	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
-		var x row
-		err := r.Scan(&x.id, &x.fp, &x.kekFP, &x.nonce, &x.ct)
-		return x, err
-	})
+	all, err := s.db.ActiveSecrets(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("keyring: load active secrets: %w", err)
 	}
@@ -334,16 +251,16 @@ func (s *Store) Active(ctx context.Context) ([]envelope.Key, error) {
 	s.skipMu.Lock()
 	defer s.skipMu.Unlock()
 	for _, x := range all {
-		secret, reason := s.open(x.id, x.fp, x.kekFP, x.nonce, x.ct)
+		secret, reason := s.open(x.SecretID, x.Fingerprint, x.KEKFingerprint, x.Nonce, x.Ciphertext)
 		if secret == nil {
-			skipped[x.id] = true
-			if !s.skipped[x.id] {
+			skipped[x.SecretID] = true
+			if !s.skipped[x.SecretID] {
 				s.log.Error("signing secret skipped: it cannot be decrypted with this KEK; it does not open callbacks",
-					"secretID", x.id, "fingerprint", x.fp, "reason", reason)
+					"secretID", x.SecretID, "fingerprint", x.Fingerprint, "reason", reason)
 			}
 			continue
 		}
-		keys = append(keys, envelope.Key{ID: x.id, Secret: secret})
+		keys = append(keys, envelope.Key{ID: x.SecretID, Secret: secret})
 	}
 	s.skipped = skipped
 	return keys, nil
@@ -360,8 +277,8 @@ func (s *Store) Undecryptable() int {
 
 // CountActive returns the number of active secrets.
 func (s *Store) CountActive(ctx context.Context) (int, error) {
-	var n int
-	if err := s.pool.QueryRow(ctx, qCountActive).Scan(&n); err != nil {
+	n, err := s.db.CountActiveSecrets(ctx)
+	if err != nil {
 		return 0, fmt.Errorf("keyring: count active secrets: %w", err)
 	}
 	return n, nil

@@ -1,14 +1,11 @@
 package ledger
 
 import (
-	"context"
-	"errors"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 )
 
@@ -19,7 +16,15 @@ const (
 	StatusClosed = "closed"
 )
 
-// Account is a customer account as the admin API shows it.
+// Account kinds: customer accounts, and the two system accounts of each
+// currency (settlement:<CUR>, core:<CUR>).
+const (
+	KindCustomer   = "customer"
+	KindSettlement = "settlement"
+	KindCore       = "core"
+)
+
+// Account is a customer account.
 type Account struct {
 	AccountID       string          `json:"accountID"`
 	OwnerExternalID string          `json:"ownerExternalID"`
@@ -32,7 +37,7 @@ type Account struct {
 	UpdatedAt       time.Time       `json:"updatedAt"`
 }
 
-// NewAccount is the input of CreateAccount.
+// NewAccount is the input of account creation.
 type NewAccount struct {
 	AccountID       string
 	OwnerExternalID string
@@ -40,139 +45,49 @@ type NewAccount struct {
 	Status          string // default open
 }
 
-// Store is the ledger's store over a connection pool. Each exported method
-// is one transaction.
-type Store struct {
-	pool *pgxpool.Pool
-	now  func() time.Time
-}
-
-// NewStore returns a Store on pool. now is the clock; nil means time.Now.
-func NewStore(pool *pgxpool.Pool, now func() time.Time) *Store {
-	if now == nil {
-		now = time.Now
-	}
-	return &Store{pool: pool, now: now}
-}
-
+// MaxAccountIDLen and MaxExternalIDLen bound identifiers, in characters.
 const (
-	selectAccount = `SELECT account_id, owner_external_id, currency, balance, held, status, created_at, updated_at
-FROM accounts WHERE account_id = $1 AND kind = 'customer'`
-
-	// No conflict arbiter: the account conflicts on its primary key and on
-	// (account_id, currency) at once, and either means it exists.
-	insertAccount = `INSERT INTO accounts (account_id, owner_external_id, currency, kind, status, created_at, updated_at)
-VALUES ($1, $2, $3, 'customer', $4, $5, $5)
-ON CONFLICT DO NOTHING
-RETURNING account_id, owner_external_id, currency, balance, held, status, created_at, updated_at`
-
-	ensureSystemAccounts = `SELECT ledger_ensure_system_accounts($1, $2)`
-
-	updateAccountStatus = `UPDATE accounts SET status = $2, updated_at = $3
-WHERE account_id = $1 AND kind = 'customer'
-RETURNING account_id, owner_external_id, currency, balance, held, status, created_at, updated_at`
+	MaxAccountIDLen  = 128
+	MaxExternalIDLen = 256
 )
-
-func scanAccount(row pgx.Row) (Account, error) {
-	var a Account
-	err := row.Scan(&a.AccountID, &a.OwnerExternalID, &a.Currency, &a.Balance, &a.Held, &a.Status, &a.CreatedAt, &a.UpdatedAt)
-	a.Available = a.Balance.Sub(a.Held)
-	return a, err
-}
 
 // ValidateNewAccount checks a NewAccount's fields and fills defaults.
 func ValidateNewAccount(n *NewAccount) error {
 	switch {
-	case n.AccountID == "" || len(n.AccountID) > 128:
-		return Invalid("/accountID", "accountID must be 1 to 128 characters")
-	case strings.ContainsFunc(n.AccountID, func(r rune) bool { return r == '/' || unicode.IsSpace(r) || unicode.IsControl(r) }):
+	case n.AccountID == "" || utf8.RuneCountInString(n.AccountID) > MaxAccountIDLen:
+		return Invalid("/accountID", "accountID must be 1 to %d characters", MaxAccountIDLen)
+	case !utf8.ValidString(n.AccountID) || strings.ContainsFunc(n.AccountID, func(r rune) bool { return r == '/' || unicode.IsSpace(r) || unicode.IsControl(r) }):
 		return Invalid("/accountID", "accountID must not contain a slash, white space or control characters")
-	case hasSystemPrefix(n.AccountID):
+	case HasSystemPrefix(n.AccountID):
 		return Invalid("/accountID", "accountID must not start with settlement: or core:")
-	case n.OwnerExternalID == "" || len(n.OwnerExternalID) > 256:
-		return Invalid("/ownerExternalID", "ownerExternalID must be 1 to 256 characters")
+	case n.OwnerExternalID == "" || utf8.RuneCountInString(n.OwnerExternalID) > MaxExternalIDLen:
+		return Invalid("/ownerExternalID", "ownerExternalID must be 1 to %d characters", MaxExternalIDLen)
+	case !ValidText(n.OwnerExternalID):
+		return Invalid("/ownerExternalID", "ownerExternalID must be valid UTF-8 without NUL")
 	case !ValidCurrency(n.Currency):
 		return Invalid("/currency", "currency must be an active ISO 4217 code")
 	}
 	if n.Status == "" {
 		n.Status = StatusOpen
 	}
-	if !validStatus(n.Status) {
+	if !ValidStatus(n.Status) {
 		return Invalid("/status", "status must be open, frozen or closed")
 	}
 	return nil
 }
 
-func hasSystemPrefix(id string) bool {
-	for _, p := range []string{"settlement:", "core:"} {
-		if len(id) >= len(p) && id[:len(p)] == p {
-			return true
-		}
-	}
-	return false
+// HasSystemPrefix reports whether id names a system account.
+func HasSystemPrefix(id string) bool {
+	return strings.HasPrefix(id, KindSettlement+":") || strings.HasPrefix(id, KindCore+":")
 }
 
-func validStatus(s string) bool {
+// ValidStatus reports whether s is an account status.
+func ValidStatus(s string) bool {
 	return s == StatusOpen || s == StatusFrozen || s == StatusClosed
 }
 
-// CreateAccount opens a customer account, creating its currency's system
-// accounts on first use. An existing accountID is ErrAccountExists.
-func (s *Store) CreateAccount(ctx context.Context, n NewAccount) (Account, error) {
-	if err := ValidateNewAccount(&n); err != nil {
-		return Account{}, err
-	}
-	var a Account
-	err := InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		now := s.now()
-		if _, err := tx.Exec(ctx, ensureSystemAccounts, n.Currency, now); err != nil {
-			return err
-		}
-		var err error
-		a, err = scanAccount(tx.QueryRow(ctx, insertAccount, n.AccountID, n.OwnerExternalID, n.Currency, n.Status, now))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrAccountExists
-		}
-		return err
-	})
-	return a, translate(err)
-}
-
-// GetAccount reads a customer account.
-func (s *Store) GetAccount(ctx context.Context, accountID string) (Account, error) {
-	return GetAccount(ctx, s.pool, accountID)
-}
-
-// GetAccount reads a customer account through q.
-func GetAccount(ctx context.Context, q DBTX, accountID string) (Account, error) {
-	a, err := scanAccount(q.QueryRow(ctx, selectAccount, accountID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Account{}, ErrAccountNotFound
-	}
-	return a, translate(err)
-}
-
-// SetStatus moves an account between open and frozen, or closes it. Closed
-// is final: a closed account cannot be reopened or frozen. Holds placed
-// before a freeze or close can still be captured or released.
-func (s *Store) SetStatus(ctx context.Context, accountID, status string) (Account, error) {
-	if !validStatus(status) {
-		return Account{}, Invalid("/status", "status must be open, frozen or closed")
-	}
-	var a Account
-	err := InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		cur, err := scanAccount(tx.QueryRow(ctx, selectAccount+" FOR NO KEY UPDATE", accountID))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrAccountNotFound
-		}
-		if err != nil {
-			return err
-		}
-		if cur.Status == StatusClosed && status != StatusClosed {
-			return ErrAccountClosed
-		}
-		a, err = scanAccount(tx.QueryRow(ctx, updateAccountStatus, accountID, status, s.now()))
-		return err
-	})
-	return a, translate(err)
+// ValidText reports whether s can be stored as Postgres text: valid UTF-8
+// without NUL.
+func ValidText(s string) bool {
+	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
 }

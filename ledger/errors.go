@@ -3,12 +3,10 @@ package ledger
 import (
 	"errors"
 	"fmt"
-
-	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// Code classifies an Error; one function per transport maps codes to its
-// statuses (see the admin and callbacks packages).
+// Code classifies an Error. Each transport maps codes to its statuses in
+// one table (admin.StatusOf; the callbacks' statuses of design 2.7).
 type Code string
 
 // The codes an Error carries.
@@ -17,7 +15,17 @@ const (
 	CodeNotFound      Code = "not_found"     // the named thing does not exist
 	CodeConflict      Code = "conflict"      // conflicts with the current state
 	CodeUnprocessable Code = "unprocessable" // well formed, refused by a business rule
-	CodeUnavailable   Code = "unavailable"   // transient; the same request may succeed later
+	// CodeUnavailable: transient (the database unreachable, read-only,
+	// shutting down, out of resources, or conflicting transactions kept
+	// failing); the same request may succeed later. Whether anything was
+	// committed is not known.
+	CodeUnavailable Code = "unavailable"
+	// CodeTimeout: the database rolled the work back because its deadline
+	// passed (statement or lock timeout, or a cancel at the caller's
+	// deadline): nothing was committed; the same request may succeed later.
+	CodeTimeout Code = "timeout"
+	// CodeCanceled: the caller went away before the work was done.
+	CodeCanceled Code = "canceled"
 )
 
 // Error is an error with a code, a stable slug (the problem type) and a
@@ -48,12 +56,29 @@ func (e *Error) Is(target error) bool {
 	return ok && t.Slug == e.Slug
 }
 
+// Wrap returns a copy of e with cause err.
+func (e *Error) Wrap(err error) *Error {
+	c := *e
+	c.Err = err
+	return &c
+}
+
 // Invalid returns a CodeInvalid error pointing at a field.
 func Invalid(pointer, format string, args ...any) *Error {
 	return &Error{Code: CodeInvalid, Slug: "invalid-request", Pointer: pointer, Message: fmt.Sprintf(format, args...)}
 }
 
-// The errors of the store; compare with errors.Is.
+// CodeOf returns the code of err's *Error, or "" for any other error (a
+// bug: answered 500).
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+// The errors of the ledger; compare with errors.Is.
 var (
 	ErrAccountNotFound       = &Error{Code: CodeNotFound, Slug: "account-not-found", Message: "account not found"}
 	ErrAccountExists         = &Error{Code: CodeConflict, Slug: "account-exists", Message: "an account with this accountID exists"}
@@ -63,27 +88,8 @@ var (
 	ErrInstrumentConflict    = &Error{Code: CodeConflict, Slug: "instrument-conflict", Message: "the token is mapped otherwise"}
 	ErrHoldNotFound          = &Error{Code: CodeNotFound, Slug: "hold-not-found", Message: "hold not found"}
 	ErrUnavailable           = &Error{Code: CodeUnavailable, Slug: "database-unavailable", Message: "the database is unavailable"}
+	ErrRetriesExhausted      = &Error{Code: CodeUnavailable, Slug: "transaction-retries-exhausted", Message: "the transaction kept conflicting with concurrent ones"}
+	ErrTimeout               = &Error{Code: CodeTimeout, Slug: "timeout", Message: "the deadline passed; the transaction was rolled back"}
+	ErrCanceled              = &Error{Code: CodeCanceled, Slug: "canceled", Message: "the caller went away"}
+	ErrInvalidText           = &Error{Code: CodeInvalid, Slug: "invalid-request", Message: "a value is not valid text (NUL or invalid UTF-8)"}
 )
-
-// translate maps driver errors to the store's errors at the boundary:
-// application SQLSTATEs raised by the schema's functions become typed
-// errors; other errors pass through unchanged.
-func translate(err error) error {
-	if err == nil {
-		return nil
-	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		switch pgErr.Code {
-		case "LA001":
-			return ErrAccountNotFound
-		case "LA002":
-			return ErrInsufficientAvailable
-		case "LA003":
-			return ErrAccountClosed
-		case "LA004":
-			return ErrIdempotencyMismatch
-		}
-	}
-	return err
-}

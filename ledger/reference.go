@@ -3,7 +3,8 @@ package ledger
 import (
 	"crypto/rand"
 	"encoding/base32"
-	"encoding/binary"
+
+	"github.com/google/uuid"
 )
 
 var refEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
@@ -13,14 +14,16 @@ var refEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPad
 // glance ("hold_", "cap_", "rel_", "cred_").
 func NewReference(prefix string) string {
 	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic("ledger: crypto/rand failed: " + err.Error()) // crypto/rand never fails on Linux
-	}
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
 	return prefix + refEncoding.EncodeToString(b[:])
 }
 
-func randUint64() uint64 {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return binary.LittleEndian.Uint64(b[:])
+// NewTransactionID returns a journal transaction ID: a UUIDv7, ordered by
+// time, so that the journal's primary key grows at its end.
+func NewTransactionID() uuid.UUID {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.New()
+	}
+	return id
 }

@@ -13,8 +13,7 @@
 // concurrency:
 //
 //  0. authorize: one authorize per payout, nothing else, so the authorize
-//     rate is measured on its own (design 2.9 compares it with the naive
-//     seven-round-trip SQL, --naive-db);
+//     rate is measured on its own;
 //  1. second attempts of some authorizes under a new key (design 2.3 row 3:
 //     approved with the same holdReference), and the credits;
 //  2. capture or release of each payout that is not left held (the

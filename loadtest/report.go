@@ -29,7 +29,6 @@ type Report struct {
 	Overall           Overall          `json:"overall"`
 	Checks            []Check          `json:"checks"`
 	Reconciliation    Reconciliation   `json:"reconciliation"`
-	Naive             *NaiveReport     `json:"naive,omitempty"`
 	// Failures lists the first failures of the storm itself (terminal
 	// statuses, unexpected outcomes, gave up after retries).
 	Failures     []string `json:"failures,omitempty"`
@@ -105,18 +104,6 @@ type Reconciliation struct {
 	RunID     string    `json:"runID,omitempty"`
 	Findings  []Finding `json:"findings,omitempty"`
 	Critical  int       `json:"critical"`
-}
-
-// NaiveReport compares the adapter's authorize rate with the naive
-// seven-round-trip authorize SQL of design 2.9 on the given database.
-type NaiveReport struct {
-	Ops                  int     `json:"ops"`
-	Concurrency          int     `json:"concurrency"`
-	Seconds              float64 `json:"seconds"`
-	NaivePerSec          float64 `json:"naivePerSec"`
-	AdapterAuthorizeRate float64 `json:"adapterAuthorizePerSec"`
-	Fraction             float64 `json:"fraction"`
-	Error                string  `json:"error,omitempty"`
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -218,14 +205,6 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "reconciliation run %s: %d findings, %d critical\n", r.Reconciliation.RunID, len(r.Reconciliation.Findings), r.Reconciliation.Critical)
 		for _, f := range r.Reconciliation.Findings {
 			fmt.Fprintf(w, "       %s %s %s %s\n", f.Severity, f.Kind, f.Subject, string(f.Detail))
-		}
-	}
-	if n := r.Naive; n != nil {
-		if n.Error != "" {
-			fmt.Fprintf(w, "naive SQL baseline: %s\n", n.Error)
-		} else {
-			fmt.Fprintf(w, "naive seven-round-trip authorize SQL: %d ops at concurrency %d: %.1f/s; adapter authorize %.1f/s = %.2f of it (goal > 1.0)\n",
-				n.Ops, n.Concurrency, n.NaivePerSec, n.AdapterAuthorizeRate, n.Fraction)
 		}
 	}
 	if r.FailureCount > 0 {

@@ -113,7 +113,6 @@ type config struct {
 	rate       float64
 	report     string
 	secretFile string
-	naiveDB    string
 	out, in    string
 	reprefix   bool
 }
@@ -147,7 +146,6 @@ func parse(cmd string, args []string, stderr io.Writer, h Hooks) (config, error)
 		fs.IntVar(&cfg.conc, "concurrency", 16, "requests in flight")
 		fs.Float64Var(&cfg.rate, "rate", 0, "requests started per second (0: flat out)")
 		fs.StringVar(&cfg.report, "report", "", "file to write the JSON report to")
-		fs.StringVar(&cfg.naiveDB, "naive-db", "", "Postgres URL of ledgerd's schema: also run the naive seven-round-trip authorize SQL (design 2.9) and report the adapter's rate as a fraction of it")
 	}
 	if cmd == "replay" {
 		fs.StringVar(&cfg.in, "in", "", "recorded storm to replay (or the first argument)")
@@ -384,14 +382,6 @@ func drive(ctx context.Context, cfg config, stdout, stderr io.Writer, h Hooks) i
 		x.mu.Unlock()
 		rep.Checks = append(rep.Checks, checks...)
 		rep.Reconciliation = reconcile(ctx, adm)
-		if cfg.naiveDB != "" {
-			n := runNaive(ctx, cfg.naiveDB, plan.Header.Prefix, cfg.conc, plan.Header.Payouts)
-			if n.Error == "" && x.authorizeRate > 0 && n.NaivePerSec > 0 {
-				n.AdapterAuthorizeRate = round(x.authorizeRate)
-				n.Fraction = round2(x.authorizeRate / n.NaivePerSec)
-			}
-			rep.Naive = &n
-		}
 	}
 	rep.FinishedAt = time.Now().UTC()
 	rep.OK = !rep.Interrupted && rep.Reconciliation.Critical == 0

@@ -6,15 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/shopspring/decimal"
-
+	"github.com/provider-ledger/adapter/internal/loop"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/provider"
+	"github.com/provider-ledger/adapter/store"
 )
 
 // Severities of a finding.
@@ -111,8 +108,8 @@ func StatusOf(findings []Finding) string {
 
 // Config configures a Reconciler.
 type Config struct {
-	// Pool is the ledger's database. Required.
-	Pool *pgxpool.Pool
+	// DB is the ledger's database. Required.
+	DB *store.DB
 	// Provider is the service's provider API; nil: holds are not compared
 	// with the service.
 	Provider *provider.Client
@@ -138,18 +135,15 @@ const DefaultHoldMaxAge = 264 * time.Hour
 
 // Reconciler runs reconciliations. It is safe for concurrent use.
 type Reconciler struct {
-	cfg Config
-	log *slog.Logger
-
-	mu      sync.Mutex
-	cancel  context.CancelFunc
-	stopped chan struct{}
+	cfg  Config
+	log  *slog.Logger
+	loop loop.Loop
 }
 
 // New validates cfg, applies its defaults and returns a Reconciler.
 func New(cfg Config) (*Reconciler, error) {
-	if cfg.Pool == nil {
-		return nil, errors.New("reconciliation: Config.Pool is required")
+	if cfg.DB == nil {
+		return nil, errors.New("reconciliation: Config.DB is required")
 	}
 	if cfg.HoldMaxAge < 0 {
 		return nil, fmt.Errorf("reconciliation: Config.HoldMaxAge %s is negative", cfg.HoldMaxAge)
@@ -176,7 +170,7 @@ func New(cfg Config) (*Reconciler, error) {
 // API is a finding.
 func (r *Reconciler) Run(ctx context.Context, fix bool) (Report, error) {
 	rep := Report{RunID: ledger.NewReference("rec_"), StartedOn: r.now(), Findings: []Finding{}}
-	if _, err := r.cfg.Pool.Exec(ctx, insertRunSQL, rep.RunID, rep.StartedOn, fix); err != nil {
+	if err := r.cfg.DB.InsertRun(ctx, rep.RunID, rep.StartedOn, fix); err != nil {
 		return Report{}, fmt.Errorf("reconciliation: store run: %w", err)
 	}
 	snap, err := r.snapshot(ctx, rep.StartedOn)
@@ -213,40 +207,18 @@ func (r *Reconciler) now() time.Time { return r.cfg.Now().UTC().Truncate(time.Mi
 
 // store completes the run row and writes its findings, in one transaction.
 func (r *Reconciler) store(ctx context.Context, rep Report) error {
-	err := ledger.InTx(ctx, r.cfg.Pool, func(tx pgx.Tx) error {
-		var id string
-		if err := tx.QueryRow(ctx, finishRunSQL, rep.RunID, rep.FinishedOn, rep.Status).Scan(&id); err != nil {
-			return err // pgx.ErrNoRows: the run row is gone or finished already
-		}
-		if len(rep.Findings) == 0 {
-			return nil
-		}
-		n := len(rep.Findings)
-		seq, kind, sev, subj, detail, fixed := make([]int32, n), make([]string, n), make([]string, n),
-			make([]string, n), make([]string, n), make([]bool, n)
-		for i, f := range rep.Findings {
-			seq[i], kind[i], sev[i], subj[i], detail[i], fixed[i] = int32(i), f.Kind, f.Severity, f.Subject, f.Detail, f.Fixed
-		}
-		_, err := tx.Exec(ctx, insertFindingsSQL, rep.RunID, seq, kind, sev, subj, detail, fixed)
-		return err
-	})
-	if err != nil {
+	rows := make([]store.Finding, len(rep.Findings))
+	for i, f := range rep.Findings {
+		rows[i] = store.Finding{Kind: f.Kind, Severity: f.Severity, Subject: f.Subject, Detail: f.Detail, Fixed: f.Fixed}
+	}
+	if err := r.cfg.DB.FinishRun(ctx, rep.RunID, rep.FinishedOn, rep.Status, rows); err != nil {
 		return fmt.Errorf("reconciliation: store findings: %w", err)
 	}
 	return nil
 }
 
 // candidate is a hold to compare with the service.
-type candidate struct {
-	HoldReference string
-	PayoutID      string
-	AccountID     string
-	Owner         string
-	Status        string
-	Currency      string
-	Amount        decimal.Decimal
-	PlacedAt      time.Time
-}
+type candidate = store.Candidate
 
 type snapshot struct {
 	findings   []Finding
@@ -257,58 +229,27 @@ type snapshot struct {
 // one consistent, read-only snapshot.
 func (r *Reconciler) snapshot(ctx context.Context, now time.Time) (snapshot, error) {
 	var s snapshot
-	err := pgx.BeginTxFunc(ctx, r.cfg.Pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly},
-		func(tx pgx.Tx) error {
-			vs, err := ledger.CheckInvariants(ctx, tx)
-			if err != nil {
-				return err
-			}
-			for _, v := range vs {
-				s.findings = append(s.findings, newFinding(v.Kind, v.Subject, v.Invariant+": "+v.Detail))
-			}
-			for _, q := range []struct {
-				kind, sql string
-				args      []any
-			}{
-				{KindStaleHold, staleHoldsSQL, []any{now.Add(-r.cfg.HoldMaxAge), now}},
-				{KindOrphanCapture, orphansSQL, []any{"capture"}},
-				{KindOrphanRelease, orphansSQL, []any{"release"}},
-				{KindDuplicateCreditAttempt, duplicateCreditAttemptsSQL, nil},
-			} {
-				rows, err := tx.Query(ctx, q.sql, q.args...)
-				if err != nil {
-					return fmt.Errorf("%s: %w", q.kind, err)
-				}
-				fs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (Finding, error) {
-					var subject, detail string
-					err := row.Scan(&subject, &detail)
-					return newFinding(q.kind, subject, detail), err
-				})
-				if err != nil {
-					return fmt.Errorf("%s: %w", q.kind, err)
-				}
-				s.findings = append(s.findings, fs...)
-			}
-			if r.cfg.Provider == nil {
-				return nil
-			}
-			rows, err := tx.Query(ctx, candidatesSQL, now.Add(-r.cfg.HoldMaxAge))
-			if err != nil {
-				return fmt.Errorf("candidates: %w", err)
-			}
-			s.candidates, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (candidate, error) {
-				var c candidate
-				err := row.Scan(&c.HoldReference, &c.PayoutID, &c.AccountID, &c.Owner, &c.Status, &c.Currency, &c.Amount, &c.PlacedAt)
-				return c, err
-			})
-			if err != nil {
-				return fmt.Errorf("candidates: %w", err)
-			}
-			return nil
-		})
+	snap, err := r.cfg.DB.Reconcile(ctx, now, now.Add(-r.cfg.HoldMaxAge), now.Add(-r.cfg.HoldMaxAge), r.cfg.Provider != nil)
 	if err != nil {
 		return snapshot{}, fmt.Errorf("reconciliation: check: %w", err)
 	}
+	for _, v := range snap.Violations {
+		s.findings = append(s.findings, newFinding(v.Kind, v.Subject, v.Invariant+": "+v.Detail))
+	}
+	for _, q := range []struct {
+		kind string
+		rows []store.Subject
+	}{
+		{KindStaleHold, snap.StaleHolds},
+		{KindOrphanCapture, snap.OrphanCaptures},
+		{KindOrphanRelease, snap.OrphanReleases},
+		{KindDuplicateCreditAttempt, snap.DuplicateCreditAttempts},
+	} {
+		for _, x := range q.rows {
+			s.findings = append(s.findings, newFinding(q.kind, x.Subject, x.Detail))
+		}
+	}
+	s.candidates = snap.Candidates
 	return s, nil
 }
 

@@ -2,9 +2,7 @@ package reconciliation
 
 import (
 	"context"
-	"errors"
 	"log/slog"
-	"time"
 )
 
 // LockKey is the Postgres advisory lock key that scheduled runs take, so one
@@ -17,27 +15,11 @@ const LockKey int64 = 0x7265636f6e63696c
 // from the pool for the whole run, so the pool needs a second connection
 // for the run itself.
 func (r *Reconciler) TryRun(ctx context.Context, fix bool) (rep Report, ran bool, err error) {
-	conn, err := r.cfg.Pool.Acquire(ctx)
-	if err != nil {
+	unlock, ok, err := r.cfg.DB.TryLock(ctx, LockKey)
+	if err != nil || !ok {
 		return Report{}, false, err
 	}
-	var got bool
-	if err := conn.QueryRow(ctx, tryLockSQL, LockKey).Scan(&got); err != nil || !got {
-		conn.Release()
-		return Report{}, false, err
-	}
-	defer func() {
-		// Unlock even when ctx has ended; if that fails, closing the
-		// session drops the lock (and the pool discards the connection).
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		var unlocked bool
-		if err := conn.QueryRow(uctx, unlockSQL, LockKey).Scan(&unlocked); err != nil || !unlocked {
-			r.log.Warn("reconciliation: advisory unlock failed; closing the session", "err", err)
-			_ = conn.Conn().Close(uctx)
-		}
-		conn.Release()
-	}()
+	defer unlock()
 	rep, err = r.Run(ctx, fix)
 	return rep, true, err
 }
@@ -47,47 +29,15 @@ func (r *Reconciler) TryRun(ctx context.Context, fix bool) (rep Report, ran bool
 // not get the advisory lock skips the tick. Every 0: Start does nothing.
 // Starting a started Reconciler is an error.
 func (r *Reconciler) Start(ctx context.Context) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.cancel != nil {
-		return errors.New("reconciliation: already started")
-	}
 	if r.cfg.Every == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	r.cancel, r.stopped = cancel, make(chan struct{})
-	go r.loop(ctx, r.cfg.Every, r.stopped)
-	return nil
+	return r.loop.Start(ctx, r.cfg.Every, false, r.runOnce)
 }
 
 // Stop ends the schedule and waits for a run in progress to return (its
 // context is cancelled). Stopping a stopped Reconciler does nothing.
-func (r *Reconciler) Stop() {
-	r.mu.Lock()
-	cancel, stopped := r.cancel, r.stopped
-	r.cancel, r.stopped = nil, nil
-	r.mu.Unlock()
-	if cancel == nil {
-		return
-	}
-	cancel()
-	<-stopped
-}
-
-func (r *Reconciler) loop(ctx context.Context, every time.Duration, done chan<- struct{}) {
-	defer close(done)
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			r.runOnce(ctx)
-		}
-	}
-}
+func (r *Reconciler) Stop() { r.loop.Stop() }
 
 // runOnce is one tick of the schedule.
 func (r *Reconciler) runOnce(ctx context.Context) {

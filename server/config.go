@@ -14,8 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
+
+	"github.com/provider-ledger/adapter/store"
 )
 
 // Config is ledgerd's configuration (design section 1). Every field comes
@@ -97,7 +98,7 @@ func listenAddr(dst func(*Config) *string) func(*Config, string) error {
 var settings = []setting{
 	{"DATABASE_URL", "database-url", "", "Postgres URL; unset runs an embedded Postgres under the data dir", func(c *Config, v string) error {
 		if v != "" {
-			if _, err := pgxpool.ParseConfig(v); err != nil {
+			if _, err := store.Config(v, store.Options{}); err != nil {
 				return errors.New("is not a valid Postgres URL or connection string")
 			}
 		}

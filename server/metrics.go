@@ -1,23 +1,24 @@
 package server
 
 import (
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/provider-ledger/adapter/store"
 )
 
-// poolCollector exports pgxpool statistics.
+// poolCollector exports the database pool's statistics.
 type poolCollector struct {
-	pool                                                  *pgxpool.Pool
+	db                                                    *store.DB
 	total, idle, acquired, constructing, maxConns         *prometheus.Desc
 	acquireCount, acquireDuration, emptyAcquire, canceled *prometheus.Desc
 }
 
-func newPoolCollector(pool *pgxpool.Pool) *poolCollector {
+func newPoolCollector(db *store.DB) *poolCollector {
 	d := func(name, help string) *prometheus.Desc {
 		return prometheus.NewDesc("ledgerd_db_pool_"+name, help, nil, nil)
 	}
 	return &poolCollector{
-		pool:            pool,
+		db:              db,
 		total:           d("connections", "Connections open in the pool."),
 		idle:            d("idle_connections", "Idle connections in the pool."),
 		acquired:        d("acquired_connections", "Connections in use."),
@@ -37,18 +38,18 @@ func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
-	s := c.pool.Stat()
+	s := c.db.Stats()
 	g := func(d *prometheus.Desc, v float64) { ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v) }
 	k := func(d *prometheus.Desc, v float64) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v)
 	}
-	g(c.total, float64(s.TotalConns()))
-	g(c.idle, float64(s.IdleConns()))
-	g(c.acquired, float64(s.AcquiredConns()))
-	g(c.constructing, float64(s.ConstructingConns()))
-	g(c.maxConns, float64(s.MaxConns()))
-	k(c.acquireCount, float64(s.AcquireCount()))
-	k(c.acquireDuration, s.AcquireDuration().Seconds())
-	k(c.emptyAcquire, float64(s.EmptyAcquireCount()))
-	k(c.canceled, float64(s.CanceledAcquireCount()))
+	g(c.total, float64(s.Total))
+	g(c.idle, float64(s.Idle))
+	g(c.acquired, float64(s.Acquired))
+	g(c.constructing, float64(s.Constructing))
+	g(c.maxConns, float64(s.Max))
+	k(c.acquireCount, float64(s.AcquireCount))
+	k(c.acquireDuration, s.AcquireDuration.Seconds())
+	k(c.emptyAcquire, float64(s.EmptyAcquireCount))
+	k(c.canceled, float64(s.CanceledAcquireCount))
 }

@@ -9,10 +9,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -21,12 +19,11 @@ import (
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/embedpg"
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/keyring"
-	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/provider"
 	"github.com/provider-ledger/adapter/reconciliation"
 	"github.com/provider-ledger/adapter/schema"
+	"github.com/provider-ledger/adapter/store"
 )
 
 // Hooks lets tests observe a running daemon.
@@ -38,7 +35,7 @@ type Hooks struct {
 
 // DefaultPoolSize is the number of database connections when DATABASE_URL
 // does not set pool_max_conns.
-const DefaultPoolSize = 16
+const DefaultPoolSize = store.DefaultMaxConns
 
 // KeyringMaxAge is how long a replica goes on opening callbacks without a
 // successful keyring load (loads run every 2 s).
@@ -47,153 +44,202 @@ const KeyringMaxAge = 10 * time.Second
 // ShutdownTimeout bounds the drain of in-flight requests at shutdown.
 const ShutdownTimeout = 10 * time.Second
 
+// daemon is a running ledgerd: what Run starts, and stops in reverse.
+type daemon struct {
+	cfg     Config
+	log     *slog.Logger
+	db      *store.DB
+	reg     *prometheus.Registry
+	keys    *envelope.Keyring
+	secrets *keyring.Store
+	loader  *keyring.Loader
+	cb      *callbacks.Server
+	stops   []func()
+}
+
 // Run runs ledgerd with cfg until ctx ends, then shuts down gracefully. It
 // returns nil after a clean shutdown.
-func Run(ctx context.Context, cfg Config, log *slog.Logger, hooks Hooks) (err error) {
+func Run(ctx context.Context, cfg Config, log *slog.Logger, hooks Hooks) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	dbURL := cfg.DatabaseURL
-	if cfg.Embedded() {
-		log.Info("DATABASE_URL is unset: starting the embedded Postgres", "dataDir", cfg.DataDir)
-		pg, err := embedpg.Start(ctx, embedpg.Config{DataDir: cfg.DataDir, Logger: log})
+	d := &daemon{cfg: cfg, log: log}
+	defer d.stop()
+	if err := d.openDatabase(ctx); err != nil {
+		return err
+	}
+	if err := d.startKeyring(ctx); err != nil {
+		return err
+	}
+	adminAPI, err := d.startServices(ctx)
+	if err != nil {
+		return err
+	}
+	return d.serve(ctx, adminAPI, hooks)
+}
+
+// stop stops what was started, last first.
+func (d *daemon) stop() {
+	for i := len(d.stops) - 1; i >= 0; i-- {
+		d.stops[i]()
+	}
+}
+
+// openDatabase starts the embedded Postgres when DATABASE_URL is unset,
+// applies the migrations and opens the pool.
+func (d *daemon) openDatabase(ctx context.Context) error {
+	dbURL := d.cfg.DatabaseURL
+	if d.cfg.Embedded() {
+		d.log.Info("DATABASE_URL is unset: starting the embedded Postgres", "dataDir", d.cfg.DataDir)
+		pg, err := embedpg.Start(ctx, embedpg.Config{DataDir: d.cfg.DataDir, Logger: d.log})
 		if err != nil {
 			return fmt.Errorf("embedded Postgres: %w", err)
 		}
-		defer func() {
+		d.stops = append(d.stops, func() {
 			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 			defer cancel()
-			if stopErr := pg.Stop(stopCtx); stopErr != nil {
-				log.Error("stopping the embedded Postgres", "err", stopErr)
+			if err := pg.Stop(stopCtx); err != nil {
+				d.log.Error("stopping the embedded Postgres", "err", err)
 			} else {
-				log.Info("embedded Postgres stopped")
+				d.log.Info("embedded Postgres stopped")
 			}
-		}()
+		})
 		dbURL = pg.URL()
 	}
-
 	version, err := schema.MigrateURL(ctx, dbURL)
 	if err != nil {
 		return err
 	}
-	log.Info("schema migrated", "version", version)
-
-	poolCfg, err := ledger.PoolConfig(dbURL)
-	if err != nil {
+	d.log.Info("schema migrated", "version", version)
+	if d.db, err = store.Open(ctx, dbURL, store.Options{MaxConns: DefaultPoolSize}); err != nil {
 		return err
 	}
-	if !strings.Contains(dbURL, "pool_max_conns") {
-		// pgx's default (the number of CPUs, at least 4) is too few for a
-		// server with many callbacks waiting on I/O.
-		poolCfg.MaxConns = DefaultPoolSize
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
-	if err != nil {
-		return fmt.Errorf("database pool: %w", err)
-	}
-	defer pool.Close()
+	d.stops = append(d.stops, d.db.Close)
+	d.reg = prometheus.NewRegistry()
+	d.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), newPoolCollector(d.db))
+	return nil
+}
 
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), newPoolCollector(pool))
-
-	// The keyring: signing secrets in the database, encrypted under the KEK,
-	// reloaded into memory every 2 s on every replica.
-	kek := cfg.KEK
+// startKeyring opens the keyring (signing secrets in the database,
+// encrypted under the KEK), imports or generates secrets, loads them and
+// reloads them every 2 s.
+func (d *daemon) startKeyring(ctx context.Context) error {
+	kek := d.cfg.KEK
 	if kek == nil {
-		path := filepath.Join(cfg.DataDir, "kek")
+		path := filepath.Join(d.cfg.DataDir, "kek")
+		var err error
 		if kek, err = keyring.LoadOrCreateKEK(path); err != nil {
 			return fmt.Errorf("LEDGER_KEK is unset and %s cannot be used: %w", path, err)
 		}
-		if !cfg.Embedded() {
-			log.Warn("LEDGER_KEK is unset: using the KEK in the data dir; replicas must all be given the same LEDGER_KEK", "path", path)
+		if !d.cfg.Embedded() {
+			d.log.Warn("LEDGER_KEK is unset: using the KEK in the data dir; replicas must all be given the same LEDGER_KEK", "path", path)
 		}
 	}
-	secrets, err := keyring.NewStore(pool, kek, keyring.StoreOptions{Logger: log})
-	if err != nil {
+	var err error
+	if d.secrets, err = keyring.NewStore(d.db, kek, keyring.StoreOptions{Logger: d.log}); err != nil {
 		return err
 	}
-	boot, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Store: secrets, EnvSecrets: cfg.SigningSecrets,
-		Embedded: cfg.Embedded(), DataDir: cfg.DataDir, Logger: log})
-	if err != nil {
+	if _, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Store: d.secrets, EnvSecrets: d.cfg.SigningSecrets,
+		Embedded: d.cfg.Embedded(), DataDir: d.cfg.DataDir, Logger: d.log}); err != nil {
 		return err
 	}
-	if boot.SecretFile != "" {
-		log.Info("generated a development signing secret", "path", boot.SecretFile, "fingerprint", boot.Generated)
-	}
-	keys := envelope.NewKeyring()
-	loader, err := keyring.NewLoader(keyring.Config{Store: secrets, Keyring: keys, Logger: log})
-	if err != nil {
+	d.keys = envelope.NewKeyring()
+	if d.loader, err = keyring.NewLoader(keyring.Config{Store: d.secrets, Keyring: d.keys, Logger: d.log}); err != nil {
 		return err
 	}
-	if err := loader.Reload(ctx); err != nil {
+	if err := d.loader.Reload(ctx); err != nil {
 		return fmt.Errorf("loading the keyring: %w", err)
 	}
-	if err := loader.Start(ctx); err != nil {
+	if err := d.loader.Start(ctx); err != nil {
 		return err
 	}
-	defer loader.Stop()
+	d.stops = append(d.stops, d.loader.Stop)
+	return nil
+}
 
-	// A replica whose keyring could not be refreshed for KeyringMaxAge may
-	// still hold a secret retired meanwhile: it refuses callbacks (503) and
-	// reports not ready until a load succeeds.
-	keyringFresh := func() error {
-		if age := loader.Age(); age > KeyringMaxAge {
-			return fmt.Errorf("the keyring was last loaded %s ago", age.Round(time.Second))
-		}
-		return nil
+// keyringFresh fails while the keyring has not been reloaded for
+// KeyringMaxAge: the replica may still hold a secret retired meanwhile, so
+// it refuses callbacks (503) and reports not ready until a load succeeds.
+func (d *daemon) keyringFresh() error {
+	if age := d.loader.Age(); age > KeyringMaxAge {
+		return fmt.Errorf("the keyring was last loaded %s ago", age.Round(time.Second))
 	}
-	cb, err := callbacks.New(callbacks.Config{
-		Check: keyringFresh,
-		Pool:  pool, Keyring: keys, ProviderID: cfg.ProviderID, Prefix: cfg.CallbackPrefix,
+	return nil
+}
+
+// startServices builds the callbacks and the admin API, and starts the
+// purger and the reconciliation schedule.
+func (d *daemon) startServices(ctx context.Context) (*admin.Server, error) {
+	cfg := d.cfg
+	var err error
+	d.cb, err = callbacks.New(callbacks.Config{
+		Check: d.keyringFresh, DB: d.db, Keyring: d.keys, ProviderID: cfg.ProviderID, Prefix: cfg.CallbackPrefix,
 		MaxInflight: cfg.MaxInflight, RequestTimeout: cfg.RequestTimeout, ClockLeeway: leeway(cfg.ClockLeeway),
-		FraudDeny: &cfg.FraudDeny, FraudStepUp: &cfg.FraudStepUp, CreditMax: cfg.CreditMax,
-		Logger: log, Registerer: reg,
+		FraudDeny: &cfg.FraudDeny, FraudStepUp: &cfg.FraudStepUp, CreditMax: cfg.CreditMax, StaleHoldAge: cfg.HoldMaxAge,
+		Logger: d.log, Registerer: d.reg,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	purger := &callbacks.Purger{Pool: pool, Retention: cfg.IdempotencyRetention, Logger: log}
-	purger.Start(ctx)
-	defer purger.Stop()
-
-	var serviceAPI *provider.Client
-	if cfg.ServiceBaseURL != "" {
-		opts := []provider.Option{provider.WithProviderID(cfg.ProviderID),
-			provider.WithAPIKey(cfg.ServiceAPIKeyID, cfg.ServiceAPIKeySecret), provider.WithUserAgent("ledgerd")}
-		if cfg.ServiceVersion != "" {
-			opts = append(opts, provider.WithVersion(cfg.ServiceVersion))
-		}
-		if serviceAPI, err = provider.NewClient(cfg.ServiceBaseURL, opts...); err != nil {
-			return fmt.Errorf("invalid SERVICE_BASE_URL: %w", err)
-		}
+	purger := &callbacks.Purger{DB: d.db, Retention: cfg.IdempotencyRetention, Logger: d.log}
+	if err := purger.Start(ctx); err != nil {
+		return nil, err
 	}
-	reconciler, err := reconciliation.New(reconciliation.Config{Pool: pool, Provider: serviceAPI,
-		HoldMaxAge: cfg.HoldMaxAge, Every: cfg.ReconcileEvery, Logger: log})
+	d.stops = append(d.stops, purger.Stop)
+	serviceAPI, err := serviceClient(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	reconciler, err := reconciliation.New(reconciliation.Config{DB: d.db, Provider: serviceAPI,
+		HoldMaxAge: cfg.HoldMaxAge, Every: cfg.ReconcileEvery, Logger: d.log})
+	if err != nil {
+		return nil, err
+	}
+	if err := reconciler.Start(ctx); err != nil {
+		return nil, err
+	}
+	d.stops = append(d.stops, reconciler.Stop)
+	return admin.New(admin.Config{
+		DB: d.db, Secrets: d.secrets, Reconciler: reconciler, Token: cfg.AdminToken, Logger: d.log,
+		Metrics: promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{Registry: d.reg}),
+		Ready:   d.ready,
+	}), nil
+}
 
-	ledgerStore := ledger.NewStore(pool, nil)
-	holdStore := holds.NewStore(pool, nil)
-	adminAPI := admin.New(admin.Config{
-		Ledger: ledgerStore, Holds: holdStore, Secrets: secrets, Reconciler: reconciler, Token: cfg.AdminToken, Logger: log,
-		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
-		Ready: func(ctx context.Context) error {
-			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			defer cancel()
-			if err := pool.Ping(ctx); err != nil {
-				return errors.New("database unreachable")
-			}
-			if keys.Len() == 0 {
-				return errors.New("no active signing secret")
-			}
-			if err := keyringFresh(); err != nil {
-				return err
-			}
-			return nil
-		},
-	})
+// serviceClient is the service's provider API client, when configured.
+func serviceClient(cfg Config) (*provider.Client, error) {
+	if cfg.ServiceBaseURL == "" {
+		return nil, nil
+	}
+	opts := []provider.Option{provider.WithProviderID(cfg.ProviderID),
+		provider.WithAPIKey(cfg.ServiceAPIKeyID, cfg.ServiceAPIKeySecret), provider.WithUserAgent("ledgerd")}
+	if cfg.ServiceVersion != "" {
+		opts = append(opts, provider.WithVersion(cfg.ServiceVersion))
+	}
+	c, err := provider.NewClient(cfg.ServiceBaseURL, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("invalid SERVICE_BASE_URL: %w", err)
+	}
+	return c, nil
+}
 
+// ready is /readyz: the database answers, a signing secret is active and
+// the keyring is fresh.
+func (d *daemon) ready(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := d.db.Ping(ctx); err != nil {
+		return errors.New("database unreachable")
+	}
+	if d.keys.Len() == 0 {
+		return errors.New("no active signing secret")
+	}
+	return d.keyringFresh()
+}
+
+// serve listens until ctx ends or a listener fails, then drains.
+func (d *daemon) serve(ctx context.Context, adminAPI *admin.Server, hooks Hooks) error {
+	cfg := d.cfg
 	adminLn, err := net.Listen("tcp", cfg.AdminListen)
 	if err != nil {
 		return fmt.Errorf("admin listener: %w", err)
@@ -203,42 +249,37 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, hooks Hooks) (err er
 		adminLn.Close()
 		return fmt.Errorf("callback listener: %w", err)
 	}
-	adminSrv := newHTTPServer(adminAPI, log)
+	adminSrv := newHTTPServer(adminAPI, d.log)
 	// A reconciliation run is answered when it is done, which may take a
 	// while with many senders to compare against the provider API.
 	adminSrv.WriteTimeout = admin.RunTimeout + time.Minute
-	cbSrv := newHTTPServer(cb, log)
+	cbSrv := newHTTPServer(d.cb, d.log)
 	// A callback's own deadline is LEDGER_REQUEST_TIMEOUT; the write timeout
-	// leaves room to answer 408 after it.
-	cbSrv.WriteTimeout = cfg.RequestTimeout + 5*time.Second
+	// leaves room to answer after it, once the database has.
+	cbSrv.WriteTimeout = cfg.RequestTimeout + store.CancelGrace + 5*time.Second
 
 	errc := make(chan error, 2)
-	go func() { errc <- serve(adminSrv, adminLn, "", "") }()
-	go func() { errc <- serve(cbSrv, cbLn, cfg.TLSCert, cfg.TLSKey) }()
-	log.Info("ledgerd listening", "callbacks", cbLn.Addr().String(), "prefix", cfg.CallbackPrefix,
-		"admin", adminLn.Addr().String(), "tls", cfg.TLSCert != "", "providerID", cfg.ProviderID, "activeKeys", keys.Len())
-	if err := reconciler.Start(ctx); err != nil {
-		return err
-	}
-	defer reconciler.Stop()
+	go func() { errc <- listen(adminSrv, adminLn, "", "") }()
+	go func() { errc <- listen(cbSrv, cbLn, cfg.TLSCert, cfg.TLSKey) }()
+	d.log.Info("ledgerd listening", "callbacks", cbLn.Addr().String(), "prefix", cfg.CallbackPrefix,
+		"admin", adminLn.Addr().String(), "tls", cfg.TLSCert != "", "providerID", cfg.ProviderID, "activeKeys", d.keys.Len())
 	if hooks.Started != nil {
 		hooks.Started(cbLn.Addr().String(), adminLn.Addr().String())
 	}
-
 	select {
 	case <-ctx.Done():
 	case err = <-errc:
-		log.Error("listener failed", "err", err)
+		d.log.Error("listener failed", "err", err)
 	}
-	log.Info("shutting down: draining callbacks")
-	cb.Drain()
+	d.log.Info("shutting down: draining callbacks")
+	d.cb.Drain()
 	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownTimeout)
 	defer cancel()
 	if shutErr := cbSrv.Shutdown(shutCtx); shutErr != nil {
-		log.Warn("callback listener did not drain", "err", shutErr)
+		d.log.Warn("callback listener did not drain", "err", shutErr)
 	}
 	if shutErr := adminSrv.Shutdown(shutCtx); shutErr != nil {
-		log.Warn("admin listener did not drain", "err", shutErr)
+		d.log.Warn("admin listener did not drain", "err", shutErr)
 	}
 	return err
 }
@@ -263,7 +304,7 @@ func newHTTPServer(h http.Handler, log *slog.Logger) *http.Server {
 	}
 }
 
-func serve(srv *http.Server, ln net.Listener, cert, key string) error {
+func listen(srv *http.Server, ln net.Listener, cert, key string) error {
 	var err error
 	if cert != "" {
 		err = srv.ServeTLS(ln, cert, key)

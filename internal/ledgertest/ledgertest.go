@@ -8,10 +8,10 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
 	"github.com/provider-ledger/adapter/ledger"
+	"github.com/provider-ledger/adapter/store"
 )
 
 var seq atomic.Int64
@@ -32,7 +32,7 @@ type AccountOpts struct {
 }
 
 // Account creates an account as opts say and returns it as read back.
-func Account(t testing.TB, s *ledger.Store, o AccountOpts) ledger.Account {
+func Account(t testing.TB, db *store.DB, o AccountOpts) ledger.Account {
 	t.Helper()
 	ctx := context.Background()
 	if o.AccountID == "" {
@@ -45,11 +45,11 @@ func Account(t testing.TB, s *ledger.Store, o AccountOpts) ledger.Account {
 		o.Currency = "USD"
 	}
 	status := o.Status
-	if _, err := s.CreateAccount(ctx, ledger.NewAccount{AccountID: o.AccountID, OwnerExternalID: o.Owner, Currency: o.Currency}); err != nil {
+	if _, err := db.CreateAccount(ctx, ledger.NewAccount{AccountID: o.AccountID, OwnerExternalID: o.Owner, Currency: o.Currency}); err != nil {
 		t.Fatalf("ledgertest: create account: %v", err)
 	}
 	if o.Funds != "" {
-		if _, err := s.Adjust(ctx, o.AccountID, decimal.RequireFromString(o.Funds), Unique("fund-"), "test funds"); err != nil {
+		if _, err := db.Adjust(ctx, o.AccountID, decimal.RequireFromString(o.Funds), Unique("fund-"), "test funds"); err != nil {
 			t.Fatalf("ledgertest: fund account: %v", err)
 		}
 	}
@@ -57,16 +57,16 @@ func Account(t testing.TB, s *ledger.Store, o AccountOpts) ledger.Account {
 		if token == "" {
 			continue
 		}
-		if _, _, err := s.AddInstrument(ctx, ledger.Instrument{Token: token, Kind: kind, AccountID: o.AccountID}); err != nil {
+		if _, _, err := db.AddInstrument(ctx, ledger.Instrument{Token: token, Kind: kind, AccountID: o.AccountID}); err != nil {
 			t.Fatalf("ledgertest: instrument: %v", err)
 		}
 	}
 	if status != "" && status != ledger.StatusOpen {
-		if _, err := s.SetStatus(ctx, o.AccountID, status); err != nil {
+		if _, err := db.SetAccountStatus(ctx, o.AccountID, status); err != nil {
 			t.Fatalf("ledgertest: status: %v", err)
 		}
 	}
-	a, err := s.GetAccount(ctx, o.AccountID)
+	a, err := db.GetAccount(ctx, o.AccountID)
 	if err != nil {
 		t.Fatalf("ledgertest: read account: %v", err)
 	}
@@ -75,9 +75,9 @@ func Account(t testing.TB, s *ledger.Store, o AccountOpts) ledger.Account {
 
 // AssertBalances fails t unless the account's balance, held and available
 // equal the given decimals (compared as numbers, not strings).
-func AssertBalances(t testing.TB, s *ledger.Store, accountID, balance, held, available string) {
+func AssertBalances(t testing.TB, db *store.DB, accountID, balance, held, available string) {
 	t.Helper()
-	a, err := s.GetAccount(context.Background(), accountID)
+	a, err := db.GetAccount(context.Background(), accountID)
 	if err != nil {
 		t.Fatalf("read account %s: %v", accountID, err)
 	}
@@ -96,9 +96,9 @@ func AssertBalances(t testing.TB, s *ledger.Store, accountID, balance, held, ava
 }
 
 // AssertInvariants fails t with every violation of I1..I6 found.
-func AssertInvariants(t testing.TB, pool *pgxpool.Pool) {
+func AssertInvariants(t testing.TB, db *store.DB) {
 	t.Helper()
-	vs, err := ledger.NewStore(pool, nil).CheckInvariants(context.Background())
+	vs, err := db.CheckInvariants(context.Background())
 	if err != nil {
 		t.Fatalf("check invariants: %v", err)
 	}

@@ -21,8 +21,8 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the driver pgtestdb uses to create databases
 	"github.com/peterldowns/pgtestdb"
 
-	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/schema"
+	"github.com/provider-ledger/adapter/store"
 )
 
 // DefaultURL is the server tests use when TEST_DATABASE_URL is unset.
@@ -96,10 +96,18 @@ func Pool(t testing.TB) *pgxpool.Pool {
 	return PoolURL(t, URL(t))
 }
 
+// DB returns a pool on a fresh migrated database for t, and the store on
+// it; both closed when t ends.
+func DB(t testing.TB) (*store.DB, *pgxpool.Pool) {
+	t.Helper()
+	pool := Pool(t)
+	return store.Wrap(pool, nil), pool
+}
+
 // PoolURL returns a pool on the database at url, closed when t ends.
 func PoolURL(t testing.TB, url string) *pgxpool.Pool {
 	t.Helper()
-	cfg, err := ledger.PoolConfig(url)
+	cfg, err := store.Config(url, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,236 @@
+package callbacks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/internal/problem"
+	"github.com/provider-ledger/adapter/ledger"
+	"github.com/provider-ledger/adapter/store"
+)
+
+// open reads the body (design 2.1 step 1) and opens its JWE with the
+// keyring (steps 2 to 4).
+func (s *Server) open(r *http.Request, endpoint string) (envelope.Opened, *problem.Problem) {
+	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return envelope.Opened{}, problem.New(SlugTooLarge, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is over %d bytes", MaxBody))
+		}
+		return envelope.Opened{}, problem.New(SlugMalformedBody, http.StatusBadRequest, "the body could not be read")
+	}
+	var body struct {
+		Request *string `json:"request"`
+	}
+	if json.Unmarshal(raw, &body) != nil || body.Request == nil {
+		return envelope.Opened{}, problem.New(SlugMalformedBody, http.StatusBadRequest, `the body must be a JSON object with a string "request"`)
+	}
+	opened, err := s.cfg.Keyring.Open(*body.Request)
+	if err != nil {
+		return envelope.Opened{}, s.envelopeProblem(endpoint, err)
+	}
+	s.m.opens.WithLabelValues(opened.Key.Fingerprint()).Inc()
+	return opened, nil
+}
+
+// claims validates the registered claims (step 5) and parses the
+// endpoint's business claims (steps 6 and 7). The request is nil when the
+// claims are unusable; with a problem, the request names the subject for
+// the log line.
+func (s *Server) claims(opened envelope.Opened, endpoint string, now time.Time) (request, *problem.Problem) {
+	hdr, err := envelope.ParseClaims(opened.Claims)
+	if err == nil {
+		err = hdr.Validate(now, s.cfg.ClockLeeway, endpoint)
+	}
+	if err != nil {
+		return nil, claimsProblem(err)
+	}
+	f, err := newFields(hdr.Service)
+	if err != nil {
+		return nil, problem.New(SlugInvalidClaims, http.StatusBadRequest, err.Error()).WithField("/service", err.Error())
+	}
+	req := parse(endpoint, f)
+	if pid := req.provider(); pid != "" && pid != s.cfg.ProviderID {
+		return req, problem.New(SlugWrongProvider, http.StatusForbidden, "the callback names another provider")
+	}
+	if len(f.errs) > 0 {
+		p := problem.New(SlugInvalidClaims, http.StatusBadRequest, "required claims are missing or malformed")
+		p.Errors = f.errs
+		return req, p
+	}
+	return req, nil
+}
+
+// execute runs the endpoint's decision table in the database, bounded by
+// the request's deadline (LEDGER_REQUEST_TIMEOUT from arrival). The work
+// does not stop when the caller goes away: what it commits is the stored
+// answer of the key, which the caller's retry gets.
+func (s *Server) execute(r *http.Request, endpoint string, req request, keyFP string, now, start time.Time) (store.Answer, error) {
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(r.Context()), start.Add(s.cfg.RequestTimeout))
+	defer cancel()
+	ans, err := req.execute(ctx, s, keyFP, now)
+	if ans.Runs > 1 {
+		s.m.txRetries.WithLabelValues(endpoint).Add(float64(ans.Runs - 1))
+	}
+	return ans, err
+}
+
+// seal builds the answer's claims (design 2.1) and encrypts them with the
+// key that opened the request, in the request's inner form.
+func (s *Server) seal(opened envelope.Opened, endpoint, key string, ans store.Answer) ([]byte, error) {
+	claims, err := envelope.ResponseClaims(s.cfg.Now(), responseService(endpoint, key, ans.Decision))
+	if err != nil {
+		return nil, err
+	}
+	token, err := opened.Reply(claims)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(token)+16)
+	b = append(b, `{"response":"`...)
+	b = append(b, token...) // base64url and dots: nothing to escape
+	return append(b, `"}`...), nil
+}
+
+// observe counts, times and logs one answered callback: one line per
+// callback, at INFO, WARN for a refused request, ERROR for a failure.
+func (s *Server) observe(r *http.Request, endpoint string, a answer, elapsed time.Duration) {
+	outcome := a.outcome
+	if outcome == "" {
+		outcome = "error"
+	}
+	if r.Context().Err() != nil {
+		// The caller went away before the answer: counted apart, logged
+		// at INFO; a retry gets the stored answer.
+		outcome = outcomeCanceled
+	}
+	s.m.requests.WithLabelValues(endpoint, outcome, statusText(a.status)).Inc()
+	s.m.duration.WithLabelValues(endpoint).Observe(elapsed.Seconds())
+	if a.replayed {
+		s.m.replays.WithLabelValues(endpoint).Inc()
+	}
+	level := slog.LevelInfo
+	switch {
+	case outcome == outcomeCanceled:
+	case a.status >= 500:
+		level = slog.LevelError
+	case a.status >= 400:
+		level = slog.LevelWarn
+	}
+	if !s.log.Enabled(r.Context(), level) {
+		return
+	}
+	attrs := make([]slog.Attr, 0, 8)
+	attrs = append(attrs, slog.String("endpoint", endpoint), slog.Int("status", a.status), slog.String("outcome", outcome),
+		slog.Float64("latencyMs", float64(elapsed.Microseconds())/1000), slog.String("requestID", requestID(r)))
+	if a.subject != "" {
+		name := "payoutID"
+		if endpoint == CreditAccount {
+			name = "paymentRequestID"
+		}
+		attrs = append(attrs, slog.String(name, a.subject))
+	}
+	if a.replayed {
+		attrs = append(attrs, slog.Bool("replayed", true))
+	}
+	s.log.LogAttrs(context.WithoutCancel(r.Context()), level, "callback", attrs...)
+}
+
+// outcomeCanceled is the outcome label of a callback whose caller went
+// away before it was answered.
+const outcomeCanceled = "canceled"
+
+func outcomeOf(r *http.Request, err error) string {
+	if r.Context().Err() != nil {
+		return outcomeCanceled
+	}
+	return ""
+}
+
+var statusTexts = map[int]string{}
+
+func init() {
+	for s := 100; s < 600; s++ {
+		statusTexts[s] = strconv.Itoa(s)
+	}
+}
+
+func statusText(s int) string {
+	if t, ok := statusTexts[s]; ok {
+		return t
+	}
+	return strconv.Itoa(s)
+}
+
+func (s *Server) envelopeProblem(endpoint string, err error) *problem.Problem {
+	switch {
+	case errors.Is(err, envelope.ErrUnsupportedHeader):
+		return problem.New(SlugUnsupportedHeader, http.StatusBadRequest, "the JWE header must be alg A256KW, enc A256GCM, without zip")
+	case errors.Is(err, envelope.ErrUndecryptable):
+		s.m.undecryptable.WithLabelValues(endpoint).Inc()
+		return problem.New(SlugUndecryptable, http.StatusBadRequest, "no active signing secret opens the request")
+	case errors.Is(err, envelope.ErrMalformedJWT):
+		return problem.New(SlugMalformedJWT, http.StatusBadRequest, "the JWE payload is not a valid JWT")
+	}
+	return problem.New(SlugMalformedJWE, http.StatusBadRequest, "the request is not a compact JWE")
+}
+
+func claimsProblem(err error) *problem.Problem {
+	detail := "the claims are malformed"
+	switch {
+	case errors.Is(err, envelope.ErrExpired):
+		detail = "the request has expired (exp)"
+	case errors.Is(err, envelope.ErrNotYetValid):
+		detail = "the request is issued in the future (iat)"
+	case errors.Is(err, envelope.ErrWrongType):
+		detail = "typ does not match the route"
+	case errors.Is(err, envelope.ErrMissingService):
+		detail = "the service claim is missing"
+	}
+	p := problem.New(SlugInvalidClaims, http.StatusBadRequest, detail)
+	var ce *envelope.ClaimError
+	if errors.As(err, &ce) {
+		p.WithField(ce.Pointer(), detail)
+	}
+	return p
+}
+
+// storeProblem maps a failed callback statement to its status (design
+// 2.7), each retryable: 408 when the database rolled the work back at the
+// deadline (nothing was applied), 503 when it was unavailable (what a
+// retry gets is the stored answer if anything committed), 500 for a bug.
+func (s *Server) storeProblem(r *http.Request, endpoint string, err error) *problem.Problem {
+	unavailable := func(detail string) *problem.Problem {
+		p := problem.New(SlugUnavailable, http.StatusServiceUnavailable, detail)
+		p.RetryAfter = time.Second
+		return p
+	}
+	switch ledger.CodeOf(err) {
+	case ledger.CodeTimeout:
+		if r.Context().Err() == nil {
+			s.log.Warn("callback deadline passed; rolled back", "endpoint", endpoint, "err", err)
+		}
+		return problem.New(SlugTimeout, http.StatusRequestTimeout, "the request deadline passed; nothing was applied; retry")
+	case ledger.CodeUnavailable:
+		if r.Context().Err() == nil {
+			s.log.Warn("callback failed: database unavailable", "endpoint", endpoint, "err", err)
+		}
+		if errors.Is(err, ledger.ErrRetriesExhausted) {
+			return unavailable("the database is busy; retry")
+		}
+		return unavailable("the database is unavailable; retry")
+	case ledger.CodeInvalid:
+		return problem.New(SlugInvalidClaims, http.StatusBadRequest, "a claim is not valid text")
+	}
+	s.log.Error("callback failed", "endpoint", endpoint, "err", err)
+	return problem.New(SlugInternal, http.StatusInternalServerError, "internal error")
+}

@@ -1,0 +1,103 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/shopspring/decimal"
+
+	"github.com/provider-ledger/adapter/holds"
+	"github.com/provider-ledger/adapter/ledger"
+)
+
+// Holds as readers see them: the view hold_states (a hold with its
+// settlement, if any).
+const (
+	holdColumns = `hold_reference, payout_id, account_id, funding_source, currency, amount, status,
+coalesce(capture_reference, ''), coalesce(release_reference, ''), coalesce(release_reason, ''),
+placed_at, captured_at, released_at`
+
+	selectHoldSQL = `SELECT ` + holdColumns + ` FROM hold_states WHERE hold_reference = $1`
+
+	// Newest first; $3/$4 the position to resume after ('' from the top).
+	listHoldsSQL = `SELECT ` + holdColumns + ` FROM hold_states
+WHERE ($1 = '' OR payout_id = $1) AND ($2 = '' OR status = $2) AND ($5 = '' OR account_id = $5)
+  AND ($3 = '' OR (placed_at, hold_reference) < ($4, $3))
+ORDER BY placed_at DESC, hold_reference DESC
+LIMIT $6`
+
+	outstandingSQL = `SELECT h.currency, count(*), sum(h.amount), count(*) FILTER (WHERE h.placed_at < $1)
+FROM holds h WHERE NOT EXISTS (SELECT 1 FROM hold_settlements s WHERE s.hold_reference = h.hold_reference)
+GROUP BY h.currency`
+)
+
+func scanHold(row pgx.Row) (holds.Hold, error) {
+	var h holds.Hold
+	err := row.Scan(&h.HoldReference, &h.PayoutID, &h.AccountID, &h.FundingSource, &h.Currency, &h.Amount,
+		&h.Status, &h.CaptureReference, &h.ReleaseReference, &h.ReleaseReason, &h.PlacedAt, &h.CapturedAt, &h.ReleasedAt)
+	return h, err
+}
+
+// GetHold reads one hold; ledger.ErrHoldNotFound when there is none.
+func (db *DB) GetHold(ctx context.Context, holdReference string) (holds.Hold, error) {
+	if !ledger.ValidText(holdReference) {
+		return holds.Hold{}, ledger.ErrHoldNotFound
+	}
+	h, err := scanHold(db.pool.QueryRow(ctx, selectHoldSQL, holdReference))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return holds.Hold{}, ledger.ErrHoldNotFound
+	}
+	return h, interpret(err)
+}
+
+// ListHolds returns holds newest first, filtered by payoutID, accountID
+// and status, a page at a time.
+func (db *DB) ListHolds(ctx context.Context, o holds.ListOptions) (holds.Page, error) {
+	pos, err := o.Validate()
+	if err != nil {
+		return holds.Page{}, err
+	}
+	rows, err := db.pool.Query(ctx, listHoldsSQL, o.PayoutID, o.Status, pos.HoldReference, pos.PlacedAt, o.AccountID, o.Limit+1)
+	if err != nil {
+		return holds.Page{}, interpret(err)
+	}
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (holds.Hold, error) { return scanHold(r) })
+	if err != nil {
+		return holds.Page{}, interpret(err)
+	}
+	p := holds.Page{Holds: list}
+	if len(list) > o.Limit {
+		p.Holds, p.HasMore = list[:o.Limit], true
+		p.NextCursor = holds.EncodeCursor(p.Holds[o.Limit-1])
+	}
+	if p.Holds == nil {
+		p.Holds = []holds.Hold{}
+	}
+	return p, nil
+}
+
+// Outstanding is the holds still held in one currency.
+type Outstanding struct {
+	Currency string
+	Count    int64
+	Amount   decimal.Decimal
+	// Stale counts those placed before the stale cutoff.
+	Stale int64
+}
+
+// OutstandingHolds returns the held holds per currency, counting those
+// placed before staleBefore as stale.
+func (db *DB) OutstandingHolds(ctx context.Context, staleBefore time.Time) ([]Outstanding, error) {
+	rows, err := db.pool.Query(ctx, outstandingSQL, staleBefore)
+	if err != nil {
+		return nil, interpret(err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Outstanding, error) {
+		var o Outstanding
+		err := r.Scan(&o.Currency, &o.Count, &o.Amount, &o.Stale)
+		return o, err
+	})
+	return out, interpret(err)
+}

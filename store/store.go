@@ -1,0 +1,146 @@
+// Package store is the adapter's one database boundary: the only package
+// (with the migration runner in schema, the embedded server in embedpg and
+// the test helpers) that imports pgx. Every SQL string and every call of a
+// server-side function is here, with:
+//
+//   - one interpreter of driver errors and SQLSTATEs into the domain's
+//     errors (ledger.Error codes: invalid, not found, conflict,
+//     unprocessable, unavailable, timeout, canceled), interpret;
+//   - one bounded retry policy for serialization failures and deadlocks,
+//     retry;
+//   - server-side functions called in named notation
+//     (cb_authorize(p_key => $1, …)) built from typed structs, so that an
+//     argument can never land in another's place.
+//
+// Packages above it (callbacks, admin, keyring, reconciliation) see domain
+// types from ledger and holds, never a pgx type. One exported method is one
+// transaction.
+//
+// # Deadlines
+//
+// A statement runs until its context's deadline. At the deadline the
+// driver asks the server to cancel it (a cancel request, not a closed
+// socket) and waits for the server's answer, so the caller learns what
+// happened: the statement's result when it had already committed, or
+// SQLSTATE 57014 when it was cancelled and rolled back (ledger.ErrTimeout:
+// nothing was applied). Only when the server does not answer within
+// CancelGrace is the connection closed, and the outcome is unknown
+// (ledger.ErrUnavailable). A context cancelled because the caller went away
+// is the caller's business: callers that must finish their work whatever
+// the client does (the callbacks) run it on a context without cancellation.
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	pgxdecimal "github.com/jackc/pgx-shopspring-decimal"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// DefaultMaxConns is the pool size when the URL does not set pool_max_conns.
+const DefaultMaxConns = 16
+
+// CancelGrace is how long a statement past its deadline may take to answer
+// the cancel request before its connection is closed.
+const CancelGrace = 2 * time.Second
+
+// DB is the ledger's database: a connection pool and the queries on it.
+// Safe for concurrent use.
+type DB struct {
+	pool *pgxpool.Pool
+	now  func() time.Time
+}
+
+// Options are the optional settings of Open.
+type Options struct {
+	// MaxConns is the pool size when the URL does not set pool_max_conns
+	// (default DefaultMaxConns).
+	MaxConns int32
+	// Now is the clock of the methods that stamp rows (default time.Now).
+	Now func() time.Time
+	// RuntimeParams are session settings sent at connect.
+	RuntimeParams map[string]string
+}
+
+// Config parses url into a pool configuration: NUMERIC as decimal.Decimal
+// on every connection, and statements past their context's deadline
+// cancelled by a cancel request (see the package doc).
+func Config(url string, o Options) (*pgxpool.Config, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("database URL: %w", err)
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		cfg.MaxConns = DefaultMaxConns
+		if o.MaxConns > 0 {
+			cfg.MaxConns = o.MaxConns
+		}
+	}
+	for k, v := range o.RuntimeParams {
+		cfg.ConnConfig.RuntimeParams[k] = v
+	}
+	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
+		pgxdecimal.Register(conn.TypeMap())
+		return nil
+	}
+	cfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: CancelGrace}
+	}
+	return cfg, nil
+}
+
+// Open connects a pool to the database at url (see Config). It does not
+// wait for the database: the first query does.
+func Open(ctx context.Context, url string, o Options) (*DB, error) {
+	cfg, err := Config(url, o)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("database pool: %w", err)
+	}
+	return Wrap(pool, o.Now), nil
+}
+
+// Wrap returns a DB on an existing pool (tests build pools of their own).
+// now nil means time.Now.
+func Wrap(pool *pgxpool.Pool, now func() time.Time) *DB {
+	if now == nil {
+		now = time.Now
+	}
+	return &DB{pool: pool, now: now}
+}
+
+// Close closes the pool.
+func (db *DB) Close() { db.pool.Close() }
+
+// Ping checks that a connection answers.
+func (db *DB) Ping(ctx context.Context) error { return interpret(db.pool.Ping(ctx)) }
+
+// MaxConns returns the pool size.
+func (db *DB) MaxConns() int { return int(db.pool.Config().MaxConns) }
+
+// PoolStats are the pool's statistics, for metrics.
+type PoolStats struct {
+	Total, Idle, Acquired, Constructing, Max                  int32
+	AcquireCount, EmptyAcquireCount, CanceledAcquireCount     int64
+	AcquireDuration                                           time.Duration
+	NewConnsCount, MaxLifetimeDestroyCount, MaxIdleDestroyCnt int64
+}
+
+// Stats returns the pool's statistics.
+func (db *DB) Stats() PoolStats {
+	s := db.pool.Stat()
+	return PoolStats{Total: s.TotalConns(), Idle: s.IdleConns(), Acquired: s.AcquiredConns(),
+		Constructing: s.ConstructingConns(), Max: s.MaxConns(), AcquireCount: s.AcquireCount(),
+		EmptyAcquireCount: s.EmptyAcquireCount(), CanceledAcquireCount: s.CanceledAcquireCount(),
+		AcquireDuration: s.AcquireDuration(), NewConnsCount: s.NewConnsCount(),
+		MaxLifetimeDestroyCount: s.MaxLifetimeDestroyCount(), MaxIdleDestroyCnt: s.MaxIdleDestroyCount()}
+}
