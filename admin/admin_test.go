@@ -9,26 +9,24 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/provider-ledger/adapter/admin"
-	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
+	"github.com/provider-ledger/adapter/store"
 )
 
 type bundle struct {
-	api    *admin.Server
-	ledger *ledger.Store
-	holds  *holds.Store
+	api *admin.Server
+	db  *store.DB
 }
 
 func setup(t *testing.T, token string) bundle {
 	t.Helper()
-	pool := pgtest.Pool(t)
-	b := bundle{ledger: ledger.NewStore(pool, nil), holds: holds.NewStore(pool, nil)}
-	b.api = admin.New(admin.Config{Ledger: b.ledger, Holds: b.holds, Token: token,
+	db, _ := pgtest.DB(t)
+	b := bundle{db: db}
+	b.api = admin.New(admin.Config{DB: db, Token: token,
 		Ready: func(context.Context) error { return errors.New("no keys") }})
 	return b
 }
@@ -104,7 +102,7 @@ func TestAccountsAPI(t *testing.T) {
 	})
 
 	t.Run("BadInputChangesNothing", func(t *testing.T) {
-		ledgertest.Account(t, b.ledger, ledgertest.AccountOpts{AccountID: "api-2", Owner: "bob", Funds: "10.00"})
+		ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "api-2", Owner: "bob", Funds: "10.00"})
 		for _, c := range []struct {
 			name, method, path, body string
 			status                   int
@@ -137,11 +135,11 @@ func TestAccountsAPI(t *testing.T) {
 				b.do(t, c.method, c.path, c.body).problem(t, c.status, c.slug, c.pointer)
 			})
 		}
-		ledgertest.AssertBalances(t, b.ledger, "api-2", "10", "0", "10")
-		if a, _ := b.ledger.GetAccount(context.Background(), "api-2"); a.OwnerExternalID != "bob" || a.Status != "open" {
+		ledgertest.AssertBalances(t, b.db, "api-2", "10", "0", "10")
+		if a, _ := b.db.GetAccount(context.Background(), "api-2"); a.OwnerExternalID != "bob" || a.Status != "open" {
 			t.Fatalf("account changed: %+v", a)
 		}
-		if _, err := b.ledger.GetAccount(context.Background(), "api-3"); !errors.Is(err, ledger.ErrAccountNotFound) {
+		if _, err := b.db.GetAccount(context.Background(), "api-3"); !errors.Is(err, ledger.ErrAccountNotFound) {
 			t.Fatalf("a refused account was created: %v", err)
 		}
 	})
@@ -155,7 +153,7 @@ func TestAccountsAPI(t *testing.T) {
 func TestAdjustmentsAPI(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "")
-	ledgertest.Account(t, b.ledger, ledgertest.AccountOpts{AccountID: "adj-api", Owner: "carol"})
+	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "adj-api", Owner: "carol"})
 	first := b.do(t, "POST", "/v1/accounts/adj-api/adjustments", `{"amount":"25.5","idempotencyKey":"dep-1","memo":"deposit"}`)
 	if first.status != 201 || first.body["balance"] != "25.50" || first.body["available"] != "25.50" || first.body["transactionID"] == "" {
 		t.Fatalf("adjust = %d %v", first.status, first.body)
@@ -169,14 +167,14 @@ func TestAdjustmentsAPI(t *testing.T) {
 	if a := b.do(t, "POST", "/v1/accounts/adj-api/adjustments", `{"amount":"-0.50","idempotencyKey":"fee-1"}`); a.status != 201 || a.body["balance"] != "25.00" {
 		t.Fatalf("debit = %d %v", a.status, a.body)
 	}
-	ledgertest.AssertBalances(t, b.ledger, "adj-api", "25", "0", "25")
+	ledgertest.AssertBalances(t, b.db, "adj-api", "25", "0", "25")
 }
 
 func TestInstrumentsAPI(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "")
-	ledgertest.Account(t, b.ledger, ledgertest.AccountOpts{AccountID: "ins-api-1"})
-	ledgertest.Account(t, b.ledger, ledgertest.AccountOpts{AccountID: "ins-api-2"})
+	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "ins-api-1"})
+	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "ins-api-2"})
 	if a := b.do(t, "POST", "/v1/instruments", `{"token":"card-1","kind":"source","accountID":"ins-api-1"}`); a.status != 201 || a.body["accountID"] != "ins-api-1" {
 		t.Fatalf("add = %d %v", a.status, a.body)
 	}
@@ -192,10 +190,10 @@ func TestInstrumentsAPI(t *testing.T) {
 func TestHoldsAPI(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "")
-	ledgertest.Account(t, b.ledger, ledgertest.AccountOpts{AccountID: "h-api", Owner: "dora", Funds: "50", Source: "src-h-api"})
-	d, err := b.holds.Place(context.Background(), holds.PlaceRequest{PayoutID: "po-api", ExternalID: "dora", FundingSource: "src-h-api", Amount: ledgertest.USD("12.3")})
-	if err != nil || !d.Approved() {
-		t.Fatal(d, err)
+	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "h-api", Owner: "dora", Funds: "50", Source: "src-h-api"})
+	d := ledgertest.Hold(t, b.db, "po-api", "dora", "src-h-api", "12.3")
+	if !d.Approved() {
+		t.Fatal(d)
 	}
 	a := b.do(t, "GET", "/v1/holds/"+d.Reference, "")
 	if a.status != 200 || a.body["amount"] != "12.30" || a.body["status"] != "held" || a.body["payoutID"] != "po-api" {
@@ -229,16 +227,12 @@ func TestAuthAndProbes(t *testing.T) {
 // problem+json with Retry-After, never a 500 or a 4xx.
 func TestDatabaseDown(t *testing.T) {
 	t.Parallel()
-	cfg, err := ledger.PoolConfig("postgres://nobody@127.0.0.1:1/none?connect_timeout=1")
+	db, err := store.Open(context.Background(), "postgres://nobody@127.0.0.1:1/none?connect_timeout=1", store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
-	api := admin.New(admin.Config{Ledger: ledger.NewStore(pool, nil), Holds: holds.NewStore(pool, nil)})
+	defer db.Close()
+	api := admin.New(admin.Config{DB: db})
 	for _, c := range []struct{ method, path, body string }{
 		{"GET", "/v1/accounts/a", ""},
 		{"POST", "/v1/accounts", `{"accountID":"a","ownerExternalID":"o","currency":"USD"}`},

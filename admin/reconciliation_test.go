@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/provider-ledger/adapter/admin"
-	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
@@ -77,13 +76,12 @@ func TestReconciliationAPI(t *testing.T) {
 
 	t.Run("RunsAndAnswers201WithTheReport", func(t *testing.T) {
 		t.Parallel()
-		pool := pgtest.Pool(t)
-		ls := ledger.NewStore(pool, nil)
-		rec, err := reconciliation.New(reconciliation.Config{Pool: pool})
+		db, pool := pgtest.DB(t)
+		rec, err := reconciliation.New(reconciliation.Config{DB: db})
 		if err != nil {
 			t.Fatal(err)
 		}
-		api := admin.New(admin.Config{Ledger: ls, Holds: holds.NewStore(pool, nil), Reconciler: rec, Token: "tok"})
+		api := admin.New(admin.Config{DB: db, Reconciler: rec, Token: "tok"})
 		auth := []string{"Authorization", "Bearer tok"}
 
 		rp := send(t, api, "POST", `{}`, auth...)
@@ -99,7 +97,7 @@ func TestReconciliationAPI(t *testing.T) {
 			}
 		}
 
-		a := ledgertest.Account(t, ls, ledgertest.AccountOpts{Funds: "10.00"})
+		a := ledgertest.Account(t, db, ledgertest.AccountOpts{Funds: "10.00"})
 		if _, err := pool.Exec(context.Background(), `UPDATE accounts SET balance = balance + 1 WHERE account_id = $1`, a.AccountID); err != nil {
 			t.Fatal(err)
 		}

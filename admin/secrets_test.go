@@ -51,14 +51,14 @@ func (l *lockedBuffer) String() string {
 
 func setupSecrets(t *testing.T, token string) *secretsBundle {
 	t.Helper()
-	pool := pgtest.Pool(t)
+	db, _ := pgtest.DB(t)
 	b := &secretsBundle{logs: &lockedBuffer{}}
 	log := slog.New(slog.NewTextHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	kek := make([]byte, keyring.KEKSize)
 	if _, err := rand.Read(kek); err != nil {
 		t.Fatal(err)
 	}
-	store, err := keyring.NewStore(pool, kek, keyring.StoreOptions{Logger: log})
+	store, err := keyring.NewStore(db, kek, keyring.StoreOptions{Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

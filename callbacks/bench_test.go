@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/internal/ledgertest"
@@ -58,7 +56,7 @@ func benchSetup(b *testing.B, clients int) *bundle {
 	bb := setup(b, opts{maxInflight: 1000})
 	bb.client.HTTP = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients + 4}}
 	for c := range clients {
-		ledgertest.Account(b, bb.ledger, ledgertest.AccountOpts{AccountID: fmt.Sprintf("b-%d", c), Owner: fmt.Sprintf("o-%d", c),
+		ledgertest.Account(b, bb.db, ledgertest.AccountOpts{AccountID: fmt.Sprintf("b-%d", c), Owner: fmt.Sprintf("o-%d", c),
 			Funds: "1000000", Source: fmt.Sprintf("s-%d", c)})
 	}
 	return bb
@@ -113,38 +111,3 @@ func BenchmarkCapture(b *testing.B) {
 	}
 }
 
-// BenchmarkNaiveSQL is the baseline of design 2.9 measured in the same run:
-// the writes of an authorize as seven round trips (BEGIN, five statements,
-// COMMIT) straight from Go, no HTTP and no JWE. The adapter's full path
-// divided by this is the figure to keep above 1.0.
-func BenchmarkNaiveSQL(b *testing.B) {
-	for _, clients := range clientLevels {
-		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-			bb := benchSetup(b, clients)
-			ctx := context.Background()
-			measure(b, clients, func(i int) error {
-				c := i % clients
-				payout, acct := fmt.Sprintf("bn-%d", i), fmt.Sprintf("b-%d", c)
-				return pgx.BeginTxFunc(ctx, bb.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
-					var account string
-					if err := tx.QueryRow(ctx, `SELECT account_id FROM instruments WHERE token = $1`, fmt.Sprintf("s-%d", c)).Scan(&account); err != nil {
-						return err
-					}
-					if _, err := tx.Exec(ctx, `SELECT balance - held FROM accounts WHERE account_id = $1 FOR NO KEY UPDATE`, account); err != nil {
-						return err
-					}
-					if _, err := tx.Exec(ctx, `INSERT INTO holds (hold_reference, payout_id, account_id, funding_source, currency, amount, placed_at) VALUES ($1, $2, $3, $4, 'USD', 1, now())`,
-						uuid.NewString(), payout, acct, fmt.Sprintf("s-%d", c)); err != nil {
-						return err
-					}
-					if _, err := tx.Exec(ctx, `UPDATE accounts SET held = held + 1 WHERE account_id = $1`, acct); err != nil {
-						return err
-					}
-					_, err := tx.Exec(ctx, `INSERT INTO callback_requests (endpoint, scope, idempotency_key, fingerprint, subject, key_fingerprint, received_at, last_received_at, response)
-VALUES ('authorize', $1, 'k', sha256('x'), $1, 'fp', now(), now(), '{}')`, payout)
-					return err
-				})
-			})
-		})
-	}
-}

@@ -96,8 +96,8 @@ func TestConcurrentSameKeys(t *testing.T) {
 			}
 			// 20 new holds of 2.00 held; 10 of 1.00 captured; 10 released;
 			// 10 credits of 3.00.
-			ledgertest.AssertBalances(t, b.ledger, "cc-src", "990", "40", "950")
-			ledgertest.AssertBalances(t, b.ledger, "cc-dst", "30", "0", "30")
+			ledgertest.AssertBalances(t, b.db, "cc-src", "990", "40", "950")
+			ledgertest.AssertBalances(t, b.db, "cc-dst", "30", "0", "30")
 			var effects, attempts int
 			if err := b.pool.QueryRow(ctx, `SELECT count(*), sum(attempts) FROM callback_requests WHERE idempotency_key <> 'pre'`).Scan(&effects, &attempts); err != nil {
 				t.Fatal(err)
@@ -105,7 +105,7 @@ func TestConcurrentSameKeys(t *testing.T) {
 			if effects != 50 || attempts != 200 {
 				t.Fatalf("%d idempotency records with %d attempts, want 50 and 200", effects, attempts)
 			}
-			ledgertest.AssertInvariants(t, b.pool)
+			ledgertest.AssertInvariants(t, b.db)
 		})
 	}
 }

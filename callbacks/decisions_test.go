@@ -52,7 +52,7 @@ func TestAuthorizeTable(t *testing.T) {
 	if first.Str("idempotencyKey") != "k-1" {
 		t.Fatalf("idempotencyKey not echoed: %v", first.Service)
 	}
-	ledgertest.AssertBalances(t, b.ledger, "a-open", "100", "30", "70")
+	ledgertest.AssertBalances(t, b.db, "a-open", "100", "30", "70")
 
 	t.Run("Row1SameKeyReplaysStoredAnswer", func(t *testing.T) {
 		// Even after the account is drained, a replay answers what was stored.
@@ -115,7 +115,7 @@ func TestAuthorizeTable(t *testing.T) {
 	t.Run("DenialIsStoredLikeApproval", func(t *testing.T) {
 		denied := b.send(t, callbacks.Authorize, authorizeClaims("po-13", "k-13", "alice", "src-open", "5", 0))
 		check(t, denied, want{200, "denied", "insufficient_funds"}, "holdReference")
-		if _, err := b.ledger.Adjust(context.Background(), "a-open", ledgertest.USD("50").Value, "topup-13", ""); err != nil {
+		if _, err := b.db.Adjust(context.Background(), "a-open", ledgertest.USD("50").Value, "topup-13", ""); err != nil {
 			t.Fatal(err)
 		}
 		again := b.send(t, callbacks.Authorize, authorizeClaims("po-13", "k-13", "alice", "src-open", "5", 0))
@@ -123,8 +123,8 @@ func TestAuthorizeTable(t *testing.T) {
 			t.Fatalf("replay of a denial after funds arrived: %v", again.Service)
 		}
 	})
-	ledgertest.AssertBalances(t, b.ledger, "a-open", "150", "100", "50")
-	ledgertest.AssertInvariants(t, b.pool)
+	ledgertest.AssertBalances(t, b.db, "a-open", "150", "100", "50")
+	ledgertest.AssertInvariants(t, b.db)
 }
 
 // TestCaptureAndReleaseTables covers every row of design 2.4 and 2.5.
@@ -143,7 +143,7 @@ func TestCaptureAndReleaseTables(t *testing.T) {
 	// is three keys.
 	cap1 := b.send(t, callbacks.Capture, captureClaims("p-1", "auth-p-1", h1))
 	check(t, cap1, want{200, "approved", ""}, "captureReference")
-	ledgertest.AssertBalances(t, b.ledger, "c-1", "90", "50", "40")
+	ledgertest.AssertBalances(t, b.db, "c-1", "90", "50", "40")
 
 	for _, c := range []struct {
 		name     string
@@ -175,7 +175,7 @@ func TestCaptureAndReleaseTables(t *testing.T) {
 			}
 		})
 	}
-	ledgertest.AssertBalances(t, b.ledger, "c-1", "90", "0", "90")
+	ledgertest.AssertBalances(t, b.db, "c-1", "90", "0", "90")
 
 	t.Run("Release4AlreadyReleased", func(t *testing.T) {
 		first := b.send(t, callbacks.Release, releaseClaims("p-2", "auth-p-2", h2))
@@ -198,8 +198,8 @@ func TestCaptureAndReleaseTables(t *testing.T) {
 			t.Fatalf("orphans recorded: %d, %v", n, err)
 		}
 	})
-	ledgertest.AssertBalances(t, b.ledger, "c-1", "90", "0", "90")
-	ledgertest.AssertInvariants(t, b.pool)
+	ledgertest.AssertBalances(t, b.db, "c-1", "90", "0", "90")
+	ledgertest.AssertInvariants(t, b.db)
 }
 
 // TestCreditTable covers every row of design 2.6.
@@ -241,8 +241,8 @@ func TestCreditTable(t *testing.T) {
 			t.Fatalf("row 2: %v", r.Service)
 		}
 	})
-	ledgertest.AssertBalances(t, b.ledger, "d-open", "512.34", "0", "512.34")
-	ledgertest.AssertInvariants(t, b.pool)
+	ledgertest.AssertBalances(t, b.db, "d-open", "512.34", "0", "512.34")
+	ledgertest.AssertInvariants(t, b.db)
 }
 
 // TestInnerForms: the answer mirrors the request's inner form.
@@ -263,20 +263,20 @@ func TestInnerForms(t *testing.T) {
 // is at or above it), not "unset".
 func TestFraudThresholdsOfZero(t *testing.T) {
 	t.Parallel()
-	pool := setup(t, opts{}).pool
+	db := setup(t, opts{}).db
 	zero, half := 0.0, 0.5
 	kr := envelope.NewKeyring()
 	key := newKey(t, "z")
 	if err := kr.Set([]envelope.Key{key}); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := callbacks.New(callbacks.Config{Pool: pool, Keyring: kr, ProviderID: provider, FraudDeny: &half, FraudStepUp: &zero})
+	srv, err := callbacks.New(callbacks.Config{DB: db, Keyring: kr, ProviderID: provider, FraudDeny: &half, FraudStepUp: &zero})
 	if err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	ledgertest.Account(t, ledger.NewStore(pool, nil), ledgertest.AccountOpts{AccountID: "fz", Owner: "alice", Funds: "10", Source: "src-fz"})
+	ledgertest.Account(t, db, ledgertest.AccountOpts{AccountID: "fz", Owner: "alice", Funds: "10", Source: "src-fz"})
 	c := &callbacks.Client{BaseURL: hs.URL + "/ledger", Key: key}
 	for score, want := range map[float64]string{0: "step_up_required", 0.1: "step_up_required", 0.5: "fraud_suspected"} {
 		r, err := c.Send(context.Background(), callbacks.Authorize, authorizeClaims(fmt.Sprintf("fz-%v", score), "k", "alice", "src-fz", "1", score))

@@ -75,7 +75,7 @@ func TestLogsCarryNoClaimsOrSecrets(t *testing.T) {
 	t.Parallel()
 	base := setup(t, opts{})
 	var logs syncBuffer
-	srv, err := callbacks.New(callbacks.Config{Pool: base.pool, Keyring: base.keyring, ProviderID: provider,
+	srv, err := callbacks.New(callbacks.Config{DB: base.db, Keyring: base.keyring, ProviderID: provider,
 		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)

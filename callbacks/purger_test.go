@@ -31,10 +31,12 @@ func TestPurger(t *testing.T) {
 			t.Fatal(r.Problem)
 		}
 	}
-	if _, err := b.pool.Exec(ctx, `UPDATE callback_requests SET received_at = received_at - interval '841 hours' WHERE idempotency_key LIKE 'old-%'`); err != nil {
-		t.Fatal(err)
+	for _, table := range []string{"callback_authorize", "callback_capture", "callback_release", "callback_credit"} {
+		if _, err := b.pool.Exec(ctx, `UPDATE `+table+` SET received_at = received_at - interval '841 hours' WHERE idempotency_key LIKE 'old-%'`); err != nil {
+			t.Fatal(err)
+		}
 	}
-	p := &callbacks.Purger{Pool: b.pool, Retention: 840 * time.Hour, BatchSize: 1}
+	p := &callbacks.Purger{DB: b.db, Retention: 840 * time.Hour, BatchSize: 1}
 	n, err := p.RunOnce(ctx)
 	if err != nil || n != 2 {
 		t.Fatalf("purged %d, %v; want 2", n, err)
@@ -56,5 +58,5 @@ func TestPurger(t *testing.T) {
 		t.Fatalf("left %v, want %v", left, want)
 	}
 	// Holds are not touched by the purge.
-	ledgertest.AssertBalances(t, b.ledger, "pg-1", "10", "3", "7")
+	ledgertest.AssertBalances(t, b.db, "pg-1", "10", "3", "7")
 }

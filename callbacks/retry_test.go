@@ -64,7 +64,7 @@ func TestSerializationFailuresAreRetried(t *testing.T) {
 	if r.Status != 503 || problemType(r) != "database-unavailable" || r.RetryAfter == "" {
 		t.Fatalf("persistent failures: %d %v", r.Status, r.Problem)
 	}
-	ledgertest.AssertBalances(t, b.ledger, "sf-1", "10", "1", "9")
+	ledgertest.AssertBalances(t, b.db, "sf-1", "10", "1", "9")
 	var n int
 	if err := b.pool.QueryRow(context.Background(), `SELECT count(*) FROM callback_requests WHERE idempotency_key = 'sf-k2'`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("the failed callback left %d idempotency rows (%v)", n, err)

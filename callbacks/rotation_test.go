@@ -15,6 +15,7 @@ import (
 	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/keyring"
+	"github.com/provider-ledger/adapter/store"
 )
 
 // TestRotationUnderTraffic rotates the signing secret on two replicas that
@@ -31,11 +32,11 @@ func TestRotationUnderTraffic(t *testing.T) {
 	var replicas []*bundle
 	var stores []*keyring.Store
 	for range 2 {
-		store, err := keyring.NewStore(pool, kek, keyring.StoreOptions{})
+		ks, err := keyring.NewStore(store.Wrap(pool, nil), kek, keyring.StoreOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		stores, replicas = append(stores, store), append(replicas, setup(t, opts{pool: pool, maxInflight: 1000}))
+		stores, replicas = append(stores, ks), append(replicas, setup(t, opts{pool: pool, maxInflight: 1000}))
 	}
 	oldInfo, oldSecret, err := stores[0].Generate(ctx)
 	if err != nil {
@@ -143,7 +144,7 @@ func TestRotationUnderTraffic(t *testing.T) {
 	}
 	t.Logf("%d callbacks across the rotation; opens by old key: %v, %v", sent.Load(),
 		testutil.ToFloat64(replicas[0].server.Metrics().Opens(oldFP)), testutil.ToFloat64(replicas[1].server.Metrics().Opens(oldFP)))
-	ledgertest.AssertInvariants(t, pool)
+	ledgertest.AssertInvariants(t, store.Wrap(pool, nil))
 }
 
 func sameIDs(keys []envelope.Key, ids []string) bool {

@@ -13,18 +13,17 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
+	"github.com/provider-ledger/adapter/store"
 )
 
 const provider = "bank-1"
 
 type bundle struct {
 	pool    *pgxpool.Pool
-	ledger  *ledger.Store
-	holds   *holds.Store
+	db      *store.DB
 	key     envelope.Key
 	keyring *envelope.Keyring
 	server  *callbacks.Server
@@ -58,8 +57,7 @@ func setup(t testing.TB, o opts) *bundle {
 	if pool == nil {
 		pool = pgtest.Pool(t)
 	}
-	b := &bundle{pool: pool, ledger: ledger.NewStore(pool, nil), holds: holds.NewStore(pool, nil),
-		keyring: envelope.NewKeyring(), reg: prometheus.NewRegistry()}
+	b := &bundle{pool: pool, db: store.Wrap(pool, nil), keyring: envelope.NewKeyring(), reg: prometheus.NewRegistry()}
 	if o.key != nil {
 		b.key = *o.key
 	} else {
@@ -68,7 +66,7 @@ func setup(t testing.TB, o opts) *bundle {
 	if err := b.keyring.Set([]envelope.Key{b.key}); err != nil {
 		t.Fatal(err)
 	}
-	cfg := callbacks.Config{Pool: pool, Keyring: b.keyring, ProviderID: provider, RequestTimeout: o.requestTimeout,
+	cfg := callbacks.Config{DB: b.db, Keyring: b.keyring, ProviderID: provider, RequestTimeout: o.requestTimeout,
 		MaxInflight: o.maxInflight, Registerer: b.reg}
 	if o.creditMax != "" {
 		d := decimal.RequireFromString(o.creditMax)
@@ -122,5 +120,5 @@ func creditClaims(request, key, requester, dest, amount string) map[string]any {
 
 func (b *bundle) account(t testing.TB, o ledgertest.AccountOpts) ledger.Account {
 	t.Helper()
-	return ledgertest.Account(t, b.ledger, o)
+	return ledgertest.Account(t, b.db, o)
 }

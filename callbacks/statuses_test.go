@@ -18,7 +18,7 @@ import (
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/ledger"
+	"github.com/provider-ledger/adapter/store"
 )
 
 func problemType(r *callbacks.Reply) string {
@@ -117,7 +117,7 @@ func TestStatuses(t *testing.T) {
 			}
 		})
 	}
-	ledgertest.AssertBalances(t, b.ledger, "s-1", "100", "0", "100")
+	ledgertest.AssertBalances(t, b.db, "s-1", "100", "0", "100")
 	if n := testutil.ToFloat64(b.server.Metrics().Undecryptable(callbacks.Authorize)); n != 1 {
 		t.Errorf("undecryptable counter = %v, want 1", n)
 	}
@@ -188,7 +188,7 @@ func TestRetryableStatuses(t *testing.T) {
 		if r.Status != 408 || problemType(r) != "request-timeout" {
 			t.Fatalf("got %d %v", r.Status, r.Problem)
 		}
-		ledgertest.AssertBalances(t, b.ledger, "t-1", "100", "0", "100")
+		ledgertest.AssertBalances(t, b.db, "t-1", "100", "0", "100")
 		var n int
 		if err := b.pool.QueryRow(context.Background(), `SELECT count(*) FROM callback_requests`).Scan(&n); err != nil || n != 0 {
 			t.Fatalf("a timed-out callback left %d idempotency rows (%v)", n, err)
@@ -196,7 +196,7 @@ func TestRetryableStatuses(t *testing.T) {
 		if r := b.send(t, callbacks.Authorize, authorizeClaims("pt-1", "kt-1", "alice", "src-t1", "10", 0)); r.Status != 200 || r.Outcome() != "approved" {
 			t.Fatalf("retry: %d %v", r.Status, r.Service)
 		}
-		ledgertest.AssertBalances(t, b.ledger, "t-1", "100", "10", "90")
+		ledgertest.AssertBalances(t, b.db, "t-1", "100", "10", "90")
 	})
 
 	t.Run("InflightLimit429", func(t *testing.T) {
@@ -222,12 +222,12 @@ func TestRetryableStatuses(t *testing.T) {
 		if first.Status != 200 {
 			t.Fatalf("first: %d %v", first.Status, first.Problem)
 		}
-		ledgertest.AssertBalances(t, b.ledger, "t-2", "100", "10", "90")
+		ledgertest.AssertBalances(t, b.db, "t-2", "100", "10", "90")
 	})
 
 	t.Run("DatabaseUnreachable503", func(t *testing.T) {
 		t.Parallel()
-		cfg, err := ledger.PoolConfig("postgres://nobody@127.0.0.1:1/none?connect_timeout=1")
+		cfg, err := store.Config("postgres://nobody@127.0.0.1:1/none?connect_timeout=1", store.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -262,7 +262,7 @@ func TestCheckRefusesRetryably(t *testing.T) {
 	b := setup(t, opts{})
 	var stale atomic.Bool
 	stale.Store(true)
-	srv, err := callbacks.New(callbacks.Config{Pool: b.pool, Keyring: b.keyring, ProviderID: provider,
+	srv, err := callbacks.New(callbacks.Config{DB: b.db, Keyring: b.keyring, ProviderID: provider,
 		Check: func() error {
 			if stale.Load() {
 				return errors.New("keyring stale")
@@ -280,7 +280,7 @@ func TestCheckRefusesRetryably(t *testing.T) {
 	if err != nil || r.Status != 503 || problemType(r) != "keyring-stale" || r.RetryAfter == "" {
 		t.Fatalf("stale: %+v %v", r, err)
 	}
-	ledgertest.AssertBalances(t, b.ledger, "chk", "10", "0", "10")
+	ledgertest.AssertBalances(t, b.db, "chk", "10", "0", "10")
 	stale.Store(false)
 	if r, err := c.Send(context.Background(), callbacks.Authorize, authorizeClaims("chk-p", "k", "alice", "src-chk", "1", 0)); err != nil || r.Outcome() != "approved" {
 		t.Fatalf("fresh again: %+v %v", r, err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/store"
 	"github.com/provider-ledger/adapter/keyring"
 )
 
@@ -110,7 +111,7 @@ func (b *testBundle) remember(secret []byte) {
 
 func (b *testBundle) newStore(t *testing.T, pool *pgxpool.Pool, kek []byte) *keyring.Store {
 	t.Helper()
-	s, err := keyring.NewStore(pool, kek, keyring.StoreOptions{Now: b.clock.Now, Logger: b.log})
+	s, err := keyring.NewStore(store.Wrap(pool, nil), kek, keyring.StoreOptions{Now: b.clock.Now, Logger: b.log})
 	if err != nil {
 		t.Fatal(err)
 	}

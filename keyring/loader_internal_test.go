@@ -10,6 +10,7 @@ import (
 
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/store"
 )
 
 // TestLoaderRunOnce drives the loop's step directly: a database outage is
@@ -24,11 +25,11 @@ func TestLoaderRunOnce(t *testing.T) {
 	}
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	store, err := NewStore(pool, kek, StoreOptions{Logger: log})
+	secrets, err := NewStore(store.Wrap(pool, nil), kek, StoreOptions{Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := NewLoader(Config{Store: store, Keyring: envelope.NewKeyring(), Logger: log})
+	l, err := NewLoader(Config{Store: secrets, Keyring: envelope.NewKeyring(), Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

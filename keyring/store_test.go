@@ -13,6 +13,7 @@ import (
 
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/keyring"
+	"github.com/provider-ledger/adapter/store"
 	"github.com/provider-ledger/adapter/ledger"
 )
 
@@ -332,7 +333,7 @@ VALUES ('sec_aaaaaaaaaaaaaaaaaaaaaaaaaa', '0123456789abcdef', '0123456789abcdef'
 		t.Parallel()
 		b := setup(t)
 		for _, kek := range [][]byte{nil, make([]byte, 16), make([]byte, 32), make([]byte, 33)} {
-			if _, err := keyring.NewStore(b.pool, kek, keyring.StoreOptions{}); err == nil {
+			if _, err := keyring.NewStore(store.Wrap(b.pool, nil), kek, keyring.StoreOptions{}); err == nil {
 				t.Fatalf("NewStore accepted a KEK of %d bytes (all zero)", len(kek))
 			}
 		}

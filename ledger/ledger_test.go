@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -15,17 +16,18 @@ import (
 	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
+	"github.com/provider-ledger/adapter/store"
 )
 
 type bundle struct {
 	pool  *pgxpool.Pool
-	store *ledger.Store
+	store *store.DB
 }
 
 func setup(t *testing.T) (context.Context, bundle) {
 	t.Helper()
-	pool := pgtest.Pool(t)
-	return context.Background(), bundle{pool: pool, store: ledger.NewStore(pool, nil)}
+	db, pool := pgtest.DB(t)
+	return context.Background(), bundle{pool: pool, store: db}
 }
 
 func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
@@ -102,12 +104,12 @@ func TestAccounts(t *testing.T) {
 			{ledger.StatusFrozen, nil}, {ledger.StatusOpen, nil}, {ledger.StatusClosed, nil},
 			{ledger.StatusOpen, ledger.ErrAccountClosed}, {ledger.StatusFrozen, ledger.ErrAccountClosed}, {ledger.StatusClosed, nil},
 		} {
-			a, err := b.store.SetStatus(ctx, "acc-status", step.status)
+			a, err := b.store.SetAccountStatus(ctx, "acc-status", step.status)
 			if !errors.Is(err, step.err) || (err == nil && a.Status != step.status) {
 				t.Fatalf("SetStatus(%s) = %+v, %v; want err %v", step.status, a, err, step.err)
 			}
 		}
-		if _, err := b.store.SetStatus(ctx, "nope", ledger.StatusFrozen); !errors.Is(err, ledger.ErrAccountNotFound) {
+		if _, err := b.store.SetAccountStatus(ctx, "nope", ledger.StatusFrozen); !errors.Is(err, ledger.ErrAccountNotFound) {
 			t.Fatalf("unknown account: %v", err)
 		}
 	})
@@ -132,7 +134,7 @@ func TestAdjust(t *testing.T) {
 		if err := b.pool.QueryRow(ctx, `SELECT sum(amount) FROM journal_entries WHERE transaction_id = $1`, adj.TransactionID).Scan(&sum); err != nil || !sum.IsZero() {
 			t.Fatalf("journal transaction sums to %s, %v", sum, err)
 		}
-		ledgertest.AssertInvariants(t, b.pool)
+		ledgertest.AssertInvariants(t, b.store)
 	})
 
 	t.Run("SameKeyReplays", func(t *testing.T) {
@@ -225,63 +227,103 @@ func TestInstruments(t *testing.T) {
 	}
 }
 
-func TestCredit(t *testing.T) {
-	t.Parallel()
+// creditBundle is a database with the destination accounts of the credit
+// table: carol's open, frozen, closed and EUR accounts, and a source-only
+// instrument.
+func setupCredit(t *testing.T) (context.Context, bundle) {
+	t.Helper()
 	ctx, b := setup(t)
-	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
 	ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "cr-open", Owner: "carol", Dest: "dst-open"})
 	ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "cr-frozen", Owner: "carol", Dest: "dst-frozen", Status: ledger.StatusFrozen})
 	ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "cr-closed", Owner: "carol", Dest: "dst-closed", Status: ledger.StatusClosed})
 	ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "cr-eur", Owner: "carol", Currency: "EUR", Dest: "dst-eur"})
 	ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "cr-src", Owner: "carol", Source: "src-only"})
+	return ctx, b
+}
+
+// credit runs cb_credit as a callback would, with the limit 100.
+func credit(t *testing.T, b bundle, key, requestID, dest, requester, amount string) store.Answer {
+	t.Helper()
 	limit := dec("100")
-
-	run := func(requestID, dest, requester, amount string) ledger.Decision {
-		t.Helper()
-		d, err := ledger.Credit(ctx, b.pool, ledger.CreditRequest{RequestID: requestID, Destination: dest,
-			RequesterExternalID: requester, Amount: ledgertest.USD(amount), Max: &limit, Now: now})
-		if err != nil {
-			t.Fatalf("credit %s: %v", requestID, err)
-		}
-		return d
+	fp := sha256.Sum256([]byte(requestID + dest + requester + amount))
+	a, err := b.store.Credit(context.Background(), store.CreditParams{Key: key, Fingerprint: fp[:], KeyFingerprint: "test",
+		Now: time.Now(), RequestID: requestID, Destination: dest, Requester: requester, Currency: "USD",
+		Amount: dec(amount), Max: &limit, CreditReference: ledger.NewReference("cred_"), TransactionID: ledger.NewTransactionID()})
+	if err != nil {
+		t.Fatalf("credit %s: %v", requestID, err)
 	}
+	return a
+}
+
+// TestCreditTable covers every row of design 2.6 against cb_credit, without
+// HTTP; each row is a subtest of its own on a database of its own.
+func TestCreditTable(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
-		name, request, dest, requester, amount string
-		outcome, reason                        string
+		name, dest, requester, amount string
+		outcome, reason               string
 	}{
-		{"UnknownDestination", "r1", "dst-nope", "carol", "1", "destination_unavailable", "unknown_destination"},
-		{"SourceTokenIsNoDestination", "r1", "src-only", "carol", "1", "destination_unavailable", "unknown_destination"},
-		{"Closed", "r1", "dst-closed", "carol", "1", "destination_unavailable", "account_closed"},
-		{"OtherOwner", "r1", "dst-open", "dave", "1", "refused", "destination_mismatch"},
-		{"Frozen", "r1", "dst-frozen", "carol", "1", "refused", "account_frozen"},
-		{"Currency", "r1", "dst-eur", "carol", "1", "refused", "currency_mismatch"},
-		{"OverLimit", "r1", "dst-open", "carol", "100.01", "refused", "amount_over_limit"},
+		{"Row3UnknownDestination", "dst-nope", "carol", "1", "destination_unavailable", "unknown_destination"},
+		{"Row3SourceTokenIsNoDestination", "src-only", "carol", "1", "destination_unavailable", "unknown_destination"},
+		{"Row4AccountClosed", "dst-closed", "carol", "1", "destination_unavailable", "account_closed"},
+		{"Row5OtherOwner", "dst-open", "dave", "1", "refused", "destination_mismatch"},
+		{"Row6AccountFrozen", "dst-frozen", "carol", "1", "refused", "account_frozen"},
+		{"Row7CurrencyMismatch", "dst-eur", "carol", "1", "refused", "currency_mismatch"},
+		{"Row8AmountOverLimit", "dst-open", "carol", "100.01", "refused", "amount_over_limit"},
 	} {
-		d := run(c.request, c.dest, c.requester, c.amount)
-		if d.Outcome != c.outcome || d.Reason != c.reason || d.Reference != "" {
-			t.Errorf("%s: %+v, want %s/%s", c.name, d, c.outcome, c.reason)
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			_, b := setupCredit(t)
+			a := credit(t, b, "k1", "r1", c.dest, c.requester, c.amount)
+			if a.State != store.StateNew || a.Outcome != c.outcome || a.Reason != c.reason || a.Reference != "" {
+				t.Fatalf("%+v, want %s/%s", a, c.outcome, c.reason)
+			}
+			ledgertest.AssertBalances(t, b.store, "cr-open", "0", "0", "0")
+			ledgertest.AssertInvariants(t, b.store)
+		})
+	}
+	t.Run("Row9Approved", func(t *testing.T) {
+		t.Parallel()
+		ctx, b := setupCredit(t)
+		a := credit(t, b, "k1", "r1", "dst-open", "carol", "100.00")
+		if a.State != store.StateNew || !a.Approved() || len(a.Reference) < 26 {
+			t.Fatalf("credit = %+v", a)
 		}
-	}
-	ledgertest.AssertBalances(t, b.store, "cr-open", "0", "0", "0")
-
-	d := run("r1", "dst-open", "carol", "100.00")
-	if !d.Approved() || len(d.Reference) < 26 {
-		t.Fatalf("credit = %+v", d)
-	}
-	ledgertest.AssertBalances(t, b.store, "cr-open", "100", "0", "100")
-	// A requestID is credited once (I5): again, even to a refused
-	// destination, answers the first reference and moves nothing.
-	for _, dest := range []string{"dst-open", "dst-frozen", "dst-nope"} {
-		if again := run("r1", dest, "carol", "5"); !again.Approved() || again.Reference != d.Reference {
-			t.Fatalf("second credit of r1 via %s = %+v, want %s", dest, again, d.Reference)
+		ledgertest.AssertBalances(t, b.store, "cr-open", "100", "0", "100")
+		var settlement decimal.Decimal
+		if err := b.pool.QueryRow(ctx, `SELECT balance FROM account_balances WHERE account_id = 'settlement:USD'`).Scan(&settlement); err != nil || !settlement.Equal(dec("-100")) {
+			t.Fatalf("settlement = %s, %v", settlement, err)
 		}
-	}
-	ledgertest.AssertBalances(t, b.store, "cr-open", "100", "0", "100")
-	var settlement decimal.Decimal
-	if err := b.pool.QueryRow(ctx, `SELECT sum(balance) FROM account_shards WHERE account_id = 'settlement:USD'`).Scan(&settlement); err != nil || !settlement.Equal(dec("-100")) {
-		t.Fatalf("settlement = %s, %v", settlement, err)
-	}
-	ledgertest.AssertInvariants(t, b.pool)
+		ledgertest.AssertInvariants(t, b.store)
+	})
+	t.Run("Row1SameKeyReplaysStoredAnswer", func(t *testing.T) {
+		t.Parallel()
+		_, b := setupCredit(t)
+		first := credit(t, b, "k1", "r1", "dst-frozen", "carol", "5")
+		again := credit(t, b, "k1", "r1", "dst-frozen", "carol", "5")
+		if again.State != store.StateReplay || again.Decision != first.Decision {
+			t.Fatalf("replay %+v, want %+v", again, first)
+		}
+		if other := credit(t, b, "k1", "r1", "dst-open", "carol", "5"); other.State != store.StateMismatch {
+			t.Fatalf("same key, other claims: %+v, want mismatch", other)
+		}
+	})
+	t.Run("Row2RequestCreditedOnce", func(t *testing.T) {
+		t.Parallel()
+		_, b := setupCredit(t)
+		first := credit(t, b, "k1", "r1", "dst-open", "carol", "100.00")
+		// A requestID is credited once (I5): again under another key, even
+		// to a refused destination, answers the first reference and moves
+		// nothing.
+		for i, dest := range []string{"dst-open", "dst-frozen", "dst-nope"} {
+			again := credit(t, b, fmt.Sprintf("k2-%d", i), "r1", dest, "carol", "5")
+			if again.State != store.StateNew || !again.Approved() || again.Reference != first.Reference {
+				t.Fatalf("second credit of r1 via %s = %+v, want %s", dest, again, first.Reference)
+			}
+		}
+		ledgertest.AssertBalances(t, b.store, "cr-open", "100", "0", "100")
+		ledgertest.AssertInvariants(t, b.store)
+	})
 }
 
 // TestDatabaseGuards bypasses the Go code: raw SQL must not be able to
@@ -301,49 +343,69 @@ func TestDatabaseGuards(t *testing.T) {
 			t.Fatalf("%s: %v, want %s", sql, err, constraintOrCode)
 		}
 	}
-	t.Run("JournalEntriesAreAppendOnly", func(t *testing.T) {
-		mustFail(t, "append-only", `UPDATE journal_entries SET amount = amount * 2`)
-		mustFail(t, "append-only", `DELETE FROM journal_entries`)
-		mustFail(t, "append-only", `TRUNCATE journal_entries CASCADE`)
-		mustFail(t, "append-only", `DELETE FROM journal_transactions`)
-		mustFail(t, "append-only", `UPDATE journal_transactions SET memo = 'x'`)
+	t.Run("JournalIsAppendOnly", func(t *testing.T) {
+		mustFail(t, "append-only", `UPDATE journal SET amount = amount * 2`)
+		mustFail(t, "append-only", `DELETE FROM journal`)
+		mustFail(t, "append-only", `TRUNCATE journal CASCADE`)
+		mustFail(t, "append-only", `UPDATE journal SET memo = 'x'`)
 	})
-	t.Run("UnbalancedTransactionIsRejectedAtCommit", func(t *testing.T) {
-		mustFail(t, "does not sum to zero", `WITH t AS (
-  INSERT INTO journal_transactions (transaction_id, kind, reference, created_at) VALUES (gen_random_uuid(), 'adjustment', 'x', now()) RETURNING transaction_id)
-INSERT INTO journal_entries (transaction_id, account_id, currency, amount, created_at) SELECT transaction_id, 'g-1', 'USD', 1, now() FROM t`)
-		mustFail(t, "journal_entries_account_fkey", `WITH t AS (
-  INSERT INTO journal_transactions (transaction_id, kind, reference, created_at) VALUES (gen_random_uuid(), 'adjustment', 'y', now()) RETURNING transaction_id)
-INSERT INTO journal_entries (transaction_id, account_id, currency, amount, created_at)
-SELECT transaction_id, 'g-1', 'EUR', 1, now() FROM t UNION ALL SELECT transaction_id, 'core:USD', 'USD', -1, now() FROM t`)
+	t.Run("UnbalancedTransactionCannotBeWritten", func(t *testing.T) {
+		// A journal row is both entries of its transaction: the contra
+		// side must be the system account of the row's currency, and the
+		// amount cannot be zero. There is no way to write one entry alone.
+		mustFail(t, "journal_contra_check", `INSERT INTO journal (transaction_id, kind, reference, account_id, contra_account_id, currency, amount, created_at)
+VALUES (gen_random_uuid(), 'adjustment', 'x', 'g-1', 'g-1', 'USD', 1, now())`)
+		mustFail(t, "journal_contra_check", `INSERT INTO journal (transaction_id, kind, reference, account_id, contra_account_id, currency, amount, created_at)
+VALUES (gen_random_uuid(), 'capture', 'x', 'g-1', 'settlement:EUR', 'USD', 1, now())`)
+		mustFail(t, "journal_amount_nonzero", `INSERT INTO journal (transaction_id, kind, reference, account_id, contra_account_id, currency, amount, created_at)
+VALUES (gen_random_uuid(), 'adjustment', 'x', 'g-1', 'core:USD', 'USD', 0, now())`)
+		mustFail(t, "journal_entries", `INSERT INTO journal_entries (transaction_id, account_id, currency, amount, created_at)
+VALUES (gen_random_uuid(), 'g-1', 'USD', 1, now())`)
 	})
 	t.Run("AccountsCannotOvercommit", func(t *testing.T) {
 		mustFail(t, "accounts_available_nonnegative", `UPDATE accounts SET held = 10.01 WHERE account_id = 'g-1'`)
 		mustFail(t, "accounts_held_nonnegative", `UPDATE accounts SET held = -1 WHERE account_id = 'g-1'`)
-		mustFail(t, "accounts_status_check", `UPDATE accounts SET status = 'gone' WHERE account_id = 'g-1'`)
+		mustFail(t, "ledger_account_status_check", `UPDATE accounts SET status = 'gone' WHERE account_id = 'g-1'`)
 		mustFail(t, "accounts_system_balance_check", `UPDATE accounts SET balance = 5 WHERE account_id = 'settlement:USD'`)
 	})
+	t.Run("AccountsKeepTheirIdentity", func(t *testing.T) {
+		mustFail(t, "identity of an account is immutable", `UPDATE accounts SET currency = 'EUR' WHERE account_id = 'g-1'`)
+		mustFail(t, "identity of an account is immutable", `UPDATE accounts SET account_id = 'g-2' WHERE account_id = 'g-1'`)
+		mustFail(t, "accounts are never deleted", `DELETE FROM accounts WHERE account_id = 'g-1'`)
+		mustFail(t, "never truncated", `TRUNCATE accounts CASCADE`)
+		mustFail(t, "misnamed", `INSERT INTO accounts (account_id, owner_external_id, currency, created_at, updated_at) VALUES ('core:USDX', 'o', 'USD', now(), now())`)
+		mustFail(t, "ledger_account_id_check", `INSERT INTO accounts (account_id, owner_external_id, currency, created_at, updated_at) VALUES ('a/b', 'o', 'USD', now(), now())`)
+	})
 	t.Run("HoldTransitionsAreGuarded", func(t *testing.T) {
-		_, err := b.pool.Exec(ctx, `INSERT INTO instruments VALUES ('g-src', 'source', 'g-1', now());
-SELECT hold_place('g-p1', (SELECT owner_external_id FROM accounts WHERE account_id = 'g-1'), 'g-src', 'USD', 1, NULL, 'g-h1', now());
-SELECT hold_capture('g-h1', 'g-p1', 'g-c1', gen_random_uuid(), now())`)
+		if _, err := b.pool.Exec(ctx, `INSERT INTO instruments VALUES ('g-src', 'source', 'g-1', now())`); err != nil {
+			t.Fatal(err)
+		}
+		g1, err := b.store.GetAccount(ctx, "g-1")
 		if err != nil {
 			t.Fatal(err)
 		}
-		mustFail(t, "illegal hold transition", `UPDATE holds SET status = 'held', capture_reference = NULL, transaction_id = NULL, captured_at = NULL WHERE hold_reference = 'g-h1'`)
-		mustFail(t, "illegal hold transition", `UPDATE holds SET status = 'released', release_reference = 'r', released_at = now(), capture_reference = NULL, transaction_id = NULL, captured_at = NULL WHERE hold_reference = 'g-h1'`)
-		mustFail(t, "never deleted", `DELETE FROM holds`)
+		h := ledgertest.Hold(t, b.store, "g-p1", g1.OwnerExternalID, "g-src", "1")
+		if c := ledgertest.Settle(t, b.store, "g-p1", h.Reference, true); !c.Approved() {
+			t.Fatal(c)
+		}
+		// Captured, it cannot become held or released again, nor change.
+		mustFail(t, "illegal hold transition", `DELETE FROM hold_settlements WHERE hold_reference = $1`, h.Reference)
+		mustFail(t, "illegal hold transition", `UPDATE hold_settlements SET status = 'released', transaction_id = NULL WHERE hold_reference = $1`, h.Reference)
+		mustFail(t, "hold_settlements_pkey", `INSERT INTO hold_settlements (hold_reference, status, reference, settled_at) VALUES ($1, 'released', 'r', now())`, h.Reference)
+		mustFail(t, "never truncated", `TRUNCATE hold_settlements`)
+		mustFail(t, "illegal hold transition", `UPDATE holds SET amount = 2 WHERE hold_reference = $1`, h.Reference)
+		mustFail(t, "illegal hold transition", `DELETE FROM holds`)
 		mustFail(t, "never truncated", `TRUNCATE holds CASCADE`)
 		mustFail(t, "holds_payout_id_key", `INSERT INTO holds (hold_reference, payout_id, account_id, funding_source, currency, amount, placed_at) VALUES ('g-h2', 'g-p1', 'g-1', 'g-src', 'USD', 1, now())`)
 		mustFail(t, "holds_amount_positive", `INSERT INTO holds (hold_reference, payout_id, account_id, funding_source, currency, amount, placed_at) VALUES ('g-h3', 'g-p3', 'g-1', 'g-src', 'USD', 0, now())`)
-		mustFail(t, "holds_state_check", `INSERT INTO holds (hold_reference, payout_id, account_id, funding_source, currency, amount, status, placed_at) VALUES ('g-h4', 'g-p4', 'g-1', 'g-src', 'USD', 1, 'captured', now())`)
+		mustFail(t, "hold_settlements_state_check", `INSERT INTO hold_settlements (hold_reference, status, reference, settled_at) VALUES ('g-h4', 'captured', 'c', now())`)
 	})
 	t.Run("EffectsAreNeverTruncated", func(t *testing.T) {
 		mustFail(t, "never truncated", `TRUNCATE credits`)
 		mustFail(t, "never truncated", `TRUNCATE adjustments`)
 	})
 	t.Run("CreditsOncePerRequest", func(t *testing.T) {
-		mustFail(t, "credits_pkey", `INSERT INTO credits SELECT request_id, 'other-ref', account_id, destination, currency, amount, transaction_id, created_at FROM credits LIMIT 1;
+		mustFail(t, "credits_pkey", `
 INSERT INTO credits VALUES ('dup', 'a', 'g-1', 'd', 'USD', 1, gen_random_uuid(), now()), ('dup', 'b', 'g-1', 'd', 'USD', 1, gen_random_uuid(), now())`)
 	})
 }
@@ -355,7 +417,7 @@ func TestInvariantChecksDetect(t *testing.T) {
 	t.Parallel()
 	ctx, b := setup(t)
 	ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "d-1", Funds: "10"})
-	ledgertest.AssertInvariants(t, b.pool)
+	ledgertest.AssertInvariants(t, b.store)
 	if _, err := b.pool.Exec(ctx, `UPDATE accounts SET balance = balance + 1, held = held + 0.5 WHERE account_id = 'd-1'`); err != nil {
 		t.Fatal(err)
 	}
@@ -414,30 +476,36 @@ func TestSameRequestOtherKeyWhileFirstUncommitted(t *testing.T) {
 	ctx, b := setup(t)
 	ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "rr-a", Owner: "carol", Dest: "dst-rr-a"})
 	ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "rr-b", Owner: "carol", Dest: "dst-rr-b", Status: ledger.StatusFrozen})
+	// The first credit runs in a transaction left open: raw SQL, as the
+	// store commits every call.
 	tx, err := b.pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := ledger.Credit(ctx, tx, ledger.CreditRequest{RequestID: "rr-1", Destination: "dst-rr-a", RequesterExternalID: "carol",
-		Amount: ledgertest.USD("5"), Now: time.Now()})
-	if err != nil || !first.Approved() {
-		t.Fatal(first, err)
+	defer tx.Rollback(ctx)
+	var firstRef string
+	if err := tx.QueryRow(ctx, `SELECT reference FROM cb_credit(p_key => 'k-a', p_fingerprint => sha256('a'), p_key_fingerprint => 'test',
+p_now => now(), p_request_id => 'rr-1', p_destination => 'dst-rr-a', p_requester => 'carol', p_currency => 'USD', p_amount => 5,
+p_max => NULL, p_credit_reference => 'cred-first', p_transaction_id => gen_random_uuid())`).Scan(&firstRef); err != nil || firstRef != "cred-first" {
+		t.Fatal(firstRef, err)
 	}
-	second := make(chan ledger.Decision, 1)
+	second := make(chan store.Answer, 1)
 	go func() {
-		d, err := ledger.Credit(ctx, b.pool, ledger.CreditRequest{RequestID: "rr-1", Destination: "dst-rr-b", RequesterExternalID: "carol",
-			Amount: ledgertest.USD("5"), Now: time.Now()})
+		fp := sha256.Sum256([]byte("b"))
+		a, err := b.store.Credit(ctx, store.CreditParams{Key: "k-b", Fingerprint: fp[:], KeyFingerprint: "test",
+			Now: time.Now(), RequestID: "rr-1", Destination: "dst-rr-b", Requester: "carol", Currency: "USD",
+			Amount: dec("5"), CreditReference: ledger.NewReference("cred_"), TransactionID: ledger.NewTransactionID()})
 		if err != nil {
 			t.Error(err)
 		}
-		second <- d
+		second <- a
 	}()
 	time.Sleep(300 * time.Millisecond)
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if d := <-second; !d.Approved() || d.Reference != first.Reference {
-		t.Fatalf("second credit of the request = %+v, want approved %s", d, first.Reference)
+	if d := <-second; !d.Approved() || d.Reference != firstRef {
+		t.Fatalf("second credit of the request = %+v, want approved %s", d, firstRef)
 	}
 	ledgertest.AssertBalances(t, b.store, "rr-a", "5", "0", "5")
 	ledgertest.AssertBalances(t, b.store, "rr-b", "0", "0", "0")

@@ -7,7 +7,6 @@ import (
 	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/internal/pgtest"
-	"github.com/provider-ledger/adapter/ledger"
 )
 
 // TestFixReclassifiesAHoldReleasedSinceTheSnapshot: a missed_capture whose
@@ -16,18 +15,16 @@ import (
 func TestFixReclassifiesAHoldReleasedSinceTheSnapshot(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := pgtest.Pool(t)
-	store := ledger.NewStore(pool, nil)
-	ledgertest.Account(t, store, ledgertest.AccountOpts{AccountID: "fx-1", Owner: "alice", Funds: "10", Source: "src-fx"})
-	hs := holds.NewStore(pool, nil)
-	d, err := hs.Place(ctx, holds.PlaceRequest{PayoutID: "fx-p", ExternalID: "alice", FundingSource: "src-fx", Amount: ledgertest.USD("4")})
-	if err != nil || !d.Approved() {
-		t.Fatal(d, err)
+	db, _ := pgtest.DB(t)
+	ledgertest.Account(t, db, ledgertest.AccountOpts{AccountID: "fx-1", Owner: "alice", Funds: "10", Source: "src-fx"})
+	d := ledgertest.Hold(t, db, "fx-p", "alice", "src-fx", "4")
+	if !d.Approved() {
+		t.Fatal(d)
 	}
-	if _, err := hs.Release(ctx, holds.ReleaseRequest{HoldReference: d.Reference, Reason: "cancelled"}); err != nil {
-		t.Fatal(err)
+	if r := ledgertest.Settle(t, db, "fx-p", d.Reference, false); !r.Approved() {
+		t.Fatal(r)
 	}
-	r, err := New(Config{Pool: pool})
+	r, err := New(Config{DB: db})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,5 +40,5 @@ func TestFixReclassifiesAHoldReleasedSinceTheSnapshot(t *testing.T) {
 	if f.Kind != KindCaptureReleaseConflict || f.Severity != SeverityCritical || f.Fixed {
 		t.Fatalf("finding = %+v, want an unfixed critical capture_release_conflict", f)
 	}
-	ledgertest.AssertBalances(t, store, "fx-1", "10", "0", "10")
+	ledgertest.AssertBalances(t, db, "fx-1", "10", "0", "10")
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/provider-ledger/adapter/provider"
 	"github.com/provider-ledger/adapter/provider/providertest"
 	"github.com/provider-ledger/adapter/reconciliation"
+	"github.com/provider-ledger/adapter/store"
 )
 
 const paymentsRoute = "GET /providers/{providerID}/participants/{participantID}/payments"
@@ -50,8 +51,7 @@ func (g *gate) Open() { g.once.Do(func() { close(g.open) }) }
 type bundle struct {
 	url    string
 	pool   *pgxpool.Pool
-	ledger *ledger.Store
-	holds  *holds.Store
+	db     *store.DB
 	fake   *providertest.Service
 	client *provider.Client
 	gate   atomic.Pointer[gate]
@@ -69,7 +69,7 @@ func setup(t *testing.T, o setupOpts) *bundle {
 	t.Helper()
 	b := &bundle{url: pgtest.URL(t)}
 	b.pool = pgtest.PoolURL(t, b.url)
-	b.ledger, b.holds = ledger.NewStore(b.pool, nil), holds.NewStore(b.pool, nil)
+	b.db = store.Wrap(b.pool, nil)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	b.now.Store(&now)
 	if o.noProvider {
@@ -102,7 +102,7 @@ func (b *bundle) setNow(t time.Time) { b.now.Store(&t) }
 // given: another replica), its provider and clock.
 func (b *bundle) reconciler(t *testing.T, mod ...func(*reconciliation.Config)) *reconciliation.Reconciler {
 	t.Helper()
-	cfg := reconciliation.Config{Pool: b.pool, Now: b.clock}
+	cfg := reconciliation.Config{DB: b.db, Now: b.clock}
 	if b.client != nil {
 		cfg.Provider = b.client
 	}
@@ -135,7 +135,7 @@ type sender struct {
 func (b *bundle) sender(t *testing.T, ownerPrefix, funds string) sender {
 	t.Helper()
 	src := ledgertest.Unique("card-")
-	a := ledgertest.Account(t, b.ledger, ledgertest.AccountOpts{Owner: ledgertest.Unique(ownerPrefix), Funds: funds, Source: src})
+	a := ledgertest.Account(t, b.db, ledgertest.AccountOpts{Owner: ledgertest.Unique(ownerPrefix), Funds: funds, Source: src})
 	if b.client != nil {
 		_, _, err := b.client.Participants.Create(context.Background(), &provider.ParticipantCreateRequest{
 			ExternalID: a.OwnerExternalID, GivenName: "Pat", FamilyName: "Payer",
@@ -157,8 +157,13 @@ type hold struct {
 func (b *bundle) hold(t *testing.T, s sender, amount string, at time.Time) hold {
 	t.Helper()
 	payout := ledgertest.Unique("pay-")
-	d, err := b.holds.Place(context.Background(), holds.PlaceRequest{PayoutID: payout, ExternalID: s.account.OwnerExternalID,
-		FundingSource: s.source, Amount: ledgertest.USD(amount), Now: at})
+	if at.IsZero() {
+		at = time.Now()
+	}
+	d, err := b.db.Authorize(context.Background(), store.AuthorizeParams{Key: "k-" + payout, Fingerprint: make([]byte, 32),
+		KeyFingerprint: "test", Now: at, PayoutID: payout, ExternalID: s.account.OwnerExternalID, FundingSource: s.source,
+		Currency: "USD", Amount: decimal.RequireFromString(amount), FraudDeny: 0.9, FraudStepUp: 0.75,
+		HoldReference: ledger.NewReference("hold_")})
 	if err != nil || !d.Approved() {
 		t.Fatalf("place: %+v %v", d, err)
 	}
@@ -176,15 +181,15 @@ func (b *bundle) payout(t *testing.T, s sender, h hold, status string, created t
 
 func (b *bundle) capture(t *testing.T, h hold) {
 	t.Helper()
-	if d, err := b.holds.Capture(context.Background(), holds.CaptureRequest{HoldReference: h.ref}); err != nil || !d.Approved() {
-		t.Fatalf("capture: %+v %v", d, err)
+	if d := ledgertest.Settle(t, b.db, h.payoutID, h.ref, true); !d.Approved() {
+		t.Fatalf("capture: %+v", d)
 	}
 }
 
 func (b *bundle) release(t *testing.T, h hold) {
 	t.Helper()
-	if d, err := b.holds.Release(context.Background(), holds.ReleaseRequest{HoldReference: h.ref, Reason: "cancelled"}); err != nil || !d.Approved() {
-		t.Fatalf("release: %+v %v", d, err)
+	if d := ledgertest.Settle(t, b.db, h.payoutID, h.ref, false); !d.Approved() {
+		t.Fatalf("release: %+v", d)
 	}
 }
 
@@ -208,7 +213,7 @@ func (b *bundle) settlement(t *testing.T) decimal.Decimal {
 	t.Helper()
 	var d decimal.Decimal
 	if err := b.pool.QueryRow(context.Background(),
-		`SELECT coalesce(sum(balance), 0) FROM account_shards WHERE account_id = 'settlement:USD'`).Scan(&d); err != nil {
+		`SELECT balance FROM account_balances WHERE account_id = 'settlement:USD'`).Scan(&d); err != nil {
 		t.Fatal(err)
 	}
 	return d
@@ -349,10 +354,10 @@ func TestReconciler(t *testing.T) {
 				return acct
 			}},
 			{"UnbalancedTransaction", "unbalanced_transaction", func(t *testing.T, b *bundle, acct string) string {
-				b.exec(t, `ALTER TABLE journal_entries DISABLE TRIGGER journal_transaction_balanced`)
+				b.exec(t, `ALTER TABLE journal DROP CONSTRAINT journal_contra_check`)
 				id := "00000000-0000-4000-8000-000000000001"
-				b.exec(t, `INSERT INTO journal_transactions (transaction_id, kind, reference, created_at) VALUES ($1, 'adjustment', 'bad', now())`, id)
-				b.exec(t, `INSERT INTO journal_entries (transaction_id, account_id, currency, amount, created_at) VALUES ($1, $2, 'USD', 1, now())`, id, acct)
+				b.exec(t, `INSERT INTO journal (transaction_id, kind, reference, account_id, contra_account_id, currency, amount, created_at)
+VALUES ($1, 'adjustment', 'bad', $2, $2, 'USD', 1, now())`, id, acct)
 				return id
 			}},
 		} {
@@ -391,22 +396,21 @@ func TestReconciler(t *testing.T) {
 		b.release(t, ended)
 		_ = fresh
 		ctx := context.Background()
-		if d, err := b.holds.Capture(ctx, holds.CaptureRequest{HoldReference: "hold_nevercaptured", PayoutID: "pay-oc"}); err != nil || !d.Orphan {
-			t.Fatalf("orphan capture: %+v %v", d, err)
+		if d := ledgertest.Settle(t, b.db, "pay-oc", "hold_nevercaptured", true); !d.Approved() {
+			t.Fatalf("orphan capture: %+v", d)
 		}
-		if d, err := b.holds.Release(ctx, holds.ReleaseRequest{HoldReference: "hold_neverreleased"}); err != nil || !d.Orphan {
-			t.Fatalf("orphan release: %+v %v", d, err)
+		if d := ledgertest.Settle(t, b.db, "pay-or", "hold_neverreleased", false); !d.Approved() {
+			t.Fatalf("orphan release: %+v", d)
 		}
 		// One requestID under two keys (credited once), another under one.
 		dst := ledgertest.Unique("dst-")
-		r := ledgertest.Account(t, b.ledger, ledgertest.AccountOpts{Dest: dst})
-		if d, err := ledger.Credit(ctx, b.pool, ledger.CreditRequest{RequestID: "req-twice", Destination: dst,
-			RequesterExternalID: r.OwnerExternalID, Amount: ledgertest.USD("5.00"), Now: now}); err != nil || !d.Approved() {
-			t.Fatalf("credit: %+v %v", d, err)
-		}
+		r := ledgertest.Account(t, b.db, ledgertest.AccountOpts{Dest: dst})
 		for _, row := range [][2]string{{"req-twice", "k1"}, {"req-twice", "k2"}, {"req-once", "k3"}} {
-			b.exec(t, `INSERT INTO callback_requests (endpoint, scope, idempotency_key, fingerprint, subject, key_fingerprint, received_at, last_received_at)
-VALUES ('credit-account', '', $1, $2, $3, 'kf', $4, $4)`, row[1], make([]byte, 32), row[0], now)
+			if d, err := b.db.Credit(ctx, store.CreditParams{Key: row[1], Fingerprint: make([]byte, 32), KeyFingerprint: "kf", Now: now,
+				RequestID: row[0], Destination: dst, Requester: r.OwnerExternalID, Currency: "USD", Amount: decimal.RequireFromString("5.00"),
+				CreditReference: ledger.NewReference("cred_"), TransactionID: ledger.NewTransactionID()}); err != nil || !d.Approved() {
+				t.Fatalf("credit: %+v %v", d, err)
+			}
 		}
 
 		rep := b.run(t, false)
@@ -489,7 +493,7 @@ VALUES ('credit-account', '', $1, $2, $3, 'kf', $4, $4)`, row[1], make([]byte, 3
 			t.Errorf("payments lists read %d times, want once per sender (2)", n)
 		}
 		b.assertStored(t, rep, false)
-		ledgertest.AssertBalances(t, b.ledger, s.account.AccountID, "980.00", "110.00", "870.00") // nothing applied without fix
+		ledgertest.AssertBalances(t, b.db, s.account.AccountID, "980.00", "110.00", "870.00") // nothing applied without fix
 	})
 
 	t.Run("ReadsEveryPageOnceAndStopsWhenAllAreSeen", func(t *testing.T) {
@@ -530,7 +534,7 @@ VALUES ('credit-account', '', $1, $2, $3, 'kf', $4, $4)`, row[1], make([]byte, 3
 		b.payout(t, fine, fh, providertest.PayoutCompleted, time.Time{})
 		// unknown's owner is not a participant of the fake: 404.
 		src := ledgertest.Unique("card-")
-		ua := ledgertest.Account(t, b.ledger, ledgertest.AccountOpts{Owner: ledgertest.Unique("c-unregistered-"), Funds: "100.00", Source: src})
+		ua := ledgertest.Account(t, b.db, ledgertest.AccountOpts{Owner: ledgertest.Unique("c-unregistered-"), Funds: "100.00", Source: src})
 		b.hold(t, sender{account: ua, source: src}, "10.00", time.Time{})
 		b.fake.InjectFailure(providertest.Failure{Route: paymentsRoute, Status: http.StatusInternalServerError})
 
@@ -561,7 +565,7 @@ VALUES ('credit-account', '', $1, $2, $3, 'kf', $4, $4)`, row[1], make([]byte, 3
 		b.payout(t, s, completed, providertest.PayoutCompleted, time.Time{})
 		b.payout(t, s, cancelled, providertest.PayoutCancelled, time.Time{})
 		b.payout(t, s, conflict, providertest.PayoutCompleted, time.Time{})
-		ledgertest.AssertBalances(t, b.ledger, acct, "100.00", "50.00", "50.00")
+		ledgertest.AssertBalances(t, b.db, acct, "100.00", "50.00", "50.00")
 
 		rep := b.run(t, true)
 		for _, f := range rep.Findings {
@@ -576,30 +580,30 @@ VALUES ('credit-account', '', $1, $2, $3, 'kf', $4, $4)`, row[1], make([]byte, 3
 			t.Errorf("status %s", rep.Status)
 		}
 		b.assertStored(t, rep, true)
-		ledgertest.AssertBalances(t, b.ledger, acct, "70.00", "0.00", "70.00")
+		ledgertest.AssertBalances(t, b.db, acct, "70.00", "0.00", "70.00")
 		if got := b.settlement(t); !got.Equal(decimal.RequireFromString("30.00")) {
 			t.Errorf("settlement %s, want 30.00", got)
 		}
-		ledgertest.AssertInvariants(t, b.pool)
+		ledgertest.AssertInvariants(t, b.db)
 
-		c, err := b.holds.Get(context.Background(), completed.ref)
+		c, err := b.db.GetHold(context.Background(), completed.ref)
 		if err != nil || c.Status != holds.StatusCaptured {
 			t.Fatalf("captured hold %+v %v", c, err)
 		}
-		r, err := b.holds.Get(context.Background(), cancelled.ref)
+		r, err := b.db.GetHold(context.Background(), cancelled.ref)
 		if err != nil || r.Status != holds.StatusReleased || r.ReleaseReason != reconciliation.ReleaseReason {
 			t.Fatalf("released hold %+v %v", r, err)
 		}
 		// The fixes are journaled: the capture's journal transaction and
 		// the release are each marked by a row naming the run.
 		if n := b.count(t, `SELECT count(*) FROM reconciliation_fixes f
-JOIN holds h USING (hold_reference)
-JOIN journal_transactions j ON j.transaction_id = f.transaction_id AND j.kind = 'capture'
+JOIN hold_states h USING (hold_reference)
+JOIN journal_transactions j ON j.transaction_id = f.transaction_id AND j.kind = 'reconciliation'
 WHERE f.run_id = $1 AND f.action = 'capture' AND f.hold_reference = $2 AND f.reference = h.capture_reference
   AND f.transaction_id = h.transaction_id AND f.payout_status = 'completed'`, rep.RunID, completed.ref); n != 1 {
 			t.Errorf("capture fix rows %d, want 1", n)
 		}
-		if n := b.count(t, `SELECT count(*) FROM reconciliation_fixes f JOIN holds h USING (hold_reference)
+		if n := b.count(t, `SELECT count(*) FROM reconciliation_fixes f JOIN hold_states h USING (hold_reference)
 WHERE f.run_id = $1 AND f.action = 'release' AND f.hold_reference = $2 AND f.reference = h.release_reference
   AND f.transaction_id IS NULL AND f.payout_status = 'cancelled'`, rep.RunID, cancelled.ref); n != 1 {
 			t.Errorf("release fix rows %d, want 1", n)
@@ -613,7 +617,7 @@ WHERE f.run_id = $1 AND f.action = 'release' AND f.hold_reference = $2 AND f.ref
 		// A second fix run finds nothing more to fix and moves nothing.
 		again := b.run(t, true)
 		wantMap(t, kinds(again), map[string]string{conflict.ref: "capture_release_conflict critical false"})
-		ledgertest.AssertBalances(t, b.ledger, acct, "70.00", "0.00", "70.00")
+		ledgertest.AssertBalances(t, b.db, acct, "70.00", "0.00", "70.00")
 		if got := b.settlement(t); !got.Equal(decimal.RequireFromString("30.00")) {
 			t.Errorf("settlement %s after the second run, want 30.00", got)
 		}
@@ -634,12 +638,12 @@ WHERE f.run_id = $1 AND f.action = 'release' AND f.hold_reference = $2 AND f.ref
 		if rep := b.run(t, false); rep.Status != reconciliation.StatusWarning {
 			t.Fatalf("report-only run %+v, want warning", rep)
 		}
-		ledgertest.AssertBalances(t, b.ledger, s.account.AccountID, "100.00", "40.00", "60.00")
+		ledgertest.AssertBalances(t, b.db, s.account.AccountID, "100.00", "40.00", "60.00")
 		rep := b.run(t, true)
 		if rep.Status != reconciliation.StatusClean || len(rep.Findings) != 1 || !rep.Findings[0].Fixed {
 			t.Fatalf("fix run %+v, want clean with one fixed finding", rep)
 		}
-		ledgertest.AssertBalances(t, b.ledger, s.account.AccountID, "100.00", "0.00", "100.00")
+		ledgertest.AssertBalances(t, b.db, s.account.AccountID, "100.00", "0.00", "100.00")
 		if rep := b.run(t, false); rep.Status != reconciliation.StatusClean || len(rep.Findings) != 0 {
 			t.Fatalf("after the fix %+v, want clean", rep)
 		}
@@ -670,11 +674,11 @@ WHERE f.run_id = $1 AND f.action = 'release' AND f.hold_reference = $2 AND f.ref
 		if f := rep.Findings[0]; !strings.Contains(f.Detail, "not fixed: the hold is captured by now") {
 			t.Errorf("detail %q", f.Detail)
 		}
-		ledgertest.AssertBalances(t, b.ledger, s.account.AccountID, "70.00", "0.00", "70.00")
+		ledgertest.AssertBalances(t, b.db, s.account.AccountID, "70.00", "0.00", "70.00")
 		if n := b.count(t, `SELECT count(*) FROM reconciliation_fixes`); n != 0 {
 			t.Errorf("fix rows %d, want 0", n)
 		}
-		ledgertest.AssertInvariants(t, b.pool)
+		ledgertest.AssertInvariants(t, b.db)
 	})
 
 	t.Run("ConcurrentFixRunsApplyOnce", func(t *testing.T) {
@@ -692,7 +696,7 @@ WHERE f.run_id = $1 AND f.action = 'release' AND f.hold_reference = $2 AND f.ref
 		for range runs {
 			// Each its own Reconciler on its own pool: another replica.
 			pool := pgtest.PoolURL(t, b.url)
-			rec := b.reconciler(t, func(c *reconciliation.Config) { c.Pool = pool })
+			rec := b.reconciler(t, func(c *reconciliation.Config) { c.DB = store.Wrap(pool, nil) })
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -723,14 +727,14 @@ WHERE f.run_id = $1 AND f.action = 'release' AND f.hold_reference = $2 AND f.ref
 		if fixed[c.ref] != 1 || fixed[r.ref] != 1 {
 			t.Errorf("fixed counts %v, want each hold fixed by exactly one run", fixed)
 		}
-		ledgertest.AssertBalances(t, b.ledger, s.account.AccountID, "70.00", "0.00", "70.00")
+		ledgertest.AssertBalances(t, b.db, s.account.AccountID, "70.00", "0.00", "70.00")
 		if got := b.settlement(t); !got.Equal(decimal.RequireFromString("30.00")) {
 			t.Errorf("settlement %s, want 30.00", got)
 		}
 		if n := b.count(t, `SELECT count(*) FROM reconciliation_fixes`); n != 2 {
 			t.Errorf("fix rows %d, want 2", n)
 		}
-		ledgertest.AssertInvariants(t, b.pool)
+		ledgertest.AssertInvariants(t, b.db)
 	})
 }
 
@@ -745,7 +749,7 @@ func TestSchedule(t *testing.T) {
 		b.payout(t, s, h, providertest.PayoutAuthorized, time.Time{})
 		first := b.reconciler(t)
 		otherPool := pgtest.PoolURL(t, b.url) // another replica: its own connections
-		second := b.reconciler(t, func(c *reconciliation.Config) { c.Pool = otherPool })
+		second := b.reconciler(t, func(c *reconciliation.Config) { c.DB = store.Wrap(otherPool, nil) })
 
 		g := newGate(t)
 		b.gate.Store(g)
@@ -835,14 +839,14 @@ func TestConfig(t *testing.T) {
 		cfg  reconciliation.Config
 	}{
 		{"NoPool", reconciliation.Config{}},
-		{"NegativeEvery", reconciliation.Config{Pool: new(pgxpool.Pool), Every: -time.Second}},
-		{"NegativeHoldMaxAge", reconciliation.Config{Pool: new(pgxpool.Pool), HoldMaxAge: -time.Second}},
+		{"NegativeEvery", reconciliation.Config{DB: store.Wrap(new(pgxpool.Pool), nil), Every: -time.Second}},
+		{"NegativeHoldMaxAge", reconciliation.Config{DB: store.Wrap(new(pgxpool.Pool), nil), HoldMaxAge: -time.Second}},
 	} {
 		if _, err := reconciliation.New(c.cfg); err == nil {
 			t.Errorf("%s: New accepted %+v", c.name, c.cfg)
 		}
 	}
-	if _, err := reconciliation.New(reconciliation.Config{Pool: new(pgxpool.Pool)}); err != nil {
+	if _, err := reconciliation.New(reconciliation.Config{DB: store.Wrap(new(pgxpool.Pool), nil)}); err != nil {
 		t.Errorf("defaults: %v", err)
 	}
 }

@@ -76,18 +76,18 @@ type ReleaseParams struct {
 
 // CreditParams are cb_credit's arguments (design 2.6). Max nil: no limit.
 type CreditParams struct {
-	Key               string           `arg:"p_key"`
-	Fingerprint       []byte           `arg:"p_fingerprint"`
-	KeyFingerprint    string           `arg:"p_key_fingerprint"`
-	Now               time.Time        `arg:"p_now"`
-	RequestID         string           `arg:"p_request_id"`
-	Destination       string           `arg:"p_destination"`
-	Requester         string           `arg:"p_requester"`
-	Currency          string           `arg:"p_currency"`
-	Amount            decimal.Decimal  `arg:"p_amount"`
-	Max               *decimal.Decimal `arg:"p_max"`
-	CreditReference   string           `arg:"p_credit_reference"`
-	TransactionID     uuid.UUID        `arg:"p_transaction_id"`
+	Key             string           `arg:"p_key"`
+	Fingerprint     []byte           `arg:"p_fingerprint"`
+	KeyFingerprint  string           `arg:"p_key_fingerprint"`
+	Now             time.Time        `arg:"p_now"`
+	RequestID       string           `arg:"p_request_id"`
+	Destination     string           `arg:"p_destination"`
+	Requester       string           `arg:"p_requester"`
+	Currency        string           `arg:"p_currency"`
+	Amount          decimal.Decimal  `arg:"p_amount"`
+	Max             *decimal.Decimal `arg:"p_max"`
+	CreditReference string           `arg:"p_credit_reference"`
+	TransactionID   uuid.UUID        `arg:"p_transaction_id"`
 }
 
 const answerColumns = "state, outcome, reason, reference"

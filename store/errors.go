@@ -76,7 +76,7 @@ func interpretCode(pgErr *pgconn.PgError, err error) error {
 		strings.HasPrefix(code, "58"),                     // system error (I/O)
 		code == "57P01", code == "57P02", code == "57P03", // shutdown, crash, starting
 		code == "57P04", code == "57P05", // database dropped, idle session timeout
-		code == "25006",                  // read-only transaction: a standby
+		code == "25006", // read-only transaction: a standby
 		code == "0A000" && isPoolerError(pgErr):
 		return ledger.ErrUnavailable.Wrap(err)
 	}

@@ -75,7 +75,9 @@ func (db *DB) secrets(ctx context.Context, sql string) ([]SecretRow, error) {
 }
 
 // ListSecrets returns every secret, active and retired, newest first.
-func (db *DB) ListSecrets(ctx context.Context) ([]SecretRow, error) { return db.secrets(ctx, listSecretsSQL) }
+func (db *DB) ListSecrets(ctx context.Context) ([]SecretRow, error) {
+	return db.secrets(ctx, listSecretsSQL)
+}
 
 // ActiveSecrets returns the active secrets, newest first.
 func (db *DB) ActiveSecrets(ctx context.Context) ([]SecretRow, error) {

@@ -10,30 +10,28 @@ import (
 	"testing"
 
 	"github.com/provider-ledger/adapter/admin"
-	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/keyring"
-	"github.com/provider-ledger/adapter/ledger"
+	"github.com/provider-ledger/adapter/store"
 )
 
 type adminCLI struct {
-	url    string
-	ledger *ledger.Store
-	holds  *holds.Store
+	url string
+	db  *store.DB
 }
 
 func newAdminCLI(t *testing.T) adminCLI {
 	t.Helper()
-	pool := pgtest.Pool(t)
+	db, _ := pgtest.DB(t)
 	kek := make([]byte, 32)
 	kek[31] = 7
-	secrets, err := keyring.NewStore(pool, kek, keyring.StoreOptions{})
+	secrets, err := keyring.NewStore(db, kek, keyring.StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := adminCLI{ledger: ledger.NewStore(pool, nil), holds: holds.NewStore(pool, nil)}
-	srv := httptest.NewServer(admin.New(admin.Config{Ledger: c.ledger, Holds: c.holds, Secrets: secrets}))
+	c := adminCLI{db: db}
+	srv := httptest.NewServer(admin.New(admin.Config{DB: db, Secrets: secrets}))
 	t.Cleanup(srv.Close)
 	c.url = srv.URL
 	return c
@@ -131,12 +129,12 @@ func TestAdminCommands(t *testing.T) {
 	})
 
 	t.Run("Holds", func(t *testing.T) {
-		ledgertest.Account(t, c.ledger, ledgertest.AccountOpts{AccountID: "cli-h", Owner: "hank", Funds: "10", Source: "src-cli-h"})
+		ledgertest.Account(t, c.db, ledgertest.AccountOpts{AccountID: "cli-h", Owner: "hank", Funds: "10", Source: "src-cli-h"})
 		var refs []string
 		for _, p := range []string{"cp-1", "cp-2", "cp-3"} {
-			d, err := c.holds.Place(context.Background(), holds.PlaceRequest{PayoutID: p, ExternalID: "hank", FundingSource: "src-cli-h", Amount: ledgertest.USD("1")})
-			if err != nil || !d.Approved() {
-				t.Fatal(d, err)
+			d := ledgertest.Hold(t, c.db, p, "hank", "src-cli-h", "1")
+			if !d.Approved() {
+				t.Fatal(d)
 			}
 			refs = append(refs, d.Reference)
 		}

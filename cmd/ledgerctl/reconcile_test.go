@@ -11,10 +11,8 @@ import (
 	"testing"
 
 	"github.com/provider-ledger/adapter/admin"
-	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/internal/pgtest"
-	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/reconciliation"
 )
 
@@ -31,13 +29,12 @@ func TestReconcileCommand(t *testing.T) {
 
 	t.Run("ExitsOnTheWorstUnfixedFinding", func(t *testing.T) {
 		t.Parallel()
-		pool := pgtest.Pool(t)
-		ls, hs := ledger.NewStore(pool, nil), holds.NewStore(pool, nil)
-		rec, err := reconciliation.New(reconciliation.Config{Pool: pool})
+		db, pool := pgtest.DB(t)
+		rec, err := reconciliation.New(reconciliation.Config{DB: db})
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(admin.New(admin.Config{Ledger: ls, Holds: hs, Reconciler: rec}))
+		srv := httptest.NewServer(admin.New(admin.Config{DB: db, Reconciler: rec}))
 		t.Cleanup(srv.Close)
 
 		// Clean: 0, a header line and no table.
@@ -47,8 +44,8 @@ func TestReconcileCommand(t *testing.T) {
 		}
 
 		// A warning: 1, with the finding in the table.
-		if d, err := hs.Capture(context.Background(), holds.CaptureRequest{HoldReference: "hold_cli_orphan"}); err != nil || !d.Orphan {
-			t.Fatalf("orphan capture: %+v %v", d, err)
+		if d := ledgertest.Settle(t, db, "po-cli", "hold_cli_orphan", true); !d.Approved() {
+			t.Fatalf("orphan capture: %+v", d)
 		}
 		code, out, errs = reconcileCLI(t, srv.URL)
 		if code != 1 || !strings.Contains(out, "KIND") || !strings.Contains(out, "FIXED") {
@@ -59,7 +56,7 @@ func TestReconcileCommand(t *testing.T) {
 		}
 
 		// A critical finding: 2, also with --json, whose output is the report.
-		a := ledgertest.Account(t, ls, ledgertest.AccountOpts{Funds: "10.00"})
+		a := ledgertest.Account(t, db, ledgertest.AccountOpts{Funds: "10.00"})
 		if _, err := pool.Exec(context.Background(), `UPDATE accounts SET held = held + 1 WHERE account_id = $1`, a.AccountID); err != nil {
 			t.Fatal(err)
 		}

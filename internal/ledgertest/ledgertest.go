@@ -4,9 +4,11 @@ package ledgertest
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/shopspring/decimal"
 
@@ -110,4 +112,46 @@ func AssertInvariants(t testing.TB, db *store.DB) {
 // USD returns a USD ledger.Money of the given decimal string.
 func USD(v string) ledger.Money {
 	return ledger.Money{Currency: "USD", Value: decimal.RequireFromString(v)}
+}
+
+// Hold authorizes payoutID for amount (USD) from the source instrument of
+// owner, as a callback would (key "k-"+payoutID), and returns the
+// decision; it fails t on an error, not on a denial.
+func Hold(t testing.TB, db *store.DB, payoutID, owner, source, amount string) ledger.Decision {
+	t.Helper()
+	a, err := db.Authorize(context.Background(), store.AuthorizeParams{Key: "k-" + payoutID, Fingerprint: fingerprint(payoutID),
+		KeyFingerprint: "test", Now: time.Now(), PayoutID: payoutID, ExternalID: owner, FundingSource: source,
+		Currency: "USD", Amount: decimal.RequireFromString(amount), FraudDeny: 0.9, FraudStepUp: 0.75,
+		HoldReference: ledger.NewReference("hold_")})
+	if err != nil {
+		t.Fatalf("ledgertest: authorize %s: %v", payoutID, err)
+	}
+	return a.Decision
+}
+
+// Settle captures (capture true) or releases the hold of payoutID as a
+// callback would, and returns the decision.
+func Settle(t testing.TB, db *store.DB, payoutID, holdReference string, capture bool) ledger.Decision {
+	t.Helper()
+	ctx := context.Background()
+	var a store.Answer
+	var err error
+	if capture {
+		a, err = db.Capture(ctx, store.CaptureParams{Key: "c-" + payoutID + "-" + holdReference, Fingerprint: fingerprint("c" + payoutID + holdReference),
+			KeyFingerprint: "test", Now: time.Now(), PayoutID: payoutID, HoldReference: holdReference,
+			CaptureReference: ledger.NewReference("cap_"), TransactionID: ledger.NewTransactionID()})
+	} else {
+		a, err = db.Release(ctx, store.ReleaseParams{Key: "r-" + payoutID + "-" + holdReference, Fingerprint: fingerprint("r" + payoutID + holdReference),
+			KeyFingerprint: "test", Now: time.Now(), PayoutID: &payoutID, HoldReference: holdReference,
+			ReleaseReference: ledger.NewReference("rel_")})
+	}
+	if err != nil {
+		t.Fatalf("ledgertest: settle %s: %v", payoutID, err)
+	}
+	return a.Decision
+}
+
+func fingerprint(s string) []byte {
+	h := sha256.Sum256([]byte(s))
+	return h[:]
 }
