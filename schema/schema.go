@@ -62,6 +62,13 @@ func Hash() (string, error) {
 // the database is at afterwards. It is safe to call from several processes
 // at once: tern serializes them on an advisory lock.
 func Migrate(ctx context.Context, conn *pgx.Conn) (int32, error) {
+	return MigrateTo(ctx, conn, -1)
+}
+
+// MigrateTo applies the pending migrations up to version (-1: all) on conn
+// and returns the version the database is at afterwards. Tests use it to
+// build a database of an older schema and upgrade it.
+func MigrateTo(ctx context.Context, conn *pgx.Conn, version int32) (int32, error) {
 	m, err := migrate.NewMigrator(ctx, conn, VersionTable)
 	if err != nil {
 		return 0, fmt.Errorf("schema: %w", err)
@@ -69,7 +76,12 @@ func Migrate(ctx context.Context, conn *pgx.Conn) (int32, error) {
 	if err := m.LoadMigrations(Migrations()); err != nil {
 		return 0, fmt.Errorf("schema: load migrations: %w", err)
 	}
-	if err := m.Migrate(ctx); err != nil {
+	if version < 0 {
+		err = m.Migrate(ctx)
+	} else {
+		err = m.MigrateTo(ctx, version)
+	}
+	if err != nil {
 		return 0, fmt.Errorf("schema: migrate: %w", err)
 	}
 	v, err := m.GetCurrentVersion(ctx)

@@ -72,9 +72,31 @@ func (migrator) Migrate(ctx context.Context, _ *sql.DB, cfg pgtestdb.Config) err
 	return err
 }
 
+type empty struct{}
+
+func (empty) Hash() (string, error) { return "empty-v1", nil }
+
+func (empty) Migrate(context.Context, *sql.DB, pgtestdb.Config) error { return nil }
+
+// EmptyURL creates a fresh database without the schema for t (tests of the
+// migrations themselves) and returns its URL.
+func EmptyURL(t testing.TB) string {
+	t.Helper()
+	reachable(t)
+	return pgtestdb.Custom(t, serverConfig(t), empty{}).URL()
+}
+
 // URL creates a fresh migrated database for t and returns its URL. The
 // database is dropped when t passes and kept for inspection when it fails.
 func URL(t testing.TB) string {
+	t.Helper()
+	reachable(t)
+	return pgtestdb.Custom(t, serverConfig(t), migrator{}).URL()
+}
+
+// reachable fails t with what to do when the test server cannot be
+// reached.
+func reachable(t testing.TB) {
 	t.Helper()
 	cfg := serverConfig(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -87,7 +109,6 @@ func URL(t testing.TB) string {
 			"or point TEST_DATABASE_URL at one.", cfg.Host, cfg.Port, err)
 	}
 	conn.Close(ctx)
-	return pgtestdb.Custom(t, cfg, migrator{}).URL()
 }
 
 // Pool returns a pool on a fresh migrated database for t, closed when t ends.

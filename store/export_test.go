@@ -1,0 +1,18 @@
+package store
+
+// CallSQL returns the SQL of each server-side function call, by function.
+func CallSQL() map[string]string {
+	return map[string]string{
+		"cb_authorize": authorizeCall.sql, "cb_capture": captureCall.sql,
+		"cb_release": releaseCall.sql, "cb_credit": creditCall.sql,
+	}
+}
+
+// InvariantSQL returns each invariant check's SQL, by kind.
+func InvariantSQL() map[string]string {
+	out := map[string]string{}
+	for _, c := range invariantChecks {
+		out[c.kind] = c.sql
+	}
+	return out
+}
