@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/internal/ledgertest"
 )
@@ -110,4 +109,3 @@ func BenchmarkCapture(b *testing.B) {
 		})
 	}
 }
-

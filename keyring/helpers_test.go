@@ -16,8 +16,8 @@ import (
 
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/pgtest"
-	"github.com/provider-ledger/adapter/store"
 	"github.com/provider-ledger/adapter/keyring"
+	"github.com/provider-ledger/adapter/store"
 )
 
 // logBuffer collects the log lines of every store, loader and bootstrap of

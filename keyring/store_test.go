@@ -13,8 +13,8 @@ import (
 
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/keyring"
-	"github.com/provider-ledger/adapter/store"
 	"github.com/provider-ledger/adapter/ledger"
+	"github.com/provider-ledger/adapter/store"
 )
 
 func TestStore(t *testing.T) {
