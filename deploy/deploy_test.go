@@ -130,9 +130,7 @@ var metricNameLine = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
 func setup(t *testing.T) *testBundle {
 	t.Helper()
 	b := &testBundle{}
-	for _, line := range strings.Split(strings.TrimSuffix(read(t, "metrics.txt"), "\n"), "\n") {
-		b.metrics = append(b.metrics, line)
-	}
+	b.metrics = strings.Split(strings.TrimSuffix(read(t, "metrics.txt"), "\n"), "\n")
 	var rf ruleFile
 	decodeYAML(t, "prometheus/alerts.yml", &rf)
 	for _, g := range rf.Groups {
@@ -708,8 +706,10 @@ func TestDeploy(t *testing.T) {
 			}
 		}
 		run()
-		if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
-			t.Errorf("secrets dir: %v, mode %v, want 0700", err, fi.Mode().Perm())
+		if fi, err := os.Stat(dir); err != nil {
+			t.Fatal(err)
+		} else if fi.Mode().Perm() != 0o700 {
+			t.Errorf("secrets.sh made its directory %v, want 0700", fi.Mode().Perm())
 		}
 		contents := map[string]string{}
 		for name, s := range b.compose.Secrets {
