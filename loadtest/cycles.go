@@ -16,10 +16,10 @@ import (
 	"github.com/provider-ledger/adapter/callbacks"
 )
 
-// The cycle workload of the ceiling measure (../shared/bench/README.md, copied
-// in docs/benchmarks.md): each client, in a closed loop, authorizes a random
-// account out of the funded ones for 1.00 to 100.00 and then captures that
-// hold. A cycle counts when both answered 200 approved.
+// The cycle workload of the ceiling measure (docs/benchmarks.md): each
+// client, in a closed loop, authorizes a random account out of the funded
+// ones for 1.00 to 100.00 and then captures that hold. A cycle counts when
+// both answered 200 approved.
 
 // CycleSettings shapes a cycle run.
 type CycleSettings struct {
