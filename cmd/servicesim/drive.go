@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/provider-ledger/adapter/adminapi"
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
 )
@@ -115,7 +114,7 @@ func cents2(c int64) string { return decimal.New(c, -2).StringFixed(2) }
 type driver struct {
 	cfg     DriveConfig
 	cb      *callbacks.Client
-	admin   *driveAdmin
+	admin   *adminapi.Client
 	out     io.Writer
 	sent    int // callbacks sent, every attempt
 	retry   int // attempts retried after 408/429/5xx/transport errors
@@ -201,9 +200,13 @@ func drive(ctx context.Context, cfg DriveConfig, out io.Writer) error {
 	_, _ = rand.Read(nonce[:])
 	run := "sim-" + hex.EncodeToString(nonce[:]) // unique per run, whatever the seed
 	hc := &http.Client{Timeout: 15 * time.Second}
-	d := &driver{cfg: cfg, out: out,
-		cb:    &callbacks.Client{BaseURL: cfg.CallbacksURL, Key: envelope.Key{Secret: secret}, HTTP: hc},
-		admin: &driveAdmin{base: cfg.AdminURL, token: cfg.AdminToken, http: hc}}
+	adm, err := adminapi.NewClient(cfg.AdminURL, adminapi.WithToken(cfg.AdminToken), adminapi.WithHTTPClient(hc),
+		adminapi.WithUserAgent("servicesim-drive/1"))
+	if err != nil {
+		return setupErr("--admin: %w", err)
+	}
+	d := &driver{cfg: cfg, out: out, admin: adm,
+		cb: &callbacks.Client{BaseURL: cfg.CallbacksURL, Key: envelope.Key{Secret: secret}, HTTP: hc}}
 
 	// Seed: a funded sender with a source instrument, a recipient with a
 	// destination instrument. Every payout is at most 50.00, so the sender
@@ -214,17 +217,18 @@ func drive(ctx context.Context, cfg DriveConfig, out io.Writer) error {
 	source, dest := run+"-src", run+"-dst"
 	fmt.Fprintf(out, "servicesim drive: run %s, seed %d, %d payouts, %d requests against %s\n", run, seed, cfg.Payouts, cfg.Requests, cfg.CallbacksURL)
 	for _, a := range []struct{ id, owner string }{{sender, run + "-alice"}, {recipient, run + "-bob"}} {
-		if err := d.admin.do(ctx, http.MethodPost, "/v1/accounts", map[string]string{"accountID": a.id, "ownerExternalID": a.owner, "currency": "USD"}, nil); err != nil {
+		if _, _, err := d.admin.Accounts.Create(ctx, &adminapi.AccountCreateRequest{AccountID: a.id, OwnerExternalID: a.owner, Currency: "USD"}); err != nil {
 			return setupErr("creating account %s: %w", a.id, err)
 		}
 	}
-	if err := d.admin.do(ctx, http.MethodPost, "/v1/accounts/"+url.PathEscape(sender)+"/adjustments",
-		map[string]string{"amount": cents2(funded), "idempotencyKey": run + "-funding", "memo": "servicesim drive funding"}, nil); err != nil {
+	if _, _, err := d.admin.Accounts.Adjust(ctx, sender, &adminapi.AdjustmentRequest{Amount: adminapi.Ptr(adminapi.Amount(cents2(funded))),
+		IdempotencyKey: run + "-funding", Memo: "servicesim drive funding"}); err != nil {
 		return setupErr("funding %s: %w", sender, err)
 	}
-	for _, in := range [][3]string{{source, "source", sender}, {dest, "destination", recipient}} {
-		if err := d.admin.do(ctx, http.MethodPost, "/v1/instruments", map[string]string{"token": in[0], "kind": in[1], "accountID": in[2]}, nil); err != nil {
-			return setupErr("instrument %s: %w", in[0], err)
+	for _, in := range []adminapi.Instrument{{Token: source, Kind: adminapi.KindSource, AccountID: sender},
+		{Token: dest, Kind: adminapi.KindDestination, AccountID: recipient}} {
+		if _, _, err := d.admin.Instruments.Add(ctx, &in); err != nil {
+			return setupErr("instrument %s: %w", in.Token, err)
 		}
 	}
 	fmt.Fprintf(out, "seeded %s (owner %s-alice, funded %s USD, source %s) and %s (owner %s-bob, destination %s)\n",
@@ -317,8 +321,8 @@ func drive(ctx context.Context, cfg DriveConfig, out io.Writer) error {
 		id             string
 		balance, avail int64
 	}{{sender, funded - captured, funded - captured}, {recipient, credited, credited}} {
-		var acc struct{ Balance, Held, Available string }
-		if err := d.admin.do(ctx, http.MethodGet, "/v1/accounts/"+url.PathEscape(want.id), nil, &acc); err != nil {
+		acc, _, err := d.admin.Accounts.Get(ctx, want.id)
+		if err != nil {
 			return fmt.Errorf("reading account %s: %w", want.id, err)
 		}
 		ok := decEq(acc.Balance, want.balance) && decEq(acc.Held, 0) && decEq(acc.Available, want.avail)
@@ -336,52 +340,7 @@ func drive(ctx context.Context, cfg DriveConfig, out io.Writer) error {
 	return nil
 }
 
-func decEq(s string, cents int64) bool {
-	v, err := decimal.NewFromString(s)
+func decEq(a adminapi.Amount, cents int64) bool {
+	v, err := a.Decimal()
 	return err == nil && v.Equal(decimal.New(cents, -2))
-}
-
-// driveAdmin is a minimal client of ledgerd's admin API.
-type driveAdmin struct {
-	base, token string
-	http        *http.Client
-}
-
-func (c *driveAdmin) do(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.base, "/")+path, rd)
-	if err != nil {
-		return err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		var p struct{ Type, Title, Detail string }
-		_ = json.Unmarshal(raw, &p)
-		return fmt.Errorf("%s %s answered %d %s %s", method, path, resp.StatusCode, p.Type, p.Detail)
-	}
-	if out != nil {
-		return json.Unmarshal(raw, out)
-	}
-	return nil
 }
