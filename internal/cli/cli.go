@@ -39,7 +39,10 @@ import (
 // pointer to the command's help and exits with the command's usage code.
 type UsageError struct{ Err error }
 
+// Error is the error's message.
 func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the error.
 func (e *UsageError) Unwrap() error { return e.Err }
 
 // Usagef returns a *UsageError.
@@ -53,12 +56,15 @@ type ExitError struct {
 	Err  error
 }
 
+// Error is Err's message, or the exit status when Err is nil.
 func (e *ExitError) Error() string {
 	if e.Err == nil {
 		return "exit status " + strconv.Itoa(e.Code)
 	}
 	return e.Err.Error()
 }
+
+// Unwrap returns Err.
 func (e *ExitError) Unwrap() error { return e.Err }
 
 // Annotation keys on commands.
