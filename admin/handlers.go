@@ -5,38 +5,29 @@ import (
 	"strconv"
 
 	"github.com/julienschmidt/httprouter"
+	"github.com/shopspring/decimal"
 
+	"github.com/provider-ledger/adapter/adminapi"
 	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/ledger"
 )
 
-// accountView is an account on the wire, amounts in its currency's units.
-type accountView struct {
-	AccountID       string `json:"accountID"`
-	OwnerExternalID string `json:"ownerExternalID"`
-	Currency        string `json:"currency"`
-	Balance         string `json:"balance"`
-	Held            string `json:"held"`
-	Available       string `json:"available"`
-	Status          string `json:"status"`
+func viewAccount(a ledger.Account) adminapi.Account {
+	return adminapi.Account{
+		AccountID: a.AccountID, OwnerExternalID: a.OwnerExternalID, Currency: a.Currency, Status: a.Status,
+		Balance:   wireAmount(a.Currency, a.Balance),
+		Held:      wireAmount(a.Currency, a.Held),
+		Available: wireAmount(a.Currency, a.Available),
+	}
 }
 
-func viewAccount(a ledger.Account) accountView {
-	return accountView{
-		AccountID: a.AccountID, OwnerExternalID: a.OwnerExternalID, Currency: a.Currency, Status: a.Status,
-		Balance:   ledger.FormatAmount(a.Currency, a.Balance),
-		Held:      ledger.FormatAmount(a.Currency, a.Held),
-		Available: ledger.FormatAmount(a.Currency, a.Available),
-	}
+// wireAmount is v on the wire, with the currency's minor units.
+func wireAmount(currency string, v decimal.Decimal) adminapi.Amount {
+	return adminapi.Amount(ledger.FormatAmount(currency, v))
 }
 
 func (s *Server) createAccount(r *http.Request, _ httprouter.Params) (int, any, error) {
-	var body struct {
-		AccountID       string `json:"accountID"`
-		OwnerExternalID string `json:"ownerExternalID"`
-		Currency        string `json:"currency"`
-		Status          string `json:"status"`
-	}
+	var body adminapi.AccountCreateRequest
 	if err := Decode(r, &body); err != nil {
 		return 0, nil, err
 	}
@@ -57,9 +48,7 @@ func (s *Server) getAccount(r *http.Request, ps httprouter.Params) (int, any, er
 }
 
 func (s *Server) patchAccount(r *http.Request, ps httprouter.Params) (int, any, error) {
-	var body struct {
-		Status *string `json:"status"`
-	}
+	var body adminapi.AccountUpdateRequest
 	if err := Decode(r, &body); err != nil {
 		return 0, nil, err
 	}
@@ -74,11 +63,7 @@ func (s *Server) patchAccount(r *http.Request, ps httprouter.Params) (int, any, 
 }
 
 func (s *Server) adjust(r *http.Request, ps httprouter.Params) (int, any, error) {
-	var body struct {
-		Amount         *string `json:"amount"`
-		IdempotencyKey string  `json:"idempotencyKey"`
-		Memo           string  `json:"memo"`
-	}
+	var body adminapi.AdjustmentRequest
 	if err := Decode(r, &body); err != nil {
 		return 0, nil, err
 	}
@@ -89,7 +74,7 @@ func (s *Server) adjust(r *http.Request, ps httprouter.Params) (int, any, error)
 	if err != nil {
 		return 0, nil, err
 	}
-	amount, err := ledger.ParseAmount(a.Currency, *body.Amount, true)
+	amount, err := ledger.ParseAmount(a.Currency, string(*body.Amount), true)
 	if err != nil {
 		return 0, nil, ledger.Invalid("/amount", "amount: %v", err)
 	}
@@ -97,20 +82,16 @@ func (s *Server) adjust(r *http.Request, ps httprouter.Params) (int, any, error)
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusCreated, map[string]string{
-		"transactionID": adj.TransactionID,
-		"balance":       ledger.FormatAmount(a.Currency, adj.Balance),
-		"held":          ledger.FormatAmount(a.Currency, adj.Held),
-		"available":     ledger.FormatAmount(a.Currency, adj.Available),
+	return http.StatusCreated, adminapi.Adjustment{
+		TransactionID: adj.TransactionID,
+		Balance:       wireAmount(a.Currency, adj.Balance),
+		Held:          wireAmount(a.Currency, adj.Held),
+		Available:     wireAmount(a.Currency, adj.Available),
 	}, nil
 }
 
 func (s *Server) addInstrument(r *http.Request, _ httprouter.Params) (int, any, error) {
-	var body struct {
-		Token     string `json:"token"`
-		Kind      string `json:"kind"`
-		AccountID string `json:"accountID"`
-	}
+	var body adminapi.Instrument
 	if err := Decode(r, &body); err != nil {
 		return 0, nil, err
 	}
@@ -122,43 +103,24 @@ func (s *Server) addInstrument(r *http.Request, _ httprouter.Params) (int, any, 
 	if created {
 		status = http.StatusCreated
 	}
-	return status, map[string]string{"token": in.Token, "kind": in.Kind, "accountID": in.AccountID}, nil
+	return status, adminapi.Instrument{Token: in.Token, Kind: in.Kind, AccountID: in.AccountID}, nil
 }
 
-// holdView is a hold on the wire.
-type holdView struct {
-	HoldReference    string `json:"holdReference"`
-	PayoutID         string `json:"payoutID"`
-	AccountID        string `json:"accountID"`
-	FundingSource    string `json:"fundingSource"`
-	Amount           string `json:"amount"`
-	Currency         string `json:"currency"`
-	Status           string `json:"status"`
-	CaptureReference string `json:"captureReference,omitempty"`
-	ReleaseReference string `json:"releaseReference,omitempty"`
-	ReleaseReason    string `json:"releaseReason,omitempty"`
-	PlacedAt         string `json:"placedAt"`
-	CapturedAt       string `json:"capturedAt,omitempty"`
-	ReleasedAt       string `json:"releasedAt,omitempty"`
-}
-
-func viewHold(h holds.Hold) holdView {
-	v := holdView{
+func viewHold(h holds.Hold) adminapi.Hold {
+	v := adminapi.Hold{
 		HoldReference: h.HoldReference, PayoutID: h.PayoutID, AccountID: h.AccountID, FundingSource: h.FundingSource,
-		Amount: ledger.FormatAmount(h.Currency, h.Amount), Currency: h.Currency, Status: h.Status,
+		Amount: wireAmount(h.Currency, h.Amount), Currency: h.Currency, Status: h.Status,
 		CaptureReference: h.CaptureReference, ReleaseReference: h.ReleaseReference, ReleaseReason: h.ReleaseReason,
-		PlacedAt: h.PlacedAt.UTC().Format(timeFormat),
+		PlacedAt: adminapi.Timestamp{Time: h.PlacedAt},
 	}
 	if h.CapturedAt != nil {
-		v.CapturedAt = h.CapturedAt.UTC().Format(timeFormat)
+		v.CapturedAt = &adminapi.Timestamp{Time: *h.CapturedAt}
 	}
 	if h.ReleasedAt != nil {
-		v.ReleasedAt = h.ReleasedAt.UTC().Format(timeFormat)
+		v.ReleasedAt = &adminapi.Timestamp{Time: *h.ReleasedAt}
 	}
 	return v
 }
-
-const timeFormat = "2006-01-02T15:04:05.000000Z07:00"
 
 func (s *Server) getHold(r *http.Request, ps httprouter.Params) (int, any, error) {
 	h, err := s.cfg.DB.GetHold(r.Context(), ps.ByName("holdReference"))
@@ -182,11 +144,7 @@ func (s *Server) listHolds(r *http.Request, _ httprouter.Params) (int, any, erro
 	if err != nil {
 		return 0, nil, err
 	}
-	out := struct {
-		Holds      []holdView `json:"holds"`
-		NextCursor string     `json:"nextCursor,omitempty"`
-		HasMore    bool       `json:"hasMore"`
-	}{Holds: make([]holdView, 0, len(p.Holds)), NextCursor: p.NextCursor, HasMore: p.HasMore}
+	out := adminapi.HoldList{Holds: make([]adminapi.Hold, 0, len(p.Holds)), NextCursor: p.NextCursor, HasMore: p.HasMore}
 	for _, h := range p.Holds {
 		out.Holds = append(out.Holds, viewHold(h))
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/provider-ledger/adapter/adminapi"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/reconciliation"
 )
@@ -36,7 +37,8 @@ func (s *Server) registerReconciliation() {
 }
 
 func (s *Server) runReconciliation(r *http.Request, _ httprouter.Params) (int, any, error) {
-	// Raw members, not a struct: encoding/json would take {"Fix": true}
+	// The body is an adminapi.ReconciliationRunRequest, read as raw
+	// members rather than into the struct: encoding/json would take {"Fix": true}
 	// or {"fix": null} silently, and fix moves money.
 	var body map[string]json.RawMessage
 	if err := Decode(r, &body); err != nil {
@@ -63,5 +65,14 @@ func (s *Server) runReconciliation(r *http.Request, _ httprouter.Params) (int, a
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusCreated, rep, nil
+	return http.StatusCreated, viewRun(rep), nil
+}
+
+func viewRun(rep reconciliation.Report) adminapi.ReconciliationRun {
+	run := adminapi.ReconciliationRun{RunID: rep.RunID, StartedOn: rep.StartedOn, FinishedOn: rep.FinishedOn, Status: rep.Status,
+		Findings: make([]adminapi.Finding, 0, len(rep.Findings))}
+	for _, f := range rep.Findings {
+		run.Findings = append(run.Findings, adminapi.Finding(f))
+	}
+	return run
 }

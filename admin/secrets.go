@@ -11,6 +11,7 @@ import (
 
 	"github.com/julienschmidt/httprouter"
 
+	"github.com/provider-ledger/adapter/adminapi"
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/ledger"
 )
@@ -31,32 +32,21 @@ func (s *Server) registerSecrets() {
 	s.Handle(http.MethodDelete, "/v1/signing-secrets/:secretID", s.retireSecret)
 }
 
-// secretList is the answer of GET /v1/signing-secrets.
-type secretList struct {
-	SigningSecrets []SecretInfo `json:"signingSecrets"`
-}
-
-// secretAdded is the answer of POST /v1/signing-secrets. Secret is set only
-// when the server generated the secret; an added secret is not echoed.
-type secretAdded struct {
-	SecretID    string `json:"secretID"`
-	Fingerprint string `json:"fingerprint"`
-	Secret      string `json:"secret,omitempty"`
-}
-
 func (s *Server) listSecrets(r *http.Request, _ httprouter.Params) (int, any, error) {
 	list, err := s.cfg.Secrets.List(r.Context())
 	if err != nil {
 		return 0, nil, err
 	}
-	if list == nil {
-		list = []SecretInfo{} // [] rather than null
+	out := adminapi.SigningSecretList{SigningSecrets: make([]adminapi.SigningSecret, 0, len(list))} // [] rather than null
+	for _, info := range list {
+		out.SigningSecrets = append(out.SigningSecrets, adminapi.SigningSecret(info))
 	}
-	return http.StatusOK, secretList{SigningSecrets: list}, nil
+	return http.StatusOK, out, nil
 }
 
 func (s *Server) addSecret(r *http.Request, _ httprouter.Params) (int, any, error) {
-	// A map of raw members, not a struct: encoding/json matches struct
+	// The body is an adminapi.SigningSecretRequest, read as a map of raw
+	// members rather than into the struct: encoding/json matches struct
 	// fields case-insensitively, and here {"Secret": …} is an unknown field
 	// like any other. Raw values let absent, null, a wrong type and a bad
 	// value each be answered with their own pointer.
@@ -88,7 +78,7 @@ func (s *Server) addSecret(r *http.Request, _ httprouter.Params) (int, any, erro
 		if err != nil {
 			return 0, nil, err
 		}
-		out := secretAdded{SecretID: info.SecretID, Fingerprint: info.Fingerprint,
+		out := adminapi.SigningSecretCreated{SecretID: info.SecretID, Fingerprint: info.Fingerprint,
 			Secret: base64.StdEncoding.EncodeToString(secret)}
 		clear(secret)
 		return http.StatusCreated, out, nil
@@ -111,7 +101,7 @@ func (s *Server) addSecret(r *http.Request, _ httprouter.Params) (int, any, erro
 	if created {
 		status = http.StatusCreated
 	}
-	return status, secretAdded{SecretID: info.SecretID, Fingerprint: info.Fingerprint}, nil
+	return status, adminapi.SigningSecretCreated{SecretID: info.SecretID, Fingerprint: info.Fingerprint}, nil
 }
 
 func (s *Server) retireSecret(r *http.Request, ps httprouter.Params) (int, any, error) {

@@ -1,7 +1,6 @@
 package loadtest
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -95,7 +94,11 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, h Hooks
 	transport := &http.Transport{Proxy: nil, MaxIdleConns: 2048, MaxIdleConnsPerHost: 2048, IdleConnTimeout: 90 * time.Second}
 	defer transport.CloseIdleConnections()
 	hc := &http.Client{Transport: transport, Timeout: 30 * time.Second}
-	adm := &adminClient{base: cfg.admin, token: cfg.adminToken, http: hc}
+	adm, err := newAdminClient(cfg.admin, cfg.adminToken, hc)
+	if err != nil {
+		logf("--admin: %v", err)
+		return ExitSetup
+	}
 	key, cleanup, err := benchKey(ctx, adm, cfg.secretFile, logf)
 	if err != nil {
 		logf("%v", err)
@@ -125,7 +128,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, h Hooks
 		var ok0 bool
 		sample := func(start bool) {
 			if start {
-				ledgerd0, ok0 = ledgerdCPU(ctx, adm)
+				ledgerd0, ok0 = adm.cpuSeconds(ctx)
 				self0 = selfCPU()
 				cpuPG.start()
 				return
@@ -137,7 +140,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, h Hooks
 		if cpuPG.stopc != nil && r.Adapter.Cycles > 0 {
 			n := float64(r.Adapter.Cycles)
 			cpu := &CPUPerCycle{Postgres: round(cpuPG.stop() / n), Loadgen: round(float64((selfCPU() - self0).Microseconds()) / n)}
-			if l1, ok1 := ledgerdCPU(ctx, adm); ok0 && ok1 {
+			if l1, ok1 := adm.cpuSeconds(ctx); ok0 && ok1 {
 				cpu.Ledgerd = round(float64((l1 - ledgerd0).Microseconds()) / n)
 			}
 			r.Adapter.CPU = cpu
@@ -198,31 +201,6 @@ func benchKey(ctx context.Context, adm *adminClient, file string, logf func(stri
 			logf("retiring signing secret %s: %v", id, err)
 		}
 	}, nil
-}
-
-// ledgerdCPU reads process_cpu_seconds_total from ledgerd's /metrics.
-func ledgerdCPU(ctx context.Context, adm *adminClient) (time.Duration, bool) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(adm.base, "/")+"/metrics", nil)
-	if err != nil {
-		return 0, false
-	}
-	if adm.token != "" {
-		req.Header.Set("Authorization", "Bearer "+adm.token)
-	}
-	resp, err := adm.http.Do(req)
-	if err != nil {
-		return 0, false
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "process_cpu_seconds_total "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return time.Duration(f * float64(time.Second)), err == nil
-		}
-	}
-	return 0, false
 }
 
 func printBench(w io.Writer, rep BenchReport) {

@@ -130,7 +130,7 @@ func checkLedger(ctx context.Context, adm *adminClient, p Plan, x *runner, conc 
 	}
 	for _, a := range p.Header.Accounts {
 		jobs <- func() {
-			got, err := adm.account(ctx, a.AccountID)
+			got, _, err := adm.Accounts.Get(ctx, a.AccountID)
 			mu.Lock()
 			defer mu.Unlock()
 			accounts.Checked++
@@ -138,9 +138,9 @@ func checkLedger(ctx context.Context, adm *adminClient, p Plan, x *runner, conc 
 				accounts.failf("%s: %v", a.AccountID, err)
 				return
 			}
-			bal, err1 := decimal.NewFromString(got.Balance)
-			held, err2 := decimal.NewFromString(got.Held)
-			avail, err3 := decimal.NewFromString(got.Available)
+			bal, err1 := got.Balance.Decimal()
+			held, err2 := got.Held.Decimal()
+			avail, err3 := got.Available.Decimal()
 			switch {
 			case err1 != nil || err2 != nil || err3 != nil:
 				accounts.failf("%s: amounts not decimal: %+v", a.AccountID, got)
@@ -195,7 +195,7 @@ func checkLedger(ctx context.Context, adm *adminClient, p Plan, x *runner, conc 
 				return
 			}
 			h := hs[0]
-			amt, err := decimal.NewFromString(h.Amount)
+			amt, err := h.Amount.Decimal()
 			switch {
 			case h.Status != want.final:
 				holdsCheck.failf("payout %s: hold %s, want %s", id, h.Status, want.final)

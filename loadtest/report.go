@@ -204,7 +204,7 @@ func (r *Report) Print(w io.Writer) {
 	default:
 		fmt.Fprintf(w, "reconciliation run %s: %d findings, %d critical\n", r.Reconciliation.RunID, len(r.Reconciliation.Findings), r.Reconciliation.Critical)
 		for _, f := range r.Reconciliation.Findings {
-			fmt.Fprintf(w, "       %s %s %s %s\n", f.Severity, f.Kind, f.Subject, string(f.Detail))
+			fmt.Fprintf(w, "       %s %s %s %s\n", f.Severity, f.Kind, f.Subject, f.Detail)
 		}
 	}
 	if r.FailureCount > 0 {

@@ -294,7 +294,10 @@ func drive(ctx context.Context, cfg config, stdout, stderr io.Writer, h Hooks) i
 	transport := &http.Transport{Proxy: nil, MaxIdleConns: 4*cfg.conc + 16, MaxIdleConnsPerHost: 4*cfg.conc + 16, IdleConnTimeout: 90 * time.Second}
 	defer transport.CloseIdleConnections()
 	hc := &http.Client{Transport: transport, Timeout: 30 * time.Second}
-	adm := &adminClient{base: cfg.admin, token: cfg.adminToken, http: hc}
+	adm, err := newAdminClient(cfg.admin, cfg.adminToken, hc)
+	if err != nil {
+		return setupErr("--admin: %v", err)
+	}
 
 	var key envelope.Key
 	if cfg.secretFile != "" {
@@ -432,7 +435,7 @@ func reconcile(ctx context.Context, adm *adminClient) Reconciliation {
 		// Reported as a critical problem: the ledger could not be checked
 		// from the inside.
 		return Reconciliation{Available: true, Note: "failed", Critical: 1, Findings: []Finding{{Kind: "reconciliation_failed", Severity: "critical",
-			Detail: json.RawMessage(fmt.Sprintf("%q", err.Error()))}}}
+			Detail: err.Error()}}}
 	}
 	r := Reconciliation{Available: true, RunID: id, Findings: findings}
 	for _, f := range findings {

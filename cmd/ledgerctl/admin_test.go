@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -21,7 +22,10 @@ type adminCLI struct {
 	db  *store.DB
 }
 
-func newAdminCLI(t *testing.T) adminCLI {
+func newAdminCLI(t *testing.T) adminCLI { return newAdminCLIToken(t, "") }
+
+// newAdminCLIToken is newAdminCLI with an admin API that requires token.
+func newAdminCLIToken(t *testing.T, token string) adminCLI {
 	t.Helper()
 	db, _ := pgtest.DB(t)
 	kek := make([]byte, 32)
@@ -31,7 +35,7 @@ func newAdminCLI(t *testing.T) adminCLI {
 		t.Fatal(err)
 	}
 	c := adminCLI{db: db}
-	srv := httptest.NewServer(admin.New(admin.Config{DB: db, Secrets: secrets}))
+	srv := httptest.NewServer(admin.New(admin.Config{DB: db, Secrets: secrets, Token: token}))
 	t.Cleanup(srv.Close)
 	c.url = srv.URL
 	return c
@@ -178,6 +182,88 @@ func TestAdminCommands(t *testing.T) {
 	})
 }
 
+// TestAdminErrors: every error is printed once, on one line, with what to
+// do next when there is something to do.
+func TestAdminErrors(t *testing.T) {
+	t.Parallel()
+	c := newAdminCLIToken(t, "s3cret")
+	oneLine := func(t *testing.T, errs string) {
+		t.Helper()
+		if strings.Count(errs, "\n") != 1 || !strings.HasSuffix(errs, "\n") {
+			t.Fatalf("stderr is not one line: %q", errs)
+		}
+	}
+
+	t.Run("UnauthorizedSaysHowToPassTheToken", func(t *testing.T) {
+		t.Parallel()
+		code, _, errs := c.run(t, "accounts", "get", "a")
+		oneLine(t, errs)
+		if code != 1 || !strings.Contains(errs, "401 Unauthorized") || !strings.Contains(errs, "pass ledgerd's admin token with --admin-token or LEDGER_ADMIN_TOKEN") {
+			t.Fatalf("exit %d %q", code, errs)
+		}
+		if code, _, errs := c.run(t, "accounts", "create", "tok-1", "--owner", "o", "--admin-token", "s3cret"); code != 0 {
+			t.Fatalf("with --admin-token: exit %d %q", code, errs)
+		}
+	})
+
+	t.Run("ConnectionRefusedAsksIfLedgerdRuns", func(t *testing.T) {
+		t.Parallel()
+		gone := httptest.NewServer(http.NotFoundHandler())
+		gone.Close()
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"--admin", gone.URL, "holds", "list"}, &out, &errb)
+		oneLine(t, errb.String())
+		if code != 1 || !strings.Contains(errb.String(), "connection refused; is ledgerd running? (--admin or LEDGER_ADMIN_URL)") {
+			t.Fatalf("exit %d %q", code, errb.String())
+		}
+	})
+
+	t.Run("AProblemIsPrintedOnce", func(t *testing.T) {
+		t.Parallel()
+		if code, _, errs := c.run(t, "accounts", "create", "once-1", "--owner", "o", "--admin-token", "s3cret"); code != 0 {
+			t.Fatalf("create: %d %s", code, errs)
+		}
+		code, _, errs := c.run(t, "adjust", "once-1", "1.001", "--key", "k", "--admin-token", "s3cret")
+		oneLine(t, errs)
+		if code != 1 || !strings.Contains(errs, "at /amount") {
+			t.Fatalf("exit %d %q", code, errs)
+		}
+		// The detail and the field error say the same: once.
+		detail := errs[strings.Index(errs, "(invalid-request): ")+len("(invalid-request): ") : strings.Index(errs, " at /amount")]
+		if detail == "" || strings.Count(errs, detail) != 1 {
+			t.Fatalf("the detail %q is repeated in %q", detail, errs)
+		}
+	})
+
+	t.Run("ANotFoundRouteAsksAboutTheURL", func(t *testing.T) {
+		t.Parallel()
+		cb := httptest.NewServer(http.NotFoundHandler()) // as if --admin were the callback listener
+		t.Cleanup(cb.Close)
+		var out, errb bytes.Buffer
+		code := run(context.Background(), []string{"accounts", "get", "a", "--admin", cb.URL}, &out, &errb)
+		if code != 1 || !strings.Contains(errb.String(), "is --admin the admin listener of ledgerd") {
+			t.Fatalf("exit %d %q", code, errb.String())
+		}
+	})
+}
+
+// TestAdminTokenFromTheEnvironment: not parallel, it sets the environment.
+func TestAdminTokenFromTheEnvironment(t *testing.T) {
+	c := newAdminCLIToken(t, "env-s3cret")
+	t.Setenv("LEDGER_ADMIN_TOKEN", "env-s3cret")
+	if code, _, errs := c.run(t, "accounts", "create", "env-1", "--owner", "o"); code != 0 {
+		t.Fatalf("exit %d %q", code, errs)
+	}
+	if code, _, errs := c.run(t, "accounts", "get", "env-1", "--admin-token", "wrong"); code != 1 || !strings.Contains(errs, "401") {
+		t.Fatalf("the flag does not win over LEDGER_ADMIN_TOKEN: exit %d %q", code, errs)
+	}
+	t.Setenv("LEDGER_ADMIN_URL", c.url)
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"accounts", "get", "env-1"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "env-1") {
+		t.Fatalf("LEDGER_ADMIN_URL not used: exit %d %q", code, errb.String())
+	}
+}
+
 func TestMigrate(t *testing.T) { // not parallel: it sets DATABASE_URL
 	url := pgtest.URL(t)
 	var out, errb bytes.Buffer
@@ -189,5 +275,12 @@ func TestMigrate(t *testing.T) { // not parallel: it sets DATABASE_URL
 	errb.Reset()
 	if code := run(context.Background(), []string{"migrate"}, &out, &errb); code != 1 || !strings.Contains(errb.String(), "DATABASE_URL") {
 		t.Fatalf("migrate without a URL: %d %q", code, errb.String())
+	}
+	// pgx's error (a line per address tried) comes out as one line: the
+	// host, the port, the cause, the next step.
+	errb.Reset()
+	code := run(context.Background(), []string{"migrate", "--database-url", "postgres://nobody@127.0.0.1:1/none?connect_timeout=2"}, &out, &errb)
+	if want := "ledgerctl migrate: cannot connect to Postgres at 127.0.0.1:1: connection refused; is Postgres running there? (--database-url or DATABASE_URL)\n"; code != 1 || errb.String() != want {
+		t.Fatalf("migrate to nowhere: %d %q\nwant %q", code, errb.String(), want)
 	}
 }

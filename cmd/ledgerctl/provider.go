@@ -3,136 +3,46 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/provider-ledger/adapter/adminapi"
+	"github.com/provider-ledger/adapter/internal/cli"
 	"github.com/provider-ledger/adapter/provider"
 )
 
-const providerUsage = `usage: ledgerctl provider [connection flags] <command> [flags] [args]
+const providerLong = `Call the service's provider API. Every command prints the API's answer as
+JSON.
 
-The service's provider API. Every command prints the API's answer as JSON.
-Connection flags, before the command words or among its flags (a flag
-after the command words wins): --base-url (env SERVICE_BASE_URL),
---api-key-id (SERVICE_API_KEY_ID), --api-key-secret (SERVICE_API_KEY_SECRET),
---version (SERVICE_VERSION, default v2026.10.00), --provider-id
-(SERVICE_PROVIDER_ID, else LEDGER_PROVIDER_ID, else local).
-
-commands:
-  participants create --external-id ID --given-name G --family-name F --address-line1 A
-                      --city C --state S --postal-code P --country C [--phone N]... [--ensure]
-  participants get PARTICIPANT
-  participants wait PARTICIPANT [--interval 1s] [--timeout 2m]
-  tokens create --external-id ID [--client-type web|device|service]
-  tokens create --login-user U --login-password P
-  limit-groups list [--limit N] [--cursor C] [--all]
-  limit-groups create --name N [--description D] [--json BODY]
-  limit-groups update GROUP --json BODY          (absent keeps, null clears, value sets)
-  limit-groups members list GROUP [--limit N] [--cursor C] [--all]
-  limit-groups members add|remove GROUP PARTICIPANT
-  limits policy
-  limits set PARTICIPANT --json BODY             (override: absent keeps, null clears)
-  limits delete PARTICIPANT
-  reviews list [--status pending|approved|rejected] [--limit N] [--cursor C] [--all]
-  reviews get REVIEW
-  reviews resolve REVIEW --resolution approved|rejected [--notes N]
-  payments list PARTICIPANT [--limit N] [--cursor C] [--all]
-  funding-sources create PARTICIPANT --type card|bank_account --source-id S --display-name N [--last4 L]
-  funding-sources get PARTICIPANT FUNDING_SOURCE
-  funding-sources update PARTICIPANT FUNDING_SOURCE [--display-name N] [--last4 L]
-  secrets list [--all]
-  secrets create [--idempotency-key K] [--install [--admin URL] [--show-secret]]
-  short-name NAME
-
+The connection flags may come before the command words or among a command's
+flags (the last one given wins); each has an environment variable.
 PARTICIPANT is a participantID or the bank's externalID. --json BODY takes
-inline JSON, @FILE, or - for stdin. secrets create --install creates a secret
-at the service and adds it to ledgerd's keyring through the admin API (the
-first half of a rotation); the secret is then printed only with --show-secret.
-`
+inline JSON, @FILE, or - for standard input. "secrets create --install"
+creates a secret at the service and adds it to ledgerd's keyring through
+the admin API (the first half of a rotation); the secret is then printed
+only with --show-secret.`
 
-// runProvider runs `ledgerctl provider …`; args follow the word provider.
-func runProvider(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	// Connection flags may come before the command words:
-	// ledgerctl provider --base-url URL reviews list.
-	lead := newProviderCmd("", stderr, nil)
-	lead.fs.Usage = func() { fmt.Fprint(stderr, providerUsage) }
-	if err := lead.fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	conn := map[string]string{}
-	lead.fs.Visit(func(f *flag.Flag) { conn[f.Name] = f.Value.String() })
-	args = lead.fs.Args()
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(stderr, providerUsage)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
-	}
-	cmd := args[0]
-	rest := args[1:]
-	// Two-word commands.
-	if cmd == "limit-groups" && len(rest) > 0 && rest[0] == "members" {
-		cmd, rest = "limit-groups members", rest[1:]
-	}
-	if len(rest) > 0 && !strings.HasPrefix(rest[0], "-") && cmd != "short-name" {
-		cmd, rest = cmd+" "+rest[0], rest[1:]
-	}
-	h, ok := providerCommands[cmd]
-	if !ok {
-		fmt.Fprintf(stderr, "ledgerctl provider: unknown command %q\n\n%s", cmd, providerUsage)
-		return 2
-	}
-	pc := newProviderCmd(cmd, stderr, conn)
-	h.flags(pc)
-	pos, err := parseInterleaved(pc.fs, rest)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if len(pos) != h.args {
-		fmt.Fprintf(stderr, "ledgerctl provider %s: want %d argument(s), got %d\n", cmd, h.args, len(pos))
-		return 2
-	}
-	if err := pc.connect(); err != nil {
-		fmt.Fprintln(stderr, "ledgerctl provider:", err)
-		return 2
-	}
-	pc.ctx, pc.pos, pc.stdout = ctx, pos, stdout
-	if err := h.run(pc); err != nil {
-		var ue usageError
-		if errors.As(err, &ue) {
-			fmt.Fprintf(stderr, "ledgerctl provider %s: %s\n", cmd, ue)
-			return 2
-		}
-		return fail(stderr, err)
-	}
-	return 0
+// providerConn are the connection flags of every provider command.
+type providerConn struct {
+	baseURL, keyID, keySecret, version, providerID string
 }
 
-// usageError is a bad flag combination: exit 2.
-type usageError string
-
-func (e usageError) Error() string { return string(e) }
-
+// providerCmd runs one provider command: the connection, the command's own
+// flags, its arguments.
 type providerCmd struct {
-	fs     *flag.FlagSet
+	conn   *providerConn
+	fs     *pflag.FlagSet
 	c      *provider.Client
 	ctx    context.Context
 	pos    []string
 	stdout io.Writer
-
-	baseURL, keyID, keySecret, version, providerID string
+	admin  *adminOpts // secrets create --install
 
 	// shared optional flags, registered by the commands that use them
 	limit  int
@@ -141,54 +51,107 @@ type providerCmd struct {
 	body   string
 
 	strs                map[string]*string
-	phones              multiFlag
+	phones              []string
 	ensure              bool
 	interval, timeout   time.Duration
 	install, showSecret bool
 }
 
-func envFirst(names ...string) string {
-	for _, n := range names {
-		if v := os.Getenv(n); v != "" {
-			return v
-		}
-	}
-	return ""
+// providerGroups describes the command words that hold subcommands.
+var providerGroups = map[string]string{
+	"participants":         "Participants: the bank's users registered at the service",
+	"tokens":               "Sender tokens",
+	"limit-groups":         "Limit groups",
+	"limit-groups members": "Members of a limit group",
+	"limits":               "The provider's limit policy and per-participant overrides",
+	"reviews":              "Payout reviews",
+	"payments":             "Payments",
+	"funding-sources":      "Funding sources of participants",
+	"secrets":              "Signing secrets at the service",
 }
 
-// newProviderCmd returns a command with the connection flags registered.
-// Their defaults are lead (the connection flags given before the command
-// words), else the environment, else the built-in defaults.
-func newProviderCmd(name string, stderr io.Writer, lead map[string]string) *providerCmd {
-	pc := &providerCmd{fs: flag.NewFlagSet(strings.TrimSpace("ledgerctl provider "+name), flag.ContinueOnError)}
-	pc.fs.SetOutput(stderr)
-	def := func(flagName, fallback string, envs ...string) string {
-		if v, ok := lead[flagName]; ok {
-			return v
+func providerCmdTree() *cobra.Command {
+	conn := &providerConn{}
+	g := cli.Group(&cobra.Command{Use: "provider", Short: "Call the service's provider API", Long: providerLong})
+	pfs := g.PersistentFlags()
+	pfs.StringVar(&conn.baseURL, "base-url", "", "base URL of the service's provider API")
+	cli.Env(pfs, "base-url", "SERVICE_BASE_URL")
+	pfs.StringVar(&conn.keyID, "api-key-id", "", "API key ID")
+	cli.Env(pfs, "api-key-id", "SERVICE_API_KEY_ID")
+	pfs.StringVar(&conn.keySecret, "api-key-secret", "", "API key secret")
+	cli.Env(pfs, "api-key-secret", "SERVICE_API_KEY_SECRET")
+	pfs.StringVar(&conn.version, "service-version", provider.DefaultVersion, "X-Service-Version to send (--version is the same flag)")
+	cli.Env(pfs, "service-version", "SERVICE_VERSION")
+	pfs.StringVar(&conn.providerID, "provider-id", "local", "the provider's account ID at the service")
+	cli.Env(pfs, "provider-id", "SERVICE_PROVIDER_ID", "LEDGER_PROVIDER_ID")
+
+	groups := map[string]*cobra.Command{"": g}
+	var group func(path string) *cobra.Command
+	group = func(path string) *cobra.Command {
+		if c, ok := groups[path]; ok {
+			return c
 		}
-		if v := envFirst(envs...); v != "" {
-			return v
+		parent, name := "", path
+		if i := strings.LastIndexByte(path, ' '); i >= 0 {
+			parent, name = path[:i], path[i+1:]
 		}
-		return fallback
+		c := cli.Group(&cobra.Command{Use: name, Short: providerGroups[path]})
+		group(parent).AddCommand(c)
+		groups[path] = c
+		return c
 	}
-	pc.fs.StringVar(&pc.baseURL, "base-url", def("base-url", "", "SERVICE_BASE_URL"), "provider API base URL (env SERVICE_BASE_URL)")
-	pc.fs.StringVar(&pc.keyID, "api-key-id", def("api-key-id", "", "SERVICE_API_KEY_ID"), "API key id (env SERVICE_API_KEY_ID)")
-	pc.fs.StringVar(&pc.keySecret, "api-key-secret", def("api-key-secret", "", "SERVICE_API_KEY_SECRET"), "API key secret (env SERVICE_API_KEY_SECRET)")
-	pc.fs.StringVar(&pc.version, "version", def("version", provider.DefaultVersion, "SERVICE_VERSION"), "X-Service-Version (env SERVICE_VERSION)")
-	pc.fs.StringVar(&pc.providerID, "provider-id", def("provider-id", "local", "SERVICE_PROVIDER_ID", "LEDGER_PROVIDER_ID"),
-		"provider account ID (env SERVICE_PROVIDER_ID or LEDGER_PROVIDER_ID)")
-	return pc
+	for _, spec := range providerCommands {
+		parent, name := "", spec.path
+		if i := strings.LastIndexByte(spec.path, ' '); i >= 0 {
+			parent, name = spec.path[:i], spec.path[i+1:]
+		}
+		group(parent).AddCommand(spec.command(conn, name))
+	}
+	// --version was the name of --service-version before ledgerctl had a
+	// --version of its own; it still works under provider.
+	g.SetGlobalNormalizationFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "version" {
+			name = "service-version"
+		}
+		return pflag.NormalizedName(name)
+	})
+	return g
+}
+
+// command builds the cobra command of spec.
+func (spec providerCommand) command(conn *providerConn, name string) *cobra.Command {
+	use := name
+	if spec.argNames != "" {
+		use += " " + spec.argNames
+	}
+	cmd := &cobra.Command{Use: use, Short: spec.short, Args: cli.ExactArgs(spec.args)}
+	pc := &providerCmd{conn: conn, fs: cmd.Flags()}
+	spec.flags(pc)
+	if spec.path == "secrets create" {
+		pc.admin = adminFlags(cmd, false)
+	}
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := pc.connect(); err != nil {
+			return err
+		}
+		pc.ctx, pc.pos, pc.stdout = cmd.Context(), args, cmd.OutOrStdout()
+		return cli.ProviderAPI.Explain(spec.run(pc))
+	}
+	return cmd
 }
 
 func (pc *providerCmd) connect() error {
-	if pc.baseURL == "" {
-		return errors.New("no provider API: set SERVICE_BASE_URL or --base-url")
+	if pc.conn.baseURL == "" {
+		return cli.Usagef("no provider API: set --base-url or SERVICE_BASE_URL (for a local sandbox, run servicesim and use the URL it prints)")
 	}
-	c, err := provider.NewClient(pc.baseURL, provider.WithProviderID(pc.providerID),
-		provider.WithAPIKey(pc.keyID, pc.keySecret), provider.WithVersion(pc.version),
+	c, err := provider.NewClient(pc.conn.baseURL, provider.WithProviderID(pc.conn.providerID),
+		provider.WithAPIKey(pc.conn.keyID, pc.conn.keySecret), provider.WithVersion(pc.conn.version),
 		provider.WithUserAgent("ledgerctl/1"))
+	if err != nil {
+		return cli.Usagef("--base-url: %v", err)
+	}
 	pc.c = c
-	return err
+	return nil
 }
 
 func (pc *providerCmd) pageFlags() {
@@ -223,7 +186,7 @@ func (pc *providerCmd) decodeBody(v any) error {
 	dec := json.NewDecoder(strings.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return usageError("--json: " + err.Error())
+		return cli.Usagef("--json: %v", err)
 	}
 	return nil
 }
@@ -231,15 +194,12 @@ func (pc *providerCmd) decodeBody(v any) error {
 // requireBody decodes the required --json into v.
 func (pc *providerCmd) requireBody(v any) error {
 	if pc.body == "" {
-		return usageError("--json is required")
+		return cli.Usagef("--json is required")
 	}
 	return pc.decodeBody(v)
 }
 
-func (pc *providerCmd) print(v any) error {
-	printJSONValue(pc.stdout, v)
-	return nil
-}
+func (pc *providerCmd) print(v any) error { return printJSON(pc.stdout, v) }
 
 // printPage prints one page with its cursor, or, with --all, every item.
 func printPage[T any](pc *providerCmd, key string, page func(*provider.ListOptions) ([]*T, *provider.Response, error),
@@ -265,10 +225,14 @@ func printPage[T any](pc *providerCmd, key string, page func(*provider.ListOptio
 	return pc.print(out)
 }
 
+// providerCommand is one leaf command under provider.
 type providerCommand struct {
-	args  int
-	flags func(*providerCmd)
-	run   func(*providerCmd) error
+	path     string // the command words after provider
+	argNames string // for the usage line
+	args     int
+	short    string
+	flags    func(*providerCmd)
+	run      func(*providerCmd) error
 }
 
 func noFlags(*providerCmd) {}
@@ -284,16 +248,7 @@ func (pc *providerCmd) strFlag(name, def, help string) {
 func (pc *providerCmd) str(name string) string { return *pc.strs[name] }
 
 // set reports whether the flag was given on the command line.
-func (pc *providerCmd) set(name string) bool {
-	found := false
-	pc.fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
-	return found
-}
-
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+func (pc *providerCmd) set(name string) bool { return pc.fs.Changed(name) }
 
 func printOne[T any](pc *providerCmd, v *T, _ *provider.Response, err error) error {
 	if err != nil {
@@ -315,12 +270,12 @@ var participantFields = []struct{ flag, help string }{
 	{"idempotency-key", "Idempotency-Key (default: a new UUID)"},
 }
 
-var providerCommands = map[string]providerCommand{
-	"participants create": {0, func(pc *providerCmd) {
+var providerCommands = []providerCommand{
+	{"participants create", "", 0, "Register a participant (a user of the bank) at the service", func(pc *providerCmd) {
 		for _, f := range participantFields {
 			pc.strFlag(f.flag, "", f.help)
 		}
-		pc.fs.Var(&pc.phones, "phone", "phone number (repeatable)")
+		pc.fs.StringArrayVar(&pc.phones, "phone", nil, "phone number (repeatable)")
 		pc.fs.BoolVar(&pc.ensure, "ensure", false, "read the participant when its externalID is already registered")
 	}, func(pc *providerCmd) error {
 		req := &provider.ParticipantCreateRequest{ExternalID: pc.str("external-id"), GivenName: pc.str("given-name"),
@@ -338,11 +293,11 @@ var providerCommands = map[string]providerCommand{
 		p, resp, err := create(pc.ctx, req, opts...)
 		return printOne(pc, p, resp, err)
 	}},
-	"participants get": {1, noFlags, func(pc *providerCmd) error {
+	{"participants get", "PARTICIPANT", 1, "Show a participant", noFlags, func(pc *providerCmd) error {
 		p, resp, err := pc.c.Participants.Get(pc.ctx, pc.pos[0])
 		return printOne(pc, p, resp, err)
 	}},
-	"participants wait": {1, func(pc *providerCmd) {
+	{"participants wait", "PARTICIPANT", 1, "Wait until a participant's signup check is done (active or denied)", func(pc *providerCmd) {
 		pc.fs.DurationVar(&pc.interval, "interval", time.Second, "poll interval")
 		pc.fs.DurationVar(&pc.timeout, "timeout", 2*time.Minute, "give up after")
 	}, func(pc *providerCmd) error {
@@ -351,7 +306,7 @@ var providerCommands = map[string]providerCommand{
 		p, err := pc.c.Participants.Await(ctx, pc.pos[0], pc.interval)
 		return printOne(pc, p, nil, err)
 	}},
-	"tokens create": {0, func(pc *providerCmd) {
+	{"tokens create", "", 0, "Mint a sender token for a participant", func(pc *providerCmd) {
 		pc.strFlag("external-id", "", "participant's externalID (API-key form)")
 		pc.strFlag("client-type", "", "web, device or service (default: the server's, web)")
 		pc.strFlag("login-user", "", "participant login user (login form: empty body)")
@@ -366,16 +321,16 @@ var providerCommands = map[string]providerCommand{
 			tok, resp, err := pc.c.Tokens.Create(pc.ctx, &provider.TokenRequest{ExternalID: ext, ClientType: pc.str("client-type")})
 			return printOne(pc, tok, resp, err)
 		}
-		return usageError("give either --external-id or --login-user")
+		return cli.Usagef("give either --external-id or --login-user")
 	}},
-	"limit-groups list": {0, (*providerCmd).pageFlags, func(pc *providerCmd) error {
+	{"limit-groups list", "", 0, "List the limit groups", (*providerCmd).pageFlags, func(pc *providerCmd) error {
 		return printPage(pc, "groups", func(o *provider.ListOptions) ([]*provider.LimitGroup, *provider.Response, error) {
 			return pc.c.LimitGroups.List(pc.ctx, o)
 		}, func(o *provider.ListOptions) func(func(*provider.LimitGroup, error) bool) {
 			return pc.c.LimitGroups.ListIter(pc.ctx, o)
 		})
 	}},
-	"limit-groups create": {0, func(pc *providerCmd) {
+	{"limit-groups create", "", 0, "Create a limit group", func(pc *providerCmd) {
 		pc.strFlag("name", "", "group name")
 		pc.strFlag("description", "", "group description")
 		pc.bodyFlag("request body: {name, description, perTransactionAmount, dailyAmount, weeklyAmount, monthlyAmount, dailySendCount}")
@@ -393,12 +348,12 @@ var providerCommands = map[string]providerCommand{
 			req.Description = pc.str("description")
 		}
 		if req.Name == "" {
-			return usageError("--name or a name in --json is required")
+			return cli.Usagef("--name or a name in --json is required")
 		}
 		g, resp, err := pc.c.LimitGroups.Create(pc.ctx, req)
 		return printOne(pc, g, resp, err)
 	}},
-	"limit-groups update": {1, func(pc *providerCmd) {
+	{"limit-groups update", "GROUP", 1, "Update a limit group (--json: absent keeps, null clears, a value sets)", func(pc *providerCmd) {
 		pc.bodyFlag("PATCH body, e.g. {\"dailyAmount\":null,\"expectedVersionID\":\"…\"} (required)")
 	}, func(pc *providerCmd) error {
 		req := &provider.LimitGroupUpdate{}
@@ -408,7 +363,7 @@ var providerCommands = map[string]providerCommand{
 		g, resp, err := pc.c.LimitGroups.Update(pc.ctx, pc.pos[0], req)
 		return printOne(pc, g, resp, err)
 	}},
-	"limit-groups members list": {1, (*providerCmd).pageFlags, func(pc *providerCmd) error {
+	{"limit-groups members list", "GROUP", 1, "List the members of a limit group", (*providerCmd).pageFlags, func(pc *providerCmd) error {
 		gid := pc.pos[0]
 		return printPage(pc, "members", func(o *provider.ListOptions) ([]*provider.Member, *provider.Response, error) {
 			return pc.c.LimitGroups.ListMembers(pc.ctx, gid, o)
@@ -416,21 +371,21 @@ var providerCommands = map[string]providerCommand{
 			return pc.c.LimitGroups.ListMembersIter(pc.ctx, gid, o)
 		})
 	}},
-	"limit-groups members add": {2, noFlags, func(pc *providerCmd) error {
+	{"limit-groups members add", "GROUP PARTICIPANT", 2, "Add a participant to a limit group", noFlags, func(pc *providerCmd) error {
 		m, resp, err := pc.c.LimitGroups.AddMember(pc.ctx, pc.pos[0], pc.pos[1])
 		return printOne(pc, m, resp, err)
 	}},
-	"limit-groups members remove": {2, noFlags, func(pc *providerCmd) error {
+	{"limit-groups members remove", "GROUP PARTICIPANT", 2, "Remove a participant from a limit group", noFlags, func(pc *providerCmd) error {
 		if _, err := pc.c.LimitGroups.RemoveMember(pc.ctx, pc.pos[0], pc.pos[1]); err != nil {
 			return err
 		}
 		return pc.print(map[string]any{"removed": true, "groupID": pc.pos[0], "participant": pc.pos[1]})
 	}},
-	"limits policy": {0, noFlags, func(pc *providerCmd) error {
+	{"limits policy", "", 0, "Show the provider's limit policy", noFlags, func(pc *providerCmd) error {
 		p, resp, err := pc.c.Limits.GetPolicy(pc.ctx)
 		return printOne(pc, p, resp, err)
 	}},
-	"limits set": {1, func(pc *providerCmd) {
+	{"limits set", "PARTICIPANT", 1, "Set a participant's limit override (--json: absent keeps, null clears)", func(pc *providerCmd) {
 		pc.bodyFlag("PUT body, e.g. {\"dailyAmount\":{…},\"expiresOn\":null} (required)")
 	}, func(pc *providerCmd) error {
 		req := &provider.OverrideUpdate{}
@@ -440,13 +395,13 @@ var providerCommands = map[string]providerCommand{
 		o, resp, err := pc.c.Limits.PutOverride(pc.ctx, pc.pos[0], req)
 		return printOne(pc, o, resp, err)
 	}},
-	"limits delete": {1, noFlags, func(pc *providerCmd) error {
+	{"limits delete", "PARTICIPANT", 1, "Delete a participant's limit override", noFlags, func(pc *providerCmd) error {
 		if _, err := pc.c.Limits.DeleteOverride(pc.ctx, pc.pos[0]); err != nil {
 			return err
 		}
 		return pc.print(map[string]any{"deleted": true, "participant": pc.pos[0]})
 	}},
-	"reviews list": {0, func(pc *providerCmd) {
+	{"reviews list", "", 0, "List payout reviews", func(pc *providerCmd) {
 		pc.pageFlags()
 		pc.strFlag("status", "", "pending (the server's default), approved or rejected")
 	}, func(pc *providerCmd) error {
@@ -457,22 +412,22 @@ var providerCommands = map[string]providerCommand{
 			return pc.c.Reviews.ListIter(pc.ctx, &provider.ReviewListOptions{Status: status, ListOptions: *o})
 		})
 	}},
-	"reviews get": {1, noFlags, func(pc *providerCmd) error {
+	{"reviews get", "REVIEW", 1, "Show a review", noFlags, func(pc *providerCmd) error {
 		r, resp, err := pc.c.Reviews.Get(pc.ctx, pc.pos[0])
 		return printOne(pc, r, resp, err)
 	}},
-	"reviews resolve": {1, func(pc *providerCmd) {
+	{"reviews resolve", "REVIEW", 1, "Approve or reject a review", func(pc *providerCmd) {
 		pc.strFlag("resolution", "", "approved or rejected (required)")
 		pc.strFlag("notes", "", "reviewer notes")
 	}, func(pc *providerCmd) error {
 		res := pc.str("resolution")
 		if res != provider.ReviewApproved && res != provider.ReviewRejected {
-			return usageError("--resolution must be approved or rejected")
+			return cli.Usagef("--resolution must be approved or rejected")
 		}
 		r, resp, err := pc.c.Reviews.Resolve(pc.ctx, pc.pos[0], &provider.ReviewResolution{Resolution: res, Notes: pc.str("notes")})
 		return printOne(pc, r, resp, err)
 	}},
-	"payments list": {1, (*providerCmd).pageFlags, func(pc *providerCmd) error {
+	{"payments list", "PARTICIPANT", 1, "List a participant's payments", (*providerCmd).pageFlags, func(pc *providerCmd) error {
 		who := pc.pos[0]
 		return printPage(pc, "payments", func(o *provider.ListOptions) ([]*provider.Payment, *provider.Response, error) {
 			return pc.c.Payments.List(pc.ctx, who, o)
@@ -480,7 +435,7 @@ var providerCommands = map[string]providerCommand{
 			return pc.c.Payments.ListIter(pc.ctx, who, o)
 		})
 	}},
-	"funding-sources create": {1, func(pc *providerCmd) {
+	{"funding-sources create", "PARTICIPANT", 1, "Register a funding source of a participant", func(pc *providerCmd) {
 		pc.strFlag("type", "", "card or bank_account (required)")
 		pc.strFlag("source-id", "", "the bank's providerSourceID (required)")
 		pc.strFlag("display-name", "", "display name (required)")
@@ -490,11 +445,11 @@ var providerCommands = map[string]providerCommand{
 			ProviderSourceID: pc.str("source-id"), DisplayName: pc.str("display-name"), FundingType: pc.str("type"), Last4: pc.str("last4")})
 		return printOne(pc, fs, resp, err)
 	}},
-	"funding-sources get": {2, noFlags, func(pc *providerCmd) error {
+	{"funding-sources get", "PARTICIPANT FUNDING_SOURCE", 2, "Show a funding source", noFlags, func(pc *providerCmd) error {
 		fs, resp, err := pc.c.FundingSources.Get(pc.ctx, pc.pos[0], pc.pos[1])
 		return printOne(pc, fs, resp, err)
 	}},
-	"funding-sources update": {2, func(pc *providerCmd) {
+	{"funding-sources update", "PARTICIPANT FUNDING_SOURCE", 2, "Change a funding source's display name or last four digits", func(pc *providerCmd) {
 		pc.strFlag("display-name", "", "new display name")
 		pc.strFlag("last4", "", "new last four digits")
 	}, func(pc *providerCmd) error {
@@ -506,29 +461,24 @@ var providerCommands = map[string]providerCommand{
 			up.Last4 = pc.strs["last4"]
 		}
 		if up.DisplayName == nil && up.Last4 == nil {
-			return usageError("give --display-name or --last4")
+			return cli.Usagef("give --display-name or --last4")
 		}
 		fs, resp, err := pc.c.FundingSources.Update(pc.ctx, pc.pos[0], pc.pos[1], up)
 		return printOne(pc, fs, resp, err)
 	}},
-	"secrets list": {0, (*providerCmd).pageFlags, func(pc *providerCmd) error {
+	{"secrets list", "", 0, "List the signing secrets at the service", (*providerCmd).pageFlags, func(pc *providerCmd) error {
 		return printPage(pc, "signingSecrets", func(o *provider.ListOptions) ([]*provider.SigningSecret, *provider.Response, error) {
 			return pc.c.SigningSecrets.List(pc.ctx, o)
 		}, func(o *provider.ListOptions) func(func(*provider.SigningSecret, error) bool) {
 			return pc.c.SigningSecrets.ListIter(pc.ctx, o)
 		})
 	}},
-	"secrets create": {0, func(pc *providerCmd) {
-		def := os.Getenv("LEDGER_ADMIN_URL")
-		if def == "" {
-			def = "http://127.0.0.1:8081"
-		}
+	{"secrets create", "", 0, "Create a signing secret at the service (--install: also add it to ledgerd's keyring)", func(pc *providerCmd) {
 		pc.strFlag("idempotency-key", "", "X-Idempotency-Key (default: a new UUID)")
-		pc.strFlag("admin", def, "admin API base URL for --install (env LEDGER_ADMIN_URL)")
-		pc.fs.BoolVar(&pc.install, "install", false, "add the new secret to ledgerd's keyring through the admin API")
+		pc.fs.BoolVar(&pc.install, "install", false, "add the new secret to ledgerd's keyring through the admin API (--admin, --admin-token)")
 		pc.fs.BoolVar(&pc.showSecret, "show-secret", false, "with --install, print the secret too")
 	}, runSecretsCreate},
-	"short-name": {1, noFlags, func(pc *providerCmd) error {
+	{"short-name", "NAME", 1, "Set the provider's short name", noFlags, func(pc *providerCmd) error {
 		rec, resp, err := pc.c.Provider.Update(pc.ctx, &provider.ProviderUpdateRequest{ShortName: pc.pos[0]})
 		return printOne(pc, rec, resp, err)
 	}},
@@ -549,28 +499,29 @@ func runSecretsCreate(pc *providerCmd) error {
 		}
 		return pc.print(sec)
 	}
-	admin := &adminFlags{admin: pc.str("admin")}
-	// Check the admin API answers before creating a secret that could not
-	// be installed: the service returns its plaintext only once.
-	if _, err := admin.call(pc.ctx, "GET", "/v1/signing-secrets", nil, nil); err != nil {
-		return fmt.Errorf("admin API not usable, no secret created: %w", err)
-	}
-	sec, resp, err := pc.c.SigningSecrets.Create(pc.ctx, opts...)
+	admin, ctx, cancel, err := pc.admin.client(pc.ctx)
 	if err != nil {
 		return err
 	}
-	var installed struct {
-		SecretID    string `json:"secretID"`
-		Fingerprint string `json:"fingerprint"`
+	defer cancel()
+	// Check the admin API answers before creating a secret that could not
+	// be installed: the service returns its plaintext only once.
+	if _, _, err := admin.SigningSecrets.List(ctx); err != nil {
+		return fmt.Errorf("admin API not usable, no secret created: %w", cli.AdminAPI.Explain(err))
 	}
-	if _, err := admin.call(pc.ctx, "POST", "/v1/signing-secrets", map[string]string{"secret": sec.Secret}, &installed); err != nil {
+	sec, resp, err := pc.c.SigningSecrets.Create(ctx, opts...)
+	if err != nil {
+		return err
+	}
+	installed, _, err := admin.SigningSecrets.Create(ctx, &adminapi.SigningSecretRequest{Secret: sec.Secret})
+	if err != nil {
 		return fmt.Errorf("signing secret %s was created at the service (X-Idempotency-Key %s) but not installed: %w; "+
 			"its value is not shown and cannot be fetched again: run this command again for a new secret, "+
-			"and have %s revoked through the service", sec.SecretID, resp.IdempotencyKey, err, sec.SecretID)
+			"and have %s revoked through the service", sec.SecretID, resp.IdempotencyKey, cli.AdminAPI.Explain(err), sec.SecretID)
 	}
 	out := map[string]any{
 		"signingSecret":  map[string]any{"secretID": sec.SecretID, "createdOn": sec.CreatedOn, "revokedOn": sec.RevokedOn},
-		"keyring":        installed,
+		"keyring":        map[string]string{"secretID": installed.SecretID, "fingerprint": installed.Fingerprint},
 		"idempotencyKey": resp.IdempotencyKey,
 	}
 	if pc.showSecret {

@@ -32,7 +32,7 @@ func (p providerCLI) run(t *testing.T, args ...string) (int, string, string) {
 	id, secret := p.srv.APIKey()
 	args = append(args, "--base-url", p.srv.URL, "--api-key-id", id, "--api-key-secret", secret, "--provider-id", p.srv.ProviderID())
 	var out, errb bytes.Buffer
-	code := runProvider(context.Background(), args, &out, &errb)
+	code := run(context.Background(), append([]string{"provider"}, args...), &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -221,7 +221,7 @@ func TestProviderCommands(t *testing.T) {
 			}
 		}
 		var out, errb bytes.Buffer
-		if code := runProvider(context.Background(), nil, &out, &errb); code != 2 || !strings.Contains(errb.String(), "secrets create") {
+		if code := run(context.Background(), []string{"provider"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "missing command") {
 			t.Fatalf("no args: %d %s", code, errb.String())
 		}
 	})
@@ -295,7 +295,7 @@ func TestProviderSecretsInstall(t *testing.T) {
 
 	t.Setenv("SERVICE_BASE_URL", "")
 	var o, e bytes.Buffer
-	if code := runProvider(context.Background(), []string{"participants", "get", "x"}, &o, &e); code != 2 || !strings.Contains(e.String(), "SERVICE_BASE_URL") {
+	if code := run(context.Background(), []string{"provider", "participants", "get", "x"}, &o, &e); code != 2 || !strings.Contains(e.String(), "SERVICE_BASE_URL") {
 		t.Fatalf("no base URL: %d %s", code, e.String())
 	}
 
@@ -317,7 +317,7 @@ func TestProviderConnection(t *testing.T) {
 	id, secret := srv.APIKey()
 	run := func(args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
-		code := runProvider(context.Background(), args, &out, &errb)
+		code := run(context.Background(), append([]string{"provider"}, args...), &out, &errb)
 		return code, out.String(), errb.String()
 	}
 	version := func() string {
@@ -363,8 +363,8 @@ func TestProviderConnection(t *testing.T) {
 		if code, _, errs := run("--base-url", srv.URL, "--api-key-id", id, "--api-key-secret", "wrong", "limit-groups", "list"); code != 1 || !strings.Contains(errs, "401") {
 			t.Fatalf("leading credentials not used: exit %d %s", code, errs)
 		}
-		if code, _, errs := run("--base-url", srv.URL, "--help"); code != 0 || !strings.Contains(errs, "connection flags") {
-			t.Fatalf("help: %d %s", code, errs)
+		if code, out, errs := run("--base-url", srv.URL, "--help"); code != 0 || !strings.Contains(out, "connection flags") || errs != "" {
+			t.Fatalf("help: %d %s %s", code, out, errs)
 		}
 		if code, _, _ := run("--base-url", srv.URL); code != 2 {
 			t.Fatalf("no command: exit %d", code)

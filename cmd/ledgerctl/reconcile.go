@@ -3,12 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
-	"strings"
-	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/provider-ledger/adapter/adminapi"
+	"github.com/provider-ledger/adapter/internal/cli"
 )
 
 // Exit codes of `ledgerctl reconcile`. 1 and 2 are the run's verdict, so an
@@ -21,110 +22,89 @@ const (
 	reconcileError    = 3
 )
 
-const reconcileUsage = `usage: ledgerctl reconcile [--fix] [--json] [--admin URL]
-
-Runs one reconciliation through the admin API (POST /v1/reconciliation/runs)
-and prints its findings (KIND SEVERITY SUBJECT DETAIL FIXED), or the report's
-JSON with --json. --fix applies missed_capture and missed_release.
-
-exit status:
-  0  clean: no unfixed finding
-  1  an unfixed warning, no unfixed critical
-  2  an unfixed critical finding
-  3  error: bad flags, admin API unreachable or answering an error
-
-flags:
-`
-
-type reconcileFinding struct {
-	Kind     string `json:"kind"`
-	Severity string `json:"severity"`
-	Subject  string `json:"subject"`
-	Detail   string `json:"detail"`
-	Fixed    bool   `json:"fixed"`
+func reconcileCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "reconcile",
+		Short: "Run a reconciliation and print its findings",
+		Long: `Run one reconciliation through the admin API (POST /v1/reconciliation/runs)
+and print its findings (KIND SEVERITY SUBJECT DETAIL FIXED), or the report's
+JSON with --json. --fix applies missed_capture and missed_release. The run
+goes on in ledgerd (15 minutes at most) if --timeout passes first.`,
+		Args:        cli.NoArgs,
+		Annotations: map[string]string{cli.UsageExitCode: "3"},
+	}
+	cli.ExitStatus(cmd, `0  clean: no unfixed finding
+1  an unfixed warning, no unfixed critical finding
+2  an unfixed critical finding
+3  error: bad flags, admin API unreachable or answering an error`)
+	o := adminFlags(cmd, true)
+	var fix bool
+	cmd.Flags().BoolVar(&fix, "fix", false, "apply missed_capture and missed_release")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 15*time.Minute, "how long to wait for the run")
+	run := adminRun(o, func(ctx context.Context, c *adminapi.Client, cmd *cobra.Command, _ []string) error {
+		rep, _, err := c.Reconciliation.Run(ctx, &adminapi.ReconciliationRunRequest{Fix: fix})
+		if err != nil {
+			return err
+		}
+		if rep.RunID == "" {
+			return errors.New("the admin API's answer is not a reconciliation report")
+		}
+		code := verdict(rep.Findings)
+		out := cmd.OutOrStdout()
+		if o.json {
+			if err := printJSON(out, rep); err != nil {
+				return err
+			}
+		} else {
+			printReport(cmd, rep, code)
+		}
+		if code != reconcileClean {
+			return &cli.ExitError{Code: code}
+		}
+		return nil
+	})
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		err := run(cmd, args)
+		var ee *cli.ExitError
+		var ue *cli.UsageError
+		if err == nil || errors.As(err, &ee) || errors.As(err, &ue) {
+			return err
+		}
+		return &cli.ExitError{Code: reconcileError, Err: err}
+	}
+	return cmd
 }
 
-type reconcileReport struct {
-	RunID      string             `json:"runID"`
-	StartedOn  string             `json:"startedOn"`
-	FinishedOn string             `json:"finishedOn"`
-	Status     string             `json:"status"`
-	Findings   []reconcileFinding `json:"findings"`
-}
-
-// runReconcile runs `ledgerctl reconcile [--fix] [--json]`.
-func runReconcile(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs, af := newFlagSet("reconcile", stderr)
-	fix := fs.Bool("fix", false, "apply missed_capture and missed_release")
-	fs.DurationVar(&af.timeout, "timeout", 15*time.Minute, "how long to wait for the run (it goes on in ledgerd if this passes)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), reconcileUsage)
-		fs.PrintDefaults()
-	}
-	pos, err := parseInterleaved(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return reconcileClean
-	}
-	if err != nil {
-		return reconcileError
-	}
-	if len(pos) != 0 {
-		fmt.Fprintf(stderr, "ledgerctl reconcile: unexpected argument %q\n", pos[0])
-		fs.Usage()
-		return reconcileError
-	}
-	var rep reconcileReport
-	raw, err := af.call(ctx, "POST", "/v1/reconciliation/runs", map[string]bool{"fix": *fix}, &rep)
-	if err != nil {
-		fail(stderr, err)
-		return reconcileError
-	}
-	if rep.RunID == "" {
-		fmt.Fprintln(stderr, "ledgerctl: the admin API's answer is not a reconciliation report")
-		return reconcileError
-	}
-	// The verdict comes from the findings themselves, not the status
-	// member, so that it cannot disagree with what is printed.
+// verdict comes from the findings themselves, not the status member, so
+// that it cannot disagree with what is printed.
+func verdict(findings []adminapi.Finding) int {
 	code := reconcileClean
-	fixed := 0
-	for _, f := range rep.Findings {
+	for _, f := range findings {
 		switch {
 		case f.Fixed:
-			fixed++
-		case f.Severity == "warning":
+		case f.Severity == adminapi.SeverityWarning:
 			code = max(code, reconcileWarning)
 		default: // critical, or a severity this ledgerctl does not know
 			code = reconcileCritical
 		}
 	}
-	if af.json {
-		printJSON(stdout, raw)
-		return code
-	}
-	verdict := map[int]string{reconcileClean: "clean", reconcileWarning: "warning", reconcileCritical: "critical"}[code]
-	fmt.Fprintf(stdout, "run %s: %s, %d findings, %d fixed\n", rep.RunID, verdict, len(rep.Findings), fixed)
-	if len(rep.Findings) == 0 {
-		return code
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KIND\tSEVERITY\tSUBJECT\tDETAIL\tFIXED")
-	for _, f := range rep.Findings {
-		yn := "no"
-		if f.Fixed {
-			yn = "yes"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cell(f.Kind), cell(f.Severity), cell(f.Subject), cell(f.Detail), yn)
-	}
-	tw.Flush()
 	return code
 }
 
-// cell keeps a value on one line and in one column of the table.
-func cell(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\t' || r == '\n' || r == '\r' {
-			return ' '
+func printReport(cmd *cobra.Command, rep *adminapi.ReconciliationRun, code int) {
+	fixed := 0
+	rows := make([][]string, 0, len(rep.Findings))
+	for _, f := range rep.Findings {
+		yn := "no"
+		if f.Fixed {
+			fixed++
+			yn = "yes"
 		}
-		return r
-	}, s)
+		rows = append(rows, []string{f.Kind, f.Severity, f.Subject, f.Detail, yn})
+	}
+	name := map[int]string{reconcileClean: "clean", reconcileWarning: "warning", reconcileCritical: "critical"}[code]
+	fmt.Fprintf(cmd.OutOrStdout(), "run %s: %s, %d findings, %d fixed\n", rep.RunID, name, len(rep.Findings), fixed)
+	if len(rows) > 0 {
+		table(cmd.OutOrStdout(), "KIND\tSEVERITY\tSUBJECT\tDETAIL\tFIXED", rows)
+	}
 }

@@ -135,9 +135,9 @@ func TestReconcileCommand(t *testing.T) {
 		if code, _, _ := reconcileCLI(t, gone.URL, "extra"); code != 3 {
 			t.Fatalf("extra argument: exit %d", code)
 		}
-		var errb bytes.Buffer
-		if code := run(context.Background(), []string{"reconcile", "-h"}, io.Discard, &errb); code != 0 || !strings.Contains(errb.String(), "3  error") {
-			t.Fatalf("-h: exit %d %s", code, errb.String())
+		var outb bytes.Buffer
+		if code := run(context.Background(), []string{"reconcile", "-h"}, &outb, io.Discard); code != 0 || !strings.Contains(outb.String(), "3  error") {
+			t.Fatalf("-h: exit %d %s", code, outb.String())
 		}
 	})
 }

@@ -5,95 +5,109 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/url"
+	"net/http"
 	"os"
 	"strings"
-	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/provider-ledger/adapter/adminapi"
+	"github.com/provider-ledger/adapter/internal/cli"
 )
 
-type secretInfo struct {
-	SecretID    string `json:"secretID"`
-	Fingerprint string `json:"fingerprint"`
-	AddedOn     string `json:"addedOn"`
-	RetiredOn   string `json:"retiredOn"`
-	Secret      string `json:"secret"`
-}
-
-// runSecrets manages the adapter's keyring of signing secrets. A secret to
+// secretsCmd manages the adapter's keyring of signing secrets. A secret to
 // add is read from a file or standard input, never from the command line
 // (where shell history and ps would keep it).
-func runSecrets(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: ledgerctl secrets list | add --from-file F|- | generate | retire SECRET_ID")
-		return 2
-	}
-	sub := args[0]
-	fs, af := newFlagSet("secrets "+sub, stderr)
-	from := fs.String("from-file", "-", "add: file holding the Base64 secret (- for standard input)")
-	pos, err := parseInterleaved(fs, args[1:])
-	if err != nil {
-		return 2
-	}
-	switch sub {
-	case "list":
-		var out struct {
-			SigningSecrets []secretInfo `json:"signingSecrets"`
-		}
-		raw, err := af.call(ctx, "GET", "/v1/signing-secrets", nil, &out)
+func secretsCmd() *cobra.Command {
+	g := cli.Group(&cobra.Command{Use: "secrets", Short: "Manage the signing secrets that open the callbacks (ledgerd's keyring)"})
+
+	list := &cobra.Command{Use: "list", Short: "List the signing secrets, active and retired, newest first", Args: cli.NoArgs}
+	ol := adminFlags(list, true)
+	list.RunE = adminRun(ol, func(ctx context.Context, c *adminapi.Client, cmd *cobra.Command, _ []string) error {
+		l, _, err := c.SigningSecrets.List(ctx)
 		if err != nil {
-			return fail(stderr, err)
+			return err
 		}
-		if af.json {
-			printJSON(stdout, raw)
-			return 0
+		if ol.json {
+			return printJSON(cmd.OutOrStdout(), l)
 		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SECRET ID\tFINGERPRINT\tADDED\tRETIRED")
-		for _, s := range out.SigningSecrets {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.SecretID, s.Fingerprint, s.AddedOn, s.RetiredOn)
-		}
-		tw.Flush()
-		return 0
-	case "add", "generate":
-		body := map[string]any{"generate": true}
-		if sub == "add" {
-			secret, err := readSecret(*from)
-			if err != nil {
-				return fail(stderr, err)
+		rows := make([][]string, 0, len(l.SigningSecrets))
+		for _, s := range l.SigningSecrets {
+			retired := "-"
+			if s.RetiredOn != nil {
+				retired = s.RetiredOn.UTC().Format(time.RFC3339)
 			}
-			body = map[string]any{"secret": secret}
+			rows = append(rows, []string{s.SecretID, s.Fingerprint, s.AddedOn.UTC().Format(time.RFC3339), retired})
 		}
-		var out secretInfo
-		raw, err := af.call(ctx, "POST", "/v1/signing-secrets", body, &out)
-		if err != nil {
-			return fail(stderr, err)
-		}
-		if af.json {
-			printJSON(stdout, raw)
-			return 0
-		}
-		fmt.Fprintf(stdout, "secret %s added (fingerprint %s)\n", out.SecretID, out.Fingerprint)
-		if out.Secret != "" {
-			fmt.Fprintf(stdout, "secret (shown once, store it now): %s\n", out.Secret)
-		}
-		return 0
-	case "retire":
-		if len(pos) != 1 {
-			fmt.Fprintln(stderr, "usage: ledgerctl secrets retire SECRET_ID")
-			return 2
-		}
-		if _, err := af.call(ctx, "DELETE", "/v1/signing-secrets/"+url.PathEscape(pos[0]), nil, nil); err != nil {
-			return fail(stderr, err)
-		}
-		fmt.Fprintf(stdout, "secret %s retired\n", pos[0])
-		return 0
+		table(cmd.OutOrStdout(), "SECRET ID\tFINGERPRINT\tADDED\tRETIRED", rows)
+		return nil
+	})
+
+	add := &cobra.Command{
+		Use:   "add",
+		Short: "Add a signing secret of your own to the keyring",
+		Long: `Add a signing secret (the Base64 of 32 bytes) to the keyring, read from
+--from-file or standard input: never from the command line, where shell
+history and ps would keep it.`,
+		Args: cli.NoArgs,
 	}
-	fmt.Fprintf(stderr, "ledgerctl: unknown secrets command %q\n", sub)
-	return 2
+	oa := adminFlags(add, true)
+	var from string
+	add.Flags().StringVar(&from, "from-file", "-", "file holding the Base64 secret (- for standard input)")
+	add.RunE = adminRun(oa, func(ctx context.Context, c *adminapi.Client, cmd *cobra.Command, _ []string) error {
+		secret, err := readSecret(cmd.InOrStdin(), from)
+		if err != nil {
+			return err
+		}
+		out, resp, err := c.SigningSecrets.Create(ctx, &adminapi.SigningSecretRequest{Secret: secret})
+		if err != nil {
+			return err
+		}
+		return printSecret(cmd.OutOrStdout(), oa, out, resp)
+	})
+
+	gen := &cobra.Command{Use: "generate", Short: "Have ledgerd generate a signing secret, shown once", Args: cli.NoArgs}
+	og := adminFlags(gen, true)
+	gen.RunE = adminRun(og, func(ctx context.Context, c *adminapi.Client, cmd *cobra.Command, _ []string) error {
+		out, resp, err := c.SigningSecrets.Create(ctx, &adminapi.SigningSecretRequest{Generate: true})
+		if err != nil {
+			return err
+		}
+		return printSecret(cmd.OutOrStdout(), og, out, resp)
+	})
+
+	retire := &cobra.Command{Use: "retire SECRET_ID", Short: "Retire a signing secret: it no longer opens callbacks", Args: cli.ExactArgs(1)}
+	or := adminFlags(retire, false)
+	retire.RunE = adminRun(or, func(ctx context.Context, c *adminapi.Client, cmd *cobra.Command, args []string) error {
+		if _, err := c.SigningSecrets.Retire(ctx, args[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "secret %s retired\n", args[0])
+		return nil
+	})
+
+	g.AddCommand(list, add, gen, retire)
+	return g
 }
 
-func readSecret(path string) (string, error) {
-	var r io.Reader = os.Stdin
+func printSecret(w io.Writer, o *adminOpts, out *adminapi.SigningSecretCreated, resp *adminapi.Response) error {
+	if o.json {
+		return printJSON(w, out)
+	}
+	verb := "added"
+	if resp.StatusCode == http.StatusOK {
+		verb = "was already active"
+	}
+	fmt.Fprintf(w, "secret %s %s (fingerprint %s)\n", out.SecretID, verb, out.Fingerprint)
+	if out.Secret != "" {
+		fmt.Fprintf(w, "secret (shown once, store it now): %s\n", out.Secret)
+	}
+	return nil
+}
+
+func readSecret(stdin io.Reader, path string) (string, error) {
+	r := stdin
 	if path != "-" {
 		f, err := os.Open(path)
 		if err != nil {
@@ -108,7 +122,7 @@ func readSecret(path string) (string, error) {
 	}
 	line = strings.TrimSpace(line)
 	if line == "" {
-		return "", fmt.Errorf("no secret read from %s", path)
+		return "", fmt.Errorf("no secret read from %s: it should hold the Base64 of 32 bytes", path)
 	}
 	return line, nil
 }

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	mrand "math/rand/v2"
@@ -20,9 +17,12 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	"github.com/spf13/cobra"
 
+	"github.com/provider-ledger/adapter/adminapi"
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/internal/cli"
 )
 
 // DriveConfig configures `servicesim drive`.
@@ -43,41 +43,82 @@ func DefaultDriveConfig() DriveConfig {
 		ProviderID: "local", SecretFile: "./var/ledgerd/signing-secret", Payouts: 10, Requests: 5}
 }
 
-func parseDrive(args []string, stderr io.Writer) (DriveConfig, error) {
-	cfg := DefaultDriveConfig()
-	cfg.AdminToken = os.Getenv("LEDGER_ADMIN_TOKEN")
-	fs := flag.NewFlagSet("servicesim drive", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+const driveLong = `drive plays the service against a running ledgerd: through the admin API it
+seeds a funded sender with a source instrument and a recipient with a
+destination instrument (IDs unique to the run); then it runs payout
+lifecycles (authorize a random amount, 1.00 to 50.00 USD, then capture, or
+release for cancelled, expired or review_rejected; every third payout
+delivers both callbacks again, which must answer the same) and paid
+requests (credit-account, 1.00 to 20.00 USD, delivered twice under one
+key). Like the service, it retries 408, 429, 5xx and transport errors with
+the same key (5 attempts, backoff from 50ms, Retry-After honoured up to 2s)
+and stops at any other non-200. It prints one line per lifecycle and a
+summary, then reads both accounts back: the sender must hold funded minus
+captured with nothing held, the recipient the sum credited.
+
+The signing secret must be one ledgerd knows: by default the dev secret the
+embedded ledgerd writes (./var/ledgerd/signing-secret, from the directory
+ledgerd was started in).`
+
+const driveExitStatus = `0  every lifecycle approved and the balances match
+1  a check failed, or a callback was refused (or retried in vain)
+2  usage or setup error: flags, the secret file, seeding through the admin API`
+
+// newDriveCmd returns the drive command, which fills cfg from its flags.
+func newDriveCmd(cfg *DriveConfig) *cobra.Command {
+	*cfg = DefaultDriveConfig()
+	cmd := &cobra.Command{
+		Use:     "drive",
+		Short:   "Play payout and request lifecycles against a running ledgerd and check the balances",
+		Long:    driveLong,
+		Example: "  go run ./cmd/ledgerd            # in another terminal\n  go run ./cmd/servicesim drive",
+		Args:    cli.NoArgs,
+	}
+	cli.ExitStatus(cmd, driveExitStatus)
+	fs := cmd.Flags()
 	fs.StringVar(&cfg.CallbacksURL, "callbacks", cfg.CallbacksURL, "callback base URL of the ledgerd under test")
-	fs.StringVar(&cfg.AdminURL, "admin", cfg.AdminURL, "admin API base URL of the ledgerd (bearer token: env LEDGER_ADMIN_TOKEN when set)")
-	fs.StringVar(&cfg.ProviderID, "provider-id", cfg.ProviderID, "providerID claim of the callbacks (ledgerd's LEDGER_PROVIDER_ID)")
-	fs.StringVar(&cfg.SecretFile, "secret-file", cfg.SecretFile, "file holding the Base64 signing secret (the embedded ledgerd's dev secret by default)")
+	fs.StringVar(&cfg.AdminURL, "admin", cfg.AdminURL, "base URL of ledgerd's admin API")
+	cli.Env(fs, "admin", "LEDGER_ADMIN_URL")
+	fs.StringVar(&cfg.AdminToken, "admin-token", "", "bearer token of the admin API")
+	cli.Env(fs, "admin-token", "LEDGER_ADMIN_TOKEN")
+	fs.StringVar(&cfg.ProviderID, "provider-id", cfg.ProviderID, "providerID claim of the callbacks: the provider ledgerd serves")
+	cli.Env(fs, "provider-id", "LEDGER_PROVIDER_ID")
+	fs.StringVar(&cfg.SecretFile, "secret-file", cfg.SecretFile, "file holding the Base64 signing secret")
 	fs.IntVar(&cfg.Payouts, "payouts", cfg.Payouts, "number of payout lifecycles")
 	fs.IntVar(&cfg.Requests, "requests", cfg.Requests, "number of payment request (credit-account) lifecycles")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the amounts and lifecycle choices (0: from the clock)")
-	if err := fs.Parse(args); err != nil {
-		return cfg, err
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := cfg.validate(); err != nil {
+			return err
+		}
+		err := drive(cmd.Context(), *cfg, cmd.OutOrStdout())
+		var se errSetup
+		switch {
+		case err == nil:
+			return nil
+		case errors.As(err, &se):
+			return &cli.ExitError{Code: 2, Err: err}
+		}
+		return &cli.ExitError{Code: 1, Err: err}
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "servicesim drive: unexpected arguments %q\n", fs.Args())
-		return cfg, errors.New("unexpected arguments")
-	}
+	return cmd
+}
+
+// validate checks the flags: a usage error for each bad one.
+func (cfg DriveConfig) validate() error {
 	if cfg.Payouts < 0 || cfg.Requests < 0 || cfg.Payouts > 10000 || cfg.Requests > 10000 {
-		fmt.Fprintln(stderr, "servicesim drive: --payouts and --requests must be between 0 and 10000")
-		return cfg, errors.New("bad counts")
+		return cli.Usagef("--payouts and --requests must be between 0 and 10000")
 	}
 	for _, u := range []struct{ name, v string }{{"callbacks", cfg.CallbacksURL}, {"admin", cfg.AdminURL}} {
 		p, err := url.Parse(u.v)
 		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-			fmt.Fprintf(stderr, "servicesim drive: --%s %q is not an http(s) URL\n", u.name, u.v)
-			return cfg, errors.New("bad URL")
+			return cli.Usagef("--%s %q is not an http(s) URL", u.name, u.v)
 		}
 	}
 	if cfg.ProviderID == "" || cfg.SecretFile == "" {
-		fmt.Fprintln(stderr, "servicesim drive: --provider-id and --secret-file must not be empty")
-		return cfg, errors.New("empty flag")
+		return cli.Usagef("--provider-id and --secret-file must not be empty")
 	}
-	return cfg, nil
+	return nil
 }
 
 // errSetup marks an error before any lifecycle ran (exit status 2).
@@ -87,22 +128,6 @@ func (e errSetup) Error() string { return e.err.Error() }
 func (e errSetup) Unwrap() error { return e.err }
 
 func setupErr(format string, a ...any) error { return errSetup{fmt.Errorf(format, a...)} }
-
-// Drive runs the payout and request lifecycles against a ledgerd and checks
-// the balances they imply. It returns the exit status: 0 all good, 1 a check
-// failed or a callback was refused terminally, 2 a setup error.
-func Drive(ctx context.Context, cfg DriveConfig, stdout, stderr io.Writer) int {
-	err := drive(ctx, cfg, stdout)
-	if err == nil {
-		return 0
-	}
-	fmt.Fprintln(stderr, "servicesim drive:", err)
-	var se errSetup
-	if errors.As(err, &se) {
-		return 2
-	}
-	return 1
-}
 
 // Amounts are USD cents; the money claim carries 2 decimal places.
 func usd(cents int64) map[string]any {
@@ -115,7 +140,7 @@ func cents2(c int64) string { return decimal.New(c, -2).StringFixed(2) }
 type driver struct {
 	cfg     DriveConfig
 	cb      *callbacks.Client
-	admin   *driveAdmin
+	admin   *adminapi.Client
 	out     io.Writer
 	sent    int // callbacks sent, every attempt
 	retry   int // attempts retried after 408/429/5xx/transport errors
@@ -131,6 +156,7 @@ const maxAttempts = 5
 func (d *driver) send(ctx context.Context, endpoint string, service map[string]any) (*callbacks.Reply, error) {
 	backoff := 50 * time.Millisecond
 	var last string
+	var lastErr error // the last transport error, if the last attempt had one
 	for attempt := 1; ; attempt++ {
 		d.sent++
 		r, err := d.cb.Send(ctx, endpoint, service)
@@ -138,19 +164,22 @@ func (d *driver) send(ctx context.Context, endpoint string, service map[string]a
 		case err != nil && r != nil && r.Status == http.StatusOK:
 			return nil, fmt.Errorf("%s: %w", endpoint, err) // a 200 we cannot open: not retryable
 		case err != nil:
-			last = err.Error()
+			last, lastErr = err.Error(), err
 		case r.Status == http.StatusOK:
 			return r, nil
 		case r.Retryable():
-			last = fmt.Sprintf("%d %v", r.Status, r.Problem["type"])
+			last, lastErr = fmt.Sprintf("%d %v", r.Status, r.Problem["type"]), nil
 			if s, perr := strconv.Atoi(r.RetryAfter); perr == nil && s >= 0 {
 				backoff = max(backoff, min(time.Duration(s)*time.Second, 2*time.Second))
 			}
 		default:
-			return nil, fmt.Errorf("%s key %v refused: %d %v (%v)", endpoint, service["idempotencyKey"], r.Status,
-				r.Problem["type"], r.Problem["detail"])
+			return nil, fmt.Errorf("%s key %v refused: %d %v (%v)%s", endpoint, service["idempotencyKey"], r.Status,
+				r.Problem["type"], r.Problem["detail"], refusalHint(r))
 		}
 		if attempt == maxAttempts {
+			if lastErr != nil {
+				last = cli.Callbacks.Explain(lastErr).Error()
+			}
 			return nil, fmt.Errorf("%s key %v: gave up after %d attempts: %s", endpoint, service["idempotencyKey"], attempt, last)
 		}
 		d.retry++
@@ -161,6 +190,19 @@ func (d *driver) send(ctx context.Context, endpoint string, service map[string]a
 		}
 		backoff = min(2*backoff, 2*time.Second)
 	}
+}
+
+// refusalHint is the next step after a refusal a person can fix.
+func refusalHint(r *callbacks.Reply) string {
+	typ, _ := r.Problem["type"].(string)
+	switch {
+	case r.Status == http.StatusBadRequest && strings.HasSuffix(typ, ":undecryptable"):
+		return "; ledgerd does not know this signing secret: pass the one it has with --secret-file " +
+			"(an embedded ledgerd writes var/ledgerd/signing-secret under the directory it was started in)"
+	case r.Status == http.StatusForbidden:
+		return "; ledgerd serves another provider: set --provider-id to its LEDGER_PROVIDER_ID"
+	}
+	return ""
 }
 
 // replay sends the same claims again and requires the same answer.
@@ -201,9 +243,13 @@ func drive(ctx context.Context, cfg DriveConfig, out io.Writer) error {
 	_, _ = rand.Read(nonce[:])
 	run := "sim-" + hex.EncodeToString(nonce[:]) // unique per run, whatever the seed
 	hc := &http.Client{Timeout: 15 * time.Second}
-	d := &driver{cfg: cfg, out: out,
-		cb:    &callbacks.Client{BaseURL: cfg.CallbacksURL, Key: envelope.Key{Secret: secret}, HTTP: hc},
-		admin: &driveAdmin{base: cfg.AdminURL, token: cfg.AdminToken, http: hc}}
+	adm, err := adminapi.NewClient(cfg.AdminURL, adminapi.WithToken(cfg.AdminToken), adminapi.WithHTTPClient(hc),
+		adminapi.WithUserAgent("servicesim-drive/1"))
+	if err != nil {
+		return setupErr("--admin: %w", err)
+	}
+	d := &driver{cfg: cfg, out: out, admin: adm,
+		cb: &callbacks.Client{BaseURL: cfg.CallbacksURL, Key: envelope.Key{Secret: secret}, HTTP: hc}}
 
 	// Seed: a funded sender with a source instrument, a recipient with a
 	// destination instrument. Every payout is at most 50.00, so the sender
@@ -214,17 +260,18 @@ func drive(ctx context.Context, cfg DriveConfig, out io.Writer) error {
 	source, dest := run+"-src", run+"-dst"
 	fmt.Fprintf(out, "servicesim drive: run %s, seed %d, %d payouts, %d requests against %s\n", run, seed, cfg.Payouts, cfg.Requests, cfg.CallbacksURL)
 	for _, a := range []struct{ id, owner string }{{sender, run + "-alice"}, {recipient, run + "-bob"}} {
-		if err := d.admin.do(ctx, http.MethodPost, "/v1/accounts", map[string]string{"accountID": a.id, "ownerExternalID": a.owner, "currency": "USD"}, nil); err != nil {
-			return setupErr("creating account %s: %w", a.id, err)
+		if _, _, err := d.admin.Accounts.Create(ctx, &adminapi.AccountCreateRequest{AccountID: a.id, OwnerExternalID: a.owner, Currency: "USD"}); err != nil {
+			return setupErr("creating account %s: %w", a.id, cli.AdminAPI.Explain(err))
 		}
 	}
-	if err := d.admin.do(ctx, http.MethodPost, "/v1/accounts/"+url.PathEscape(sender)+"/adjustments",
-		map[string]string{"amount": cents2(funded), "idempotencyKey": run + "-funding", "memo": "servicesim drive funding"}, nil); err != nil {
-		return setupErr("funding %s: %w", sender, err)
+	if _, _, err := d.admin.Accounts.Adjust(ctx, sender, &adminapi.AdjustmentRequest{Amount: adminapi.Ptr(adminapi.Amount(cents2(funded))),
+		IdempotencyKey: run + "-funding", Memo: "servicesim drive funding"}); err != nil {
+		return setupErr("funding %s: %w", sender, cli.AdminAPI.Explain(err))
 	}
-	for _, in := range [][3]string{{source, "source", sender}, {dest, "destination", recipient}} {
-		if err := d.admin.do(ctx, http.MethodPost, "/v1/instruments", map[string]string{"token": in[0], "kind": in[1], "accountID": in[2]}, nil); err != nil {
-			return setupErr("instrument %s: %w", in[0], err)
+	for _, in := range []adminapi.Instrument{{Token: source, Kind: adminapi.KindSource, AccountID: sender},
+		{Token: dest, Kind: adminapi.KindDestination, AccountID: recipient}} {
+		if _, _, err := d.admin.Instruments.Add(ctx, &in); err != nil {
+			return setupErr("instrument %s: %w", in.Token, cli.AdminAPI.Explain(err))
 		}
 	}
 	fmt.Fprintf(out, "seeded %s (owner %s-alice, funded %s USD, source %s) and %s (owner %s-bob, destination %s)\n",
@@ -317,9 +364,9 @@ func drive(ctx context.Context, cfg DriveConfig, out io.Writer) error {
 		id             string
 		balance, avail int64
 	}{{sender, funded - captured, funded - captured}, {recipient, credited, credited}} {
-		var acc struct{ Balance, Held, Available string }
-		if err := d.admin.do(ctx, http.MethodGet, "/v1/accounts/"+url.PathEscape(want.id), nil, &acc); err != nil {
-			return fmt.Errorf("reading account %s: %w", want.id, err)
+		acc, _, err := d.admin.Accounts.Get(ctx, want.id)
+		if err != nil {
+			return fmt.Errorf("reading account %s: %w", want.id, cli.AdminAPI.Explain(err))
 		}
 		ok := decEq(acc.Balance, want.balance) && decEq(acc.Held, 0) && decEq(acc.Available, want.avail)
 		verdict := "ok"
@@ -336,52 +383,7 @@ func drive(ctx context.Context, cfg DriveConfig, out io.Writer) error {
 	return nil
 }
 
-func decEq(s string, cents int64) bool {
-	v, err := decimal.NewFromString(s)
+func decEq(a adminapi.Amount, cents int64) bool {
+	v, err := a.Decimal()
 	return err == nil && v.Equal(decimal.New(cents, -2))
-}
-
-// driveAdmin is a minimal client of ledgerd's admin API.
-type driveAdmin struct {
-	base, token string
-	http        *http.Client
-}
-
-func (c *driveAdmin) do(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.base, "/")+path, rd)
-	if err != nil {
-		return err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		var p struct{ Type, Title, Detail string }
-		_ = json.Unmarshal(raw, &p)
-		return fmt.Errorf("%s %s answered %d %s %s", method, path, resp.StatusCode, p.Type, p.Detail)
-	}
-	if out != nil {
-		return json.Unmarshal(raw, out)
-	}
-	return nil
 }

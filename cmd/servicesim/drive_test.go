@@ -118,7 +118,7 @@ func TestDrive(t *testing.T) {
 		if code := Run(ctx, args("--provider-id", "someone-else", "--payouts", "2"), &out, &errb); code != 1 {
 			t.Fatalf("exit %d, want 1\n%s\n%s", code, out.String(), errb.String())
 		}
-		if !strings.Contains(errb.String(), "refused: 403") {
+		if !strings.Contains(errb.String(), "refused: 403") || !strings.Contains(errb.String(), "set --provider-id") {
 			t.Errorf("stderr %q lacks the 403", errb.String())
 		}
 		if strings.Contains(out.String(), "summary") {
@@ -131,7 +131,7 @@ func TestDrive(t *testing.T) {
 		_ = os.WriteFile(other, []byte(base64.StdEncoding.EncodeToString(make([]byte, 32))), 0o600)
 		var out, errb bytes.Buffer
 		if code := Run(ctx, append(args("--payouts", "1"), "--secret-file", other), &out, &errb); code != 1 ||
-			!strings.Contains(errb.String(), "refused: 400") {
+			!strings.Contains(errb.String(), "refused: 400") || !strings.Contains(errb.String(), "pass the one it has with --secret-file") {
 			t.Fatalf("exit %d, want 1 with a 400\n%s", code, errb.String())
 		}
 	})
@@ -149,26 +149,30 @@ func TestDriveUsage(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"drive", "--nope"}, 2, "flag provided but not defined"},
-		{[]string{"drive", "--payouts", "many"}, 2, "invalid value"},
+		{[]string{"drive", "--nope"}, 2, "unknown flag: --nope"},
+		{[]string{"drive", "--payouts", "many"}, 2, "invalid argument"},
 		{[]string{"drive", "--payouts", "-1"}, 2, "between 0 and 10000"},
-		{[]string{"drive", "extra"}, 2, "unexpected arguments"},
+		{[]string{"drive", "extra"}, 2, "unexpected argument"},
 		{[]string{"drive", "--admin", "127.0.0.1:8081"}, 2, "not an http(s) URL"},
 		{[]string{"drive", "--provider-id", ""}, 2, "must not be empty"},
 		{[]string{"drive", "--secret-file", filepath.Join(dir, "missing")}, 2, "reading the signing secret"},
 		{[]string{"drive", "--secret-file", bad}, 2, "invalid"},
-		// Nothing listens on port 1: the admin API cannot seed.
+		// Nothing listens on port 1: the admin API cannot seed, and the
+		// error says what to check.
 		{[]string{"drive", "--secret-file", good, "--admin", "http://127.0.0.1:1"}, 2, "creating account"},
-		{[]string{"drive", "-h"}, 0, "-payouts"},
+		{[]string{"drive", "--secret-file", good, "--admin", "http://127.0.0.1:1"}, 2, "is ledgerd running? (--admin or LEDGER_ADMIN_URL)"},
 	} {
 		var out, errb bytes.Buffer
 		if code := Run(context.Background(), tc.args, &out, &errb); code != tc.code || !strings.Contains(errb.String(), tc.msg) {
 			t.Errorf("%v: code %d stderr %q; want %d and %q", tc.args, code, errb.String(), tc.code, tc.msg)
 		}
+		if n := strings.Count(errb.String(), "\n"); n != 1 {
+			t.Errorf("%v: %d lines on stderr, want the error once on one line: %q", tc.args, n, errb.String())
+		}
 	}
-	cfg, err := parseDrive(nil, io.Discard)
-	if err != nil || cfg.CallbacksURL != "http://127.0.0.1:8080/ledger" || cfg.AdminURL != "http://127.0.0.1:8081" ||
-		cfg.ProviderID != "local" || cfg.SecretFile != "./var/ledgerd/signing-secret" || cfg.Payouts != 10 || cfg.Requests != 5 {
+	var cfg DriveConfig
+	if err := newDriveCmd(&cfg).ParseFlags(nil); err != nil || cfg != DefaultDriveConfig() || cfg.CallbacksURL != "http://127.0.0.1:8080/ledger" ||
+		cfg.AdminURL != "http://127.0.0.1:8081" || cfg.ProviderID != "local" || cfg.SecretFile != "./var/ledgerd/signing-secret" || cfg.Payouts != 10 || cfg.Requests != 5 {
 		t.Fatalf("defaults %+v %v", cfg, err)
 	}
 }

@@ -3,51 +3,88 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/provider-ledger/adapter/internal/cli"
 	"github.com/provider-ledger/adapter/provider/providertest"
 )
 
 // Run is the whole program: it parses args (what follows the command name),
 // runs the subcommand until ctx ends, and returns the exit code.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cmd := "serve"
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
+	return cli.Execute(ctx, newRoot(), args, stdout, stderr)
+}
+
+const rootLong = `servicesim is a local sandbox of the payments service. Without a command (or
+with serve) it serves an in-memory fake of the service's provider API for one
+provider account, with the sandbox conventions below; "servicesim drive"
+plays the service's callbacks against a running ledgerd.
+
+Sandbox conventions: a new participant is pending until the signup check
+clears it after --signup-delay; an externalID starting with "deny-" is
+denied instead. The provider starts with a default limit policy. State is
+kept in memory and lost on exit. Point ledgerctl provider at it with the
+SERVICE_* lines it prints at start.`
+
+const serveExitStatus = `0  stopped by SIGINT or SIGTERM
+1  could not serve (the address is taken, …)
+2  usage error: bad flag or arguments`
+
+func newRoot() *cobra.Command {
+	cfg := DefaultServeConfig()
+	root := &cobra.Command{
+		Use:     "servicesim",
+		Short:   "Local sandbox of the payments service: the provider API fake, and a callback driver",
+		Long:    rootLong,
+		Version: cli.Version(),
+		Args:    cli.NoCommand,
+		RunE:    func(cmd *cobra.Command, _ []string) error { return serve(cmd, cfg) },
 	}
-	switch cmd {
-	case "serve":
-		cfg, err := parseServe(args, stderr)
-		if err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
-		}
-		if err := Serve(ctx, cfg, stdout, nil); err != nil {
-			fmt.Fprintln(stderr, "servicesim:", err)
-			return 1
-		}
-		return 0
-	case "drive":
-		cfg, err := parseDrive(args, stderr)
-		if err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
-		}
-		return Drive(ctx, cfg, stdout, stderr)
-	default:
-		fmt.Fprintf(stderr, "servicesim: unknown command %q (commands: serve, drive)\n", cmd)
-		return 2
+	serveFlags(root, &cfg)
+	cli.ExitStatus(root, serveExitStatus)
+
+	scfg := DefaultServeConfig()
+	serveCmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the provider API fake (what servicesim does without a command)",
+		Long:  rootLong,
+		Args:  cli.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return serve(cmd, scfg) },
 	}
+	serveFlags(serveCmd, &scfg)
+	root.AddCommand(serveCmd, newDriveCmd(new(DriveConfig)))
+	return root
+}
+
+// serveFlags registers the flags of serve on cmd, into cfg.
+func serveFlags(cmd *cobra.Command, cfg *ServeConfig) {
+	fs := cmd.Flags()
+	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "address to serve the provider API on")
+	cli.Env(fs, "listen", "SERVICESIM_LISTEN")
+	fs.StringVar(&cfg.ProviderID, "provider-id", cfg.ProviderID, "the provider account the sandbox serves")
+	cli.Env(fs, "provider-id", "SERVICESIM_PROVIDER_ID")
+	fs.StringVar(&cfg.APIKeyID, "api-key-id", cfg.APIKeyID, "API key ID the sandbox accepts")
+	cli.Env(fs, "api-key-id", "SERVICESIM_API_KEY_ID")
+	fs.StringVar(&cfg.APIKeySecret, "api-key-secret", cfg.APIKeySecret, "API key secret the sandbox accepts")
+	cli.Env(fs, "api-key-secret", "SERVICESIM_API_KEY_SECRET")
+	fs.DurationVar(&cfg.SignupDelay, "signup-delay", cfg.SignupDelay, "time until the signup check clears or denies a participant")
+	cli.Env(fs, "signup-delay", "SERVICESIM_SIGNUP_DELAY")
+}
+
+func serve(cmd *cobra.Command, cfg ServeConfig) error {
+	if cfg.SignupDelay < 0 {
+		return cli.Usagef("--signup-delay %s is negative", cfg.SignupDelay)
+	}
+	if cfg.ProviderID == "" || cfg.APIKeyID == "" || cfg.APIKeySecret == "" {
+		return cli.Usagef("--provider-id, --api-key-id and --api-key-secret must not be empty")
+	}
+	return Serve(cmd.Context(), cfg, cmd.OutOrStdout(), nil)
 }
 
 // ServeConfig configures the sandbox server.
@@ -63,43 +100,6 @@ type ServeConfig struct {
 func DefaultServeConfig() ServeConfig {
 	return ServeConfig{Listen: "127.0.0.1:8090", ProviderID: "local", APIKeyID: "sim-key",
 		APIKeySecret: "sim-secret", SignupDelay: time.Second}
-}
-
-func envOr(name, def string) string {
-	if v, ok := os.LookupEnv(name); ok {
-		return v
-	}
-	return def
-}
-
-func parseServe(args []string, stderr io.Writer) (ServeConfig, error) {
-	cfg := DefaultServeConfig()
-	fs := flag.NewFlagSet("servicesim serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.Listen, "listen", envOr("SERVICESIM_LISTEN", cfg.Listen), "address to serve the provider API on (env SERVICESIM_LISTEN)")
-	fs.StringVar(&cfg.ProviderID, "provider-id", envOr("SERVICESIM_PROVIDER_ID", cfg.ProviderID), "provider account ID (env SERVICESIM_PROVIDER_ID)")
-	fs.StringVar(&cfg.APIKeyID, "api-key-id", envOr("SERVICESIM_API_KEY_ID", cfg.APIKeyID), "API key id (env SERVICESIM_API_KEY_ID)")
-	fs.StringVar(&cfg.APIKeySecret, "api-key-secret", envOr("SERVICESIM_API_KEY_SECRET", cfg.APIKeySecret), "API key secret (env SERVICESIM_API_KEY_SECRET)")
-	delay := envOr("SERVICESIM_SIGNUP_DELAY", cfg.SignupDelay.String())
-	fs.StringVar(&delay, "signup-delay", delay, "time until the signup check clears or denies a participant (env SERVICESIM_SIGNUP_DELAY)")
-	if err := fs.Parse(args); err != nil {
-		return cfg, err
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "servicesim serve: unexpected arguments %q\n", fs.Args())
-		return cfg, errors.New("unexpected arguments")
-	}
-	d, err := time.ParseDuration(delay)
-	if err != nil || d < 0 {
-		fmt.Fprintf(stderr, "servicesim serve: --signup-delay %q is not a duration\n", delay)
-		return cfg, errors.New("bad signup delay")
-	}
-	cfg.SignupDelay = d
-	if cfg.ProviderID == "" || cfg.APIKeyID == "" || cfg.APIKeySecret == "" {
-		fmt.Fprintln(stderr, "servicesim serve: --provider-id, --api-key-id and --api-key-secret must not be empty")
-		return cfg, errors.New("empty credentials")
-	}
-	return cfg, nil
 }
 
 // NewSandbox builds the fake with the sandbox conventions (see the package

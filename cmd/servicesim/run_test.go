@@ -84,11 +84,11 @@ func TestRunFlags(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"bogus"}, 2, "unknown command"},
-		{[]string{"--signup-delay", "soon"}, 2, "not a duration"},
+		{[]string{"--signup-delay", "soon"}, 2, "invalid argument"},
+		{[]string{"--signup-delay", "-1s"}, 2, "negative"},
 		{[]string{"serve", "--api-key-id", ""}, 2, "must not be empty"},
-		{[]string{"serve", "extra"}, 2, "unexpected arguments"},
-		{[]string{"--nope"}, 2, "flag provided but not defined"},
-		{[]string{"-h"}, 0, "-signup-delay"},
+		{[]string{"serve", "extra"}, 2, "unexpected argument"},
+		{[]string{"--nope"}, 2, "unknown flag: --nope"},
 		{[]string{"--listen", "256.0.0.1:99999"}, 1, "servicesim:"},
 	} {
 		var out, errb bytes.Buffer
@@ -96,8 +96,18 @@ func TestRunFlags(t *testing.T) {
 			t.Errorf("%v: code %d stderr %q; want %d and %q", tc.args, code, errb.String(), tc.code, tc.msg)
 		}
 	}
-	cfg, err := parseServe(nil, &bytes.Buffer{})
-	if err != nil || cfg != DefaultServeConfig() {
-		t.Fatalf("defaults %+v %v", cfg, err)
+}
+
+// TestRunEnvironment: a flag not given takes its environment variable; a
+// flag given wins. Not parallel: it sets the environment.
+func TestRunEnvironment(t *testing.T) {
+	t.Setenv("SERVICESIM_SIGNUP_DELAY", "soon")
+	var out, errb bytes.Buffer
+	if code := Run(context.Background(), []string{"--listen", "256.0.0.1:99999"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "SERVICESIM_SIGNUP_DELAY") {
+		t.Errorf("a bad SERVICESIM_SIGNUP_DELAY: code %d stderr %q", code, errb.String())
+	}
+	errb.Reset()
+	if code := Run(context.Background(), []string{"--listen", "256.0.0.1:99999", "--signup-delay", "1s"}, &out, &errb); code != 1 {
+		t.Errorf("the flag does not win over the environment: code %d stderr %q", code, errb.String())
 	}
 }

@@ -129,8 +129,8 @@ func Hold(t testing.TB, db *store.DB, payoutID, owner, source, amount string) le
 	return a.Decision
 }
 
-// Settle captures (capture true) or releases the hold of payoutID as a
-// callback would, and returns the decision.
+// Settle captures (capture true) or releases (reason cancelled) the hold
+// of payoutID as a callback would, and returns the decision.
 func Settle(t testing.TB, db *store.DB, payoutID, holdReference string, capture bool) ledger.Decision {
 	t.Helper()
 	ctx := context.Background()
@@ -141,7 +141,8 @@ func Settle(t testing.TB, db *store.DB, payoutID, holdReference string, capture 
 			KeyFingerprint: "test", Now: time.Now(), PayoutID: payoutID, HoldReference: holdReference,
 			CaptureReference: ledger.NewReference("cap_"), TransactionID: ledger.NewTransactionID()})
 	} else {
-		a, err = db.Release(ctx, store.ReleaseParams{Key: "r-" + payoutID + "-" + holdReference, Fingerprint: fingerprint("r" + payoutID + holdReference),
+		reason := "cancelled"
+		a, err = db.Release(ctx, store.ReleaseParams{Reason: &reason, Key: "r-" + payoutID + "-" + holdReference, Fingerprint: fingerprint("r" + payoutID + holdReference),
 			KeyFingerprint: "test", Now: time.Now(), PayoutID: &payoutID, HoldReference: holdReference,
 			ReleaseReference: ledger.NewReference("rel_")})
 	}

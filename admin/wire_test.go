@@ -1,0 +1,140 @@
+package admin_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/provider-ledger/adapter/admin"
+	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/keyring"
+	"github.com/provider-ledger/adapter/reconciliation"
+	"github.com/provider-ledger/adapter/store"
+)
+
+// fixedReconciler answers one report with fixed times and findings.
+type fixedReconciler struct{ rep reconciliation.Report }
+
+func (f fixedReconciler) Run(context.Context, bool) (reconciliation.Report, error) { return f.rep, nil }
+
+// TestWireBytes pins the exact bytes of every JSON answer of the admin API:
+// member names, their order, which members are left out when empty, and
+// how amounts and times are written. Clients (and scripts that grep the
+// output of curl) depend on them; a change here is a change of the API.
+func TestWireBytes(t *testing.T) {
+	t.Parallel()
+
+	type bundle struct {
+		api *admin.Server
+		db  *store.DB
+	}
+	setup := func(t *testing.T, rec admin.Reconciler) bundle {
+		t.Helper()
+		db, _ := pgtest.DB(t)
+		kek := make([]byte, keyring.KEKSize)
+		if _, err := rand.Read(kek); err != nil {
+			t.Fatal(err)
+		}
+		secrets, err := keyring.NewStore(db, kek, keyring.StoreOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := bundle{db: db}
+		b.api = admin.New(admin.Config{DB: db, Secrets: secrets, Reconciler: rec})
+		return b
+	}
+	// match asserts the raw answer matches the pattern (anchored; the
+	// encoder's trailing newline included).
+	match := func(t *testing.T, a answer, status int, pattern string) {
+		t.Helper()
+		if a.status != status || !regexp.MustCompile(`^`+pattern+`\n$`).MatchString(a.raw) {
+			t.Fatalf("answer %d %s\nwant    %d %s", a.status, a.raw, status, pattern)
+		}
+	}
+	const (
+		uuid = `[0-9a-f-]{36}`
+		ts   = `\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z`
+	)
+
+	t.Run("AccountAdjustmentInstrument", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, nil)
+		match(t, call(t, b.api, "POST", "/v1/accounts", `{"accountID":"w-1","ownerExternalID":"wendy","currency":"USD"}`), 201,
+			`\{"accountID":"w-1","ownerExternalID":"wendy","currency":"USD","balance":"0\.00","held":"0\.00","available":"0\.00","status":"open"\}`)
+		match(t, call(t, b.api, "POST", "/v1/accounts/w-1/adjustments", `{"amount":"12.5","idempotencyKey":"k1"}`), 201,
+			`\{"available":"12\.50","balance":"12\.50","held":"0\.00","transactionID":"`+uuid+`"\}`)
+		match(t, call(t, b.api, "PATCH", "/v1/accounts/w-1", `{"status":"frozen"}`), 200,
+			`\{"accountID":"w-1","ownerExternalID":"wendy","currency":"USD","balance":"12\.50","held":"0\.00","available":"12\.50","status":"frozen"\}`)
+		match(t, call(t, b.api, "POST", "/v1/instruments", `{"token":"card-w","kind":"source","accountID":"w-1"}`), 201,
+			`\{"accountID":"w-1","kind":"source","token":"card-w"\}`)
+		match(t, call(t, b.api, "POST", "/v1/accounts", `{"accountID":"w-2","ownerExternalID":"yen","currency":"JPY"}`), 201,
+			`\{"accountID":"w-2","ownerExternalID":"yen","currency":"JPY","balance":"0","held":"0","available":"0","status":"open"\}`)
+	})
+
+	t.Run("Holds", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, nil)
+		ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "w-h", Owner: "hal", Funds: "50", Source: "src-w-h"})
+		d := ledgertest.Hold(t, b.db, "po-w", "hal", "src-w-h", "1.5")
+		if !d.Approved() {
+			t.Fatal(d)
+		}
+		held := `\{"holdReference":"` + d.Reference + `","payoutID":"po-w","accountID":"w-h","fundingSource":"src-w-h","amount":"1\.50","currency":"USD","status":"held","placedAt":"` + ts + `"\}`
+		match(t, call(t, b.api, "GET", "/v1/holds/"+d.Reference, ""), 200, held)
+		match(t, call(t, b.api, "GET", "/v1/holds?payoutID=po-w", ""), 200, `\{"holds":\[`+held+`\],"hasMore":false\}`)
+		match(t, call(t, b.api, "GET", "/v1/holds?payoutID=none", ""), 200, `\{"holds":\[\],"hasMore":false\}`)
+		if r := ledgertest.Settle(t, b.db, "po-w", d.Reference, false); !r.Approved() {
+			t.Fatal(r)
+		}
+		match(t, call(t, b.api, "GET", "/v1/holds/"+d.Reference, ""), 200,
+			`\{"holdReference":"`+d.Reference+`","payoutID":"po-w","accountID":"w-h","fundingSource":"src-w-h","amount":"1\.50","currency":"USD","status":"released",`+
+				`"releaseReference":"rel_[0-9a-zA-Z_-]+","releaseReason":"cancelled","placedAt":"`+ts+`","releasedAt":"`+ts+`"\}`)
+	})
+
+	t.Run("SigningSecrets", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, nil)
+		match(t, call(t, b.api, "GET", "/v1/signing-secrets", ""), 200, `\{"signingSecrets":\[\]\}`)
+		s := make([]byte, 32)
+		if _, err := rand.Read(s); err != nil {
+			t.Fatal(err)
+		}
+		added := call(t, b.api, "POST", "/v1/signing-secrets", `{"secret":"`+base64.StdEncoding.EncodeToString(s)+`"}`)
+		match(t, added, 201, `\{"secretID":"[^"]+","fingerprint":"[^"]+"\}`)
+		match(t, call(t, b.api, "POST", "/v1/signing-secrets", `{"generate":true}`), 201, `\{"secretID":"[^"]+","fingerprint":"[^"]+","secret":"[A-Za-z0-9+/=]{44}"\}`)
+		id := added.body["secretID"].(string)
+		if a := call(t, b.api, "DELETE", "/v1/signing-secrets/"+id, ""); a.status != 204 || a.raw != "" {
+			t.Fatalf("retire = %d %q", a.status, a.raw)
+		}
+		stamp := `"20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)"`
+		match(t, call(t, b.api, "GET", "/v1/signing-secrets", ""), 200,
+			`\{"signingSecrets":\[\{"secretID":"[^"]+","fingerprint":"[^"]+","addedOn":`+stamp+`,"retiredOn":null\},`+
+				`\{"secretID":"`+id+`","fingerprint":"[^"]+","addedOn":`+stamp+`,"retiredOn":`+stamp+`\}\]\}`)
+	})
+
+	t.Run("ReconciliationRun", func(t *testing.T) {
+		t.Parallel()
+		at := time.Date(2026, 3, 1, 12, 0, 0, 500, time.UTC)
+		b := setup(t, fixedReconciler{reconciliation.Report{RunID: "rec_1", StartedOn: at, FinishedOn: at.Add(time.Second), Status: "warning",
+			Findings: []reconciliation.Finding{{Kind: "stale_hold", Severity: "warning", Subject: "hold_1", Detail: "held 12 days"}}}})
+		match(t, call(t, b.api, "POST", "/v1/reconciliation/runs", `{}`), 201,
+			`\{"runID":"rec_1","startedOn":"2026-03-01T12:00:00\.0000005Z","finishedOn":"2026-03-01T12:00:01\.0000005Z","status":"warning",`+
+				`"findings":\[\{"kind":"stale_hold","severity":"warning","subject":"hold_1","detail":"held 12 days","fixed":false\}\]\}`)
+		empty := setup(t, fixedReconciler{reconciliation.Report{RunID: "rec_2", StartedOn: at, FinishedOn: at, Status: "clean"}})
+		match(t, call(t, empty.api, "POST", "/v1/reconciliation/runs", `{"fix":true}`), 201,
+			`\{"runID":"rec_2","startedOn":"2026-03-01T12:00:00\.0000005Z","finishedOn":"2026-03-01T12:00:00\.0000005Z","status":"clean","findings":\[\]\}`)
+	})
+
+	t.Run("Problem", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, nil)
+		match(t, call(t, b.api, "GET", "/v1/accounts/nope", ""), 404,
+			`\{"type":"urn:provider-ledger:problem:account-not-found","title":"Not Found","status":404,"detail":"[^"]+"\}`)
+		match(t, call(t, b.api, "POST", "/v1/accounts", `{"accountID":"x","ownerExternalID":"o","currency":"usd"}`), 400,
+			`\{"type":"urn:provider-ledger:problem:invalid-request","title":"Bad Request","status":400,"detail":"[^"]+","errors":\[\{"pointer":"/currency","detail":"[^"]+"\}\]\}`)
+	})
+}

@@ -1,0 +1,235 @@
+package adminapi
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// Amount is an amount on the wire: a JSON string, written by the server
+// with the currency's minor units ("100.00" USD, "100" JPY, "-5.25" in an
+// adjustment). It keeps the text it was read or built with, so what a
+// client prints is what the server sent. Read its value with Decimal;
+// compare values, never texts.
+//
+// It is a string rather than a decimal.Decimal because decimal.Decimal
+// writes "100.00" as "100" and reads JSON numbers and exponents, which the
+// API refuses: the server validates the text itself (ledger.ParseAmount).
+type Amount string
+
+// NewAmount returns d as an Amount ("12.5" for 12.50: the server formats
+// answers with the currency's places and accepts fewer places in requests).
+func NewAmount(d decimal.Decimal) Amount { return Amount(d.String()) }
+
+// Decimal parses the amount. An amount the server wrote always parses.
+func (a Amount) Decimal() (decimal.Decimal, error) { return decimal.NewFromString(string(a)) }
+
+// String returns the amount's text.
+func (a Amount) String() string { return string(a) }
+
+// TimestampFormat is how the admin API writes a Timestamp: UTC with
+// microseconds, the precision Postgres keeps.
+const TimestampFormat = "2006-01-02T15:04:05.000000Z07:00"
+
+// Timestamp is a time on the wire written with TimestampFormat.
+type Timestamp struct{ time.Time }
+
+// MarshalJSON writes t in UTC with TimestampFormat.
+func (t Timestamp) MarshalJSON() ([]byte, error) {
+	return []byte(strconv.Quote(t.UTC().Format(TimestampFormat))), nil
+}
+
+// UnmarshalJSON reads an RFC 3339 time.
+func (t *Timestamp) UnmarshalJSON(b []byte) error { return t.Time.UnmarshalJSON(b) }
+
+// Account statuses.
+const (
+	AccountOpen   = "open"
+	AccountFrozen = "frozen"
+	AccountClosed = "closed" // final
+)
+
+// Account is an account with its balances (GET, POST and PATCH of
+// /v1/accounts). Available is Balance − Held.
+type Account struct {
+	AccountID       string `json:"accountID"`
+	OwnerExternalID string `json:"ownerExternalID"`
+	Currency        string `json:"currency"`
+	Balance         Amount `json:"balance"`
+	Held            Amount `json:"held"`
+	Available       Amount `json:"available"`
+	Status          string `json:"status"`
+}
+
+// AccountCreateRequest is the body of POST /v1/accounts.
+type AccountCreateRequest struct {
+	// AccountID: 1 to 128 characters, no "/", white space or control
+	// characters; the prefixes settlement: and core: are reserved.
+	AccountID string `json:"accountID"`
+	// OwnerExternalID is the owner's externalID at the service.
+	OwnerExternalID string `json:"ownerExternalID"`
+	// Currency is an ISO 4217 code with minor units.
+	Currency string `json:"currency"`
+	// Status is AccountOpen (the default when empty) or AccountFrozen.
+	Status string `json:"status,omitempty"`
+}
+
+// AccountUpdateRequest is the body of PATCH /v1/accounts/{accountID}.
+type AccountUpdateRequest struct {
+	// Status is required: AccountOpen, AccountFrozen or AccountClosed.
+	Status *string `json:"status,omitempty"`
+}
+
+// AdjustmentRequest is the body of POST /v1/accounts/{accountID}/adjustments.
+type AdjustmentRequest struct {
+	// Amount is required: a signed amount in the account's currency, not
+	// zero, with at most the currency's minor units.
+	Amount *Amount `json:"amount,omitempty"`
+	// IdempotencyKey is required and scoped to the account: the same key
+	// with the same amount replays the first answer; with another amount
+	// it is 422 idempotency-key-mismatch.
+	IdempotencyKey string `json:"idempotencyKey"`
+	Memo           string `json:"memo,omitempty"`
+}
+
+// Adjustment is the answer of an adjustment: its journal transaction and
+// the account's balances after it (now, on a replay).
+type Adjustment struct {
+	Available     Amount `json:"available"`
+	Balance       Amount `json:"balance"`
+	Held          Amount `json:"held"`
+	TransactionID string `json:"transactionID"`
+}
+
+// Instrument kinds.
+const (
+	KindSource      = "source"      // a fundingSource of authorize
+	KindDestination = "destination" // a fundingDestination of credit-account
+)
+
+// Instrument maps a token the service sends to an account: the body and
+// the answer of POST /v1/instruments (201 when added, 200 when the same
+// mapping existed).
+type Instrument struct {
+	AccountID string `json:"accountID"`
+	Kind      string `json:"kind"`
+	Token     string `json:"token"`
+}
+
+// Hold statuses.
+const (
+	HoldHeld     = "held"
+	HoldCaptured = "captured"
+	HoldReleased = "released"
+)
+
+// Hold is a hold on a sender's funds (GET /v1/holds/{holdReference}).
+type Hold struct {
+	HoldReference    string     `json:"holdReference"`
+	PayoutID         string     `json:"payoutID"`
+	AccountID        string     `json:"accountID"`
+	FundingSource    string     `json:"fundingSource"`
+	Amount           Amount     `json:"amount"`
+	Currency         string     `json:"currency"`
+	Status           string     `json:"status"`
+	CaptureReference string     `json:"captureReference,omitempty"`
+	ReleaseReference string     `json:"releaseReference,omitempty"`
+	ReleaseReason    string     `json:"releaseReason,omitempty"`
+	PlacedAt         Timestamp  `json:"placedAt"`
+	CapturedAt       *Timestamp `json:"capturedAt,omitempty"`
+	ReleasedAt       *Timestamp `json:"releasedAt,omitempty"`
+}
+
+// HoldListOptions are the query of GET /v1/holds.
+type HoldListOptions struct {
+	PayoutID string // only the holds of this payout
+	Status   string // HoldHeld, HoldCaptured or HoldReleased
+	Cursor   string // NextCursor of the previous page
+	Limit    int    // 1 to 100; 0: the server's default
+}
+
+// HoldList is one page of GET /v1/holds, newest first.
+type HoldList struct {
+	Holds      []Hold `json:"holds"`
+	NextCursor string `json:"nextCursor,omitempty"`
+	HasMore    bool   `json:"hasMore"`
+}
+
+// SigningSecret describes a signing secret of the callback keyring, never
+// its value.
+type SigningSecret struct {
+	SecretID    string     `json:"secretID"`
+	Fingerprint string     `json:"fingerprint"`
+	AddedOn     time.Time  `json:"addedOn"`
+	RetiredOn   *time.Time `json:"retiredOn"` // null while active
+}
+
+// SigningSecretList is the answer of GET /v1/signing-secrets, newest first.
+type SigningSecretList struct {
+	SigningSecrets []SigningSecret `json:"signingSecrets"`
+}
+
+// SigningSecretRequest is the body of POST /v1/signing-secrets: exactly one
+// of Secret (the Base64 of 32 bytes) and Generate (true). The server reads
+// the two members case-sensitively and refuses any other.
+type SigningSecretRequest struct {
+	Secret   string `json:"secret,omitempty"`
+	Generate bool   `json:"generate,omitempty"`
+}
+
+// SigningSecretCreated is the answer of POST /v1/signing-secrets (201 when
+// added, 200 when the secret was already active). Secret is set only when
+// the server generated it: this answer is the only place it appears.
+type SigningSecretCreated struct {
+	SecretID    string `json:"secretID"`
+	Fingerprint string `json:"fingerprint"`
+	Secret      string `json:"secret,omitempty"`
+}
+
+// ReconciliationRunRequest is the body of POST /v1/reconciliation/runs.
+type ReconciliationRunRequest struct {
+	// Fix applies missed_capture and missed_release findings.
+	Fix bool `json:"fix"`
+}
+
+// Run statuses and finding severities.
+const (
+	StatusClean      = "clean"
+	SeverityWarning  = "warning"
+	SeverityCritical = "critical"
+)
+
+// ReconciliationRun is the report of one reconciliation run (design
+// section 5).
+type ReconciliationRun struct {
+	RunID      string    `json:"runID"`
+	StartedOn  time.Time `json:"startedOn"`
+	FinishedOn time.Time `json:"finishedOn"`
+	// Status is the worst severity among the unfixed findings, or
+	// StatusClean.
+	Status   string    `json:"status"`
+	Findings []Finding `json:"findings"`
+}
+
+// MarshalJSON writes findings as [] when there are none, never null.
+func (r ReconciliationRun) MarshalJSON() ([]byte, error) {
+	type plain ReconciliationRun
+	if r.Findings == nil {
+		r.Findings = []Finding{}
+	}
+	return json.Marshal(plain(r))
+}
+
+// Finding is one thing a reconciliation run found.
+type Finding struct {
+	Kind     string `json:"kind"`
+	Severity string `json:"severity"` // SeverityWarning or SeverityCritical
+	// Subject is what the finding is about: an account, a hold reference,
+	// a journal transaction, a requestID, a currency or a participant.
+	Subject string `json:"subject"`
+	Detail  string `json:"detail"`
+	// Fixed is true when this run repaired it.
+	Fixed bool `json:"fixed"`
+}
