@@ -135,7 +135,7 @@ func New(cfg Config) (*Server, error) {
 		problem.Write(w, problem.New(SlugNotFound, http.StatusNotFound, "no such callback route"))
 	})
 	r.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		problem.Write(w, problem.New(SlugMethodNotAllowed, http.StatusMethodNotAllowed, "callbacks are POST"))
+		problem.WriteMethodNotAllowed(w, problem.New(SlugMethodNotAllowed, http.StatusMethodNotAllowed, "callbacks are POST"))
 	})
 	for _, ep := range Endpoints {
 		r.POST(cfg.Prefix+"/"+ep, s.handler(ep))

@@ -143,7 +143,7 @@ func decodeCursor(c string) (time.Time, string, error) {
 	if err != nil {
 		return time.Time{}, "", err
 	}
-	return time.UnixMicro(n), ref, nil
+	return time.UnixMicro(n), ref, checkCursor(c, n, ref)
 }
 
 // Place runs Place in a transaction of its own.

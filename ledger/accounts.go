@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -83,13 +84,13 @@ func scanAccount(row pgx.Row) (Account, error) {
 // ValidateNewAccount checks a NewAccount's fields and fills defaults.
 func ValidateNewAccount(n *NewAccount) error {
 	switch {
-	case n.AccountID == "" || len(n.AccountID) > 128:
+	case n.AccountID == "" || utf8.RuneCountInString(n.AccountID) > 128 || !utf8.ValidString(n.AccountID):
 		return Invalid("/accountID", "accountID must be 1 to 128 characters")
 	case strings.ContainsFunc(n.AccountID, func(r rune) bool { return r == '/' || unicode.IsSpace(r) || unicode.IsControl(r) }):
 		return Invalid("/accountID", "accountID must not contain a slash, white space or control characters")
 	case hasSystemPrefix(n.AccountID):
 		return Invalid("/accountID", "accountID must not start with settlement: or core:")
-	case n.OwnerExternalID == "" || len(n.OwnerExternalID) > 256:
+	case n.OwnerExternalID == "" || utf8.RuneCountInString(n.OwnerExternalID) > 256 || !utf8.ValidString(n.OwnerExternalID):
 		return Invalid("/ownerExternalID", "ownerExternalID must be 1 to 256 characters")
 	case !ValidCurrency(n.Currency):
 		return Invalid("/currency", "currency must be an active ISO 4217 code")
