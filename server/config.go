@@ -16,6 +16,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
+
+	"github.com/provider-ledger/adapter/envelope"
 )
 
 // Config is ledgerd's configuration (design section 1). Every field comes
@@ -111,10 +113,15 @@ var settings = []setting{
 	{"LEDGER_PROVIDER_ID", "provider-id", "", "this provider's account ID (default local when embedded)", str(func(c *Config) *string { return &c.ProviderID })},
 	{"LEDGER_SIGNING_SECRETS", "signing-secrets", "", "comma-separated Base64 signing secrets added at start", func(c *Config, v string) error {
 		c.SigningSecrets = nil
-		for _, s := range strings.Split(v, ",") {
+		parts := strings.Split(v, ",")
+		for i, s := range parts {
 			if s = strings.TrimSpace(s); s != "" {
-				if b, err := decodeKey(s); err != nil || len(b) != 32 {
+				b, err := decodeKey(s)
+				if err != nil || len(b) != 32 {
 					return errors.New("each secret must be the Base64 of 32 bytes")
+				}
+				if err := weakKey(b); err != nil {
+					return fmt.Errorf("secret %d of %d is %v", i+1, len(parts), err)
 				}
 				c.SigningSecrets = append(c.SigningSecrets, s)
 			}
@@ -129,6 +136,9 @@ var settings = []setting{
 		b, err := decodeKey(v)
 		if err != nil || len(b) != 32 {
 			return errors.New("must be the Base64 of 32 bytes")
+		}
+		if err := weakKey(b); err != nil {
+			return fmt.Errorf("is %v", err)
 		}
 		c.KEK = b
 		return nil
@@ -173,6 +183,17 @@ var settings = []setting{
 	{"SERVICE_API_KEY_ID", "service-api-key-id", "", "provider API key id", str(func(c *Config) *string { return &c.ServiceAPIKeyID })},
 	{"SERVICE_API_KEY_SECRET", "service-api-key-secret", "", "provider API key secret", str(func(c *Config) *string { return &c.ServiceAPIKeySecret })},
 	{"SERVICE_VERSION", "service-version", "", "X-Service-Version for the provider API", str(func(c *Config) *string { return &c.ServiceVersion })},
+}
+
+// weakKey applies the adapter's one key-strength check (the one the keyring
+// and the admin API apply) and words its refusal for a start-up message:
+// "weak (every byte is the same): use 32 bytes from a random source".
+func weakKey(b []byte) error {
+	var weak *envelope.WeakSecretError
+	if errors.As(envelope.CheckStrength(b), &weak) {
+		return fmt.Errorf("weak (%s): use 32 bytes from a random source", weak.Reason)
+	}
+	return nil
 }
 
 func decodeKey(s string) ([]byte, error) {
