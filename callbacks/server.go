@@ -45,7 +45,7 @@ type Config struct {
 	Pool        *pgxpool.Pool
 	Keyring     *envelope.Keyring
 	ProviderID  string
-	Prefix      string // default /ledger
+	Prefix      string // default /ledger; "/" serves the callbacks at the root (CheckPrefix)
 	MaxInflight int    // default: 4 per pool connection
 	// RequestTimeout bounds a callback from arrival to commit; past it the
 	// transaction is rolled back and the answer is 408. Default 3s.
@@ -71,7 +71,10 @@ func (c *Config) defaults() error {
 		return errors.New("callbacks: Pool, Keyring and ProviderID are required")
 	}
 	if c.Prefix == "" {
-		c.Prefix = "/ledger"
+		c.Prefix = DefaultPrefix
+	}
+	if err := CheckPrefix(c.Prefix); err != nil {
+		return fmt.Errorf("callbacks: Prefix: %w", err)
 	}
 	if c.MaxInflight <= 0 {
 		c.MaxInflight = 4 * int(c.Pool.Config().MaxConns)
@@ -138,7 +141,7 @@ func New(cfg Config) (*Server, error) {
 		problem.WriteMethodNotAllowed(w, problem.New(SlugMethodNotAllowed, http.StatusMethodNotAllowed, "callbacks are POST"))
 	})
 	for _, ep := range Endpoints {
-		r.POST(cfg.Prefix+"/"+ep, s.handler(ep))
+		r.POST(route(cfg.Prefix, ep), s.handler(ep))
 	}
 	return s, nil
 }

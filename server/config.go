@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
+	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
 )
 
@@ -145,11 +146,13 @@ var settings = []setting{
 	}},
 	{"LEDGER_TLS_CERT", "tls-cert", "", "TLS certificate file for the callback listener", str(func(c *Config) *string { return &c.TLSCert })},
 	{"LEDGER_TLS_KEY", "tls-key", "", "TLS key file for the callback listener", str(func(c *Config) *string { return &c.TLSKey })},
-	{"LEDGER_CALLBACK_PREFIX", "callback-prefix", "/ledger", "route prefix of the callbacks", func(c *Config, v string) error {
-		if !strings.HasPrefix(v, "/") || strings.HasSuffix(v, "/") && v != "/" || strings.ContainsAny(v, ":*? ") {
-			return fmt.Errorf("%q is not a path such as /ledger", v)
+	{"LEDGER_CALLBACK_PREFIX", "callback-prefix", "/ledger", "route prefix of the callbacks (/ for the root)", func(c *Config, v string) error {
+		// "/" is the root (/authorize, …), kept as "/": an empty prefix
+		// would mean the default, /ledger.
+		if err := callbacks.CheckPrefix(v); err != nil {
+			return fmt.Errorf("is not a path such as /ledger or /: %v", err)
 		}
-		c.CallbackPrefix = strings.TrimSuffix(v, "/")
+		c.CallbackPrefix = v
 		return nil
 	}},
 	{"LEDGER_MAX_INFLIGHT", "max-inflight", "0", "callbacks in flight before 429 (0: sized to the pool)", func(c *Config, v string) error {
