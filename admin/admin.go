@@ -29,8 +29,13 @@ const MaxBody = 64 << 10
 type Config struct {
 	Ledger *ledger.Store
 	Holds  *holds.Store
-	// Token, when set, is the bearer token every /v1 route requires.
+	// Token, when set, is the bearer token every /v1 route requires, and
+	// /metrics too unless PublicMetrics is set.
 	Token string
+	// PublicMetrics serves /metrics without the token. /metrics shows
+	// outstanding holds per currency and key fingerprints; ledgerd sets
+	// this on a loopback admin listener or with LEDGER_METRICS_PUBLIC.
+	PublicMetrics bool
 	// Ready reports readiness for /readyz (nil: always ready).
 	Ready func(context.Context) error
 	// Metrics serves /metrics (nil: no route).
@@ -93,7 +98,7 @@ func New(cfg Config) *Server {
 	})
 	r.GET("/readyz", s.readyz)
 	if cfg.Metrics != nil {
-		r.Handler(http.MethodGet, "/metrics", cfg.Metrics)
+		r.Handler(http.MethodGet, "/metrics", s.metrics(cfg.Metrics))
 	}
 	s.Handle(http.MethodPost, "/v1/accounts", s.createAccount)
 	s.Handle(http.MethodGet, "/v1/accounts/:accountID", s.getAccount)
@@ -116,8 +121,7 @@ func New(cfg Config) *Server {
 func (s *Server) Handle(method, path string, h func(*http.Request, httprouter.Params) (int, any, error)) {
 	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		if !s.authorized(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="ledgerd-admin"`)
-			problem.Write(w, problem.New("unauthorized", http.StatusUnauthorized, "a valid admin bearer token is required"))
+			unauthorized(w)
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
@@ -142,6 +146,25 @@ func (s *Server) Handle(method, path string, h func(*http.Request, httprouter.Pa
 		}
 		writeJSON(w, status, v)
 	})
+}
+
+// metrics serves h, behind the token unless PublicMetrics is set.
+func (s *Server) metrics(h http.Handler) http.Handler {
+	if s.cfg.PublicMetrics {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.authorized(r) {
+			unauthorized(w)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func unauthorized(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="ledgerd-admin"`)
+	problem.Write(w, problem.New("unauthorized", http.StatusUnauthorized, "a valid admin bearer token is required"))
 }
 
 func (s *Server) authorized(r *http.Request) bool {

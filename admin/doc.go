@@ -13,6 +13,6 @@
 // because each write is one store transaction.
 //
 // When a token is configured every /v1 route requires
-// "Authorization: Bearer <token>"; /healthz, /readyz and /metrics stay
-// open for probes and scrapers.
+// "Authorization: Bearer <token>", and so does /metrics unless
+// Config.PublicMetrics is set; /healthz and /readyz stay open for probes.
 package admin

@@ -177,7 +177,10 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, hooks Hooks) (err er
 	holdStore := holds.NewStore(pool, nil)
 	adminAPI := admin.New(admin.Config{
 		Ledger: ledgerStore, Holds: holdStore, Secrets: secrets, Reconciler: reconciler, Token: cfg.AdminToken, Logger: log,
-		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
+		// On a non-loopback listener /metrics (holds outstanding per
+		// currency, key fingerprints) needs the token unless made public.
+		PublicMetrics: cfg.MetricsPublic || loopback(cfg.AdminListen),
+		Metrics:       promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}),
 		Ready: func(ctx context.Context) error {
 			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 			defer cancel()
