@@ -5,12 +5,14 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/provider-ledger/adapter/internal/problem"
+	"github.com/provider-ledger/adapter/internal/strictjson"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
 )
@@ -54,6 +56,9 @@ type fields struct {
 	errs []problem.FieldError
 }
 
+// newFields reads the service object, which envelope.ParseClaims has
+// checked: its strings are exact and no member is named twice, so the map
+// holds what the sender wrote.
 func newFields(service json.RawMessage) (*fields, error) {
 	f := &fields{}
 	if err := json.Unmarshal(service, &f.m); err != nil || f.m == nil {
@@ -76,9 +81,18 @@ func (f *fields) str(name string, required bool) string {
 		}
 		return ""
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		f.fail(name, name+" must be a string")
+	// Decoded exactly, never with encoding/json's silent U+FFFD for a lone
+	// surrogate escape or a byte that is not UTF-8: "p-\ud800" and
+	// "p-\udc00" are two payouts, or none. (ParseClaims refused such
+	// strings already; this keeps the field decoder exact on its own.)
+	s, err := strictjson.Unquote(raw)
+	if err != nil {
+		var se *strictjson.Error
+		if errors.As(err, &se) && se.Reason != strictjson.Syntax {
+			f.fail(name, name+" must be exact text: "+se.Reason.Detail())
+		} else {
+			f.fail(name, name+" must be a string")
+		}
 		return ""
 	}
 	if s == "" && required {

@@ -195,6 +195,10 @@ func claimsProblem(err error) *problem.Problem {
 		detail = "typ does not match the route"
 	case errors.Is(err, envelope.ErrMissingService):
 		detail = "the service claim is missing"
+	case errors.Is(err, envelope.ErrInexactString):
+		detail = "a claim string has a lone or reversed surrogate escape or is not valid UTF-8"
+	case errors.Is(err, envelope.ErrDuplicateMember):
+		detail = "a claim appears twice in one object"
 	}
 	p := problem.New(SlugInvalidClaims, http.StatusBadRequest, detail)
 	var ce *envelope.ClaimError
