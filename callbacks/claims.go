@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/problem"
 	"github.com/provider-ledger/adapter/internal/strictjson"
 	"github.com/provider-ledger/adapter/ledger"
@@ -52,19 +53,44 @@ const maxClaimLen = 1024
 // fields reads the claims of the service object, collecting one error per
 // malformed or missing field with a JSON Pointer into the claims.
 type fields struct {
-	m    map[string]json.RawMessage
-	errs []problem.FieldError
+	members []member
+	errs    []problem.FieldError
 }
 
-// newFields reads the service object, which envelope.ParseClaims has
-// checked: its strings are exact and no member is named twice, so the map
-// holds what the sender wrote.
+// member is one member of the service object: its name, unquoted, and its
+// raw value.
+type member struct {
+	name string
+	raw  json.RawMessage
+}
+
+// newFields reads the top-level members of the service object, which
+// envelope.ParseClaims has checked: valid JSON, its strings exact and no
+// member named twice, so the members are what the sender wrote.
 func newFields(service json.RawMessage) (*fields, error) {
-	f := &fields{}
-	if err := json.Unmarshal(service, &f.m); err != nil || f.m == nil {
+	f := &fields{members: make([]member, 0, 12)}
+	err := envelope.EachMember(service, func(name, value []byte) error {
+		n, ok := envelope.Unquote(name)
+		if !ok {
+			return errors.New("inexact member name")
+		}
+		f.members = append(f.members, member{name: string(n), raw: value})
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("the service claim is not a JSON object")
 	}
 	return f, nil
+}
+
+// get returns the raw value of the member name.
+func (f *fields) get(name string) (json.RawMessage, bool) {
+	for _, m := range f.members {
+		if m.name == name {
+			return m.raw, true
+		}
+	}
+	return nil, false
 }
 
 func (f *fields) fail(name, detail string) {
@@ -74,7 +100,7 @@ func (f *fields) fail(name, detail string) {
 // str returns a string claim. Missing or null is "" (an error when
 // required); another JSON type, an empty or an over-long string is an error.
 func (f *fields) str(name string, required bool) string {
-	raw, ok := f.m[name]
+	raw, ok := f.get(name)
 	if !ok || string(raw) == "null" {
 		if required {
 			f.fail(name, name+" is required")
@@ -112,7 +138,7 @@ func (f *fields) str(name string, required bool) string {
 
 // money returns a Money claim validated as design 2.2 says.
 func (f *fields) money(name string) ledger.Money {
-	raw, ok := f.m[name]
+	raw, ok := f.get(name)
 	if !ok || string(raw) == "null" {
 		f.fail(name, name+" is required")
 		return ledger.Money{}
@@ -130,7 +156,7 @@ func (f *fields) money(name string) ledger.Money {
 
 // number returns a JSON number claim as a float64.
 func (f *fields) number(name string) float64 {
-	raw, ok := f.m[name]
+	raw, ok := f.get(name)
 	if !ok || string(raw) == "null" {
 		f.fail(name, name+" is required")
 		return 0

@@ -69,15 +69,11 @@ var b64 = base64.RawURLEncoding
 var b64Strict = base64.RawURLEncoding.Strict()
 
 // isB64URL reports whether s holds only characters of the Base64url
-// alphabet (no padding, no white space, no line breaks).
+// alphabet (no padding, no white space, no line breaks). b64Strict refuses
+// every other byte but CR and LF, which it skips: those are looked for
+// here, with the vectorised byte search (the segments are a kilobyte).
 func isB64URL(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
+	return strings.IndexByte(s, '\n') < 0 && strings.IndexByte(s, '\r') < 0
 }
 
 // decodeSegment decodes one segment of a compact serialization exactly.
