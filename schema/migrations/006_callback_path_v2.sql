@@ -418,7 +418,8 @@ CREATE FUNCTION cb_authorize(
     OUT state text, OUT outcome text, OUT reason text, OUT reference text)
 LANGUAGE plpgsql AS $$
 DECLARE
-    r callback_authorize%ROWTYPE;
+    seen bytea;
+    held_by text;
     h holds%ROWTYPE;
     a accounts%ROWTYPE;
 BEGIN
@@ -426,16 +427,20 @@ BEGIN
     -- second one sees the first's stored answer (row 1) or its hold (rows
     -- 3 and 4), never funds the first has already held.
     PERFORM pg_advisory_xact_lock(1, hashtext(p_payout_id));
+    -- The key's stored answer and the payout's hold, if any, in one look.
+    SELECT r.fingerprint, r.outcome, r.reason, r.reference,
+           (SELECT x.hold_reference FROM holds x WHERE x.payout_id = p_payout_id)
+    INTO seen, outcome, reason, reference, held_by
+    FROM (SELECT) one LEFT JOIN callback_authorize r ON r.scope = p_payout_id AND r.idempotency_key = p_key;
     -- Row 1: the key was seen: its stored answer; 1a: with other claims.
-    SELECT * INTO r FROM callback_authorize WHERE scope = p_payout_id AND idempotency_key = p_key;
-    IF FOUND THEN
-        IF r.fingerprint <> p_fingerprint THEN
-            state := 'mismatch';
+    IF seen IS NOT NULL THEN
+        IF seen <> p_fingerprint THEN
+            state := 'mismatch'; outcome := NULL; reason := NULL; reference := NULL;
             RETURN;
         END IF;
         UPDATE callback_authorize SET attempts = attempts + 1, last_received_at = p_now
         WHERE scope = p_payout_id AND idempotency_key = p_key;
-        state := 'replay'; outcome := r.outcome; reason := r.reason; reference := r.reference;
+        state := 'replay';
         RETURN;
     END IF;
     -- Row 2: fraudScore outside 0..1: a bad request (400), nothing stored.
@@ -445,8 +450,8 @@ BEGIN
     END IF;
     state := 'new';
     outcome := 'denied';
-    SELECT * INTO h FROM holds WHERE payout_id = p_payout_id;
-    IF FOUND THEN
+    IF held_by IS NOT NULL THEN
+        SELECT * INTO h FROM holds WHERE hold_reference = held_by;
         IF h.amount = p_amount AND h.currency = p_currency AND h.funding_source = p_funding_source
            AND NOT EXISTS (SELECT 1 FROM hold_settlements s WHERE s.hold_reference = h.hold_reference) THEN
             -- Row 3: this payout's hold, held, same amount and source.
