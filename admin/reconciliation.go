@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/provider-ledger/adapter/adminapi"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/reconciliation"
+	"github.com/provider-ledger/adapter/store"
 )
 
 // Reconciler runs reconciliation (*reconciliation.Reconciler implements it).
@@ -21,6 +23,8 @@ type Reconciler interface {
 	// (design section 5); with fix it applies missed_capture and
 	// missed_release.
 	Run(ctx context.Context, fix bool) (reconciliation.Report, error)
+	// Acknowledge acknowledges a finding's issue with a note.
+	Acknowledge(ctx context.Context, findingID, note string) (store.Issue, error)
 }
 
 var _ Reconciler = (*reconciliation.Reconciler)(nil)
@@ -34,6 +38,34 @@ const RunTimeout = 15 * time.Minute
 // The run happens within the request; a database failure is 503.
 func (s *Server) registerReconciliation() {
 	s.Handle(http.MethodPost, "/v1/reconciliation/runs", s.runReconciliation)
+	s.Handle(http.MethodPost, "/v1/reconciliation/findings/:findingID/acknowledgement", s.acknowledgeFinding)
+}
+
+// acknowledgeFinding is POST
+// /v1/reconciliation/findings/{findingID}/acknowledgement {"note": "..."}:
+// 200 with the acknowledged issue; 404 unknown finding; 400 without a
+// note.
+func (s *Server) acknowledgeFinding(r *http.Request, ps httprouter.Params) (int, any, error) {
+	var body adminapi.AcknowledgementRequest
+	if err := Decode(r, &body); err != nil {
+		return 0, nil, err
+	}
+	switch {
+	case strings.TrimSpace(body.Note) == "":
+		return 0, nil, ledger.Invalid("/note", "note is required: say why the finding needs no further action")
+	case len([]rune(body.Note)) > 1024:
+		return 0, nil, ledger.Invalid("/note", "note must be at most 1024 characters")
+	}
+	is, err := s.cfg.Reconciler.Acknowledge(r.Context(), ps.ByName("findingID"), body.Note)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := adminapi.AcknowledgedFinding{FindingID: is.FindingID, Kind: is.Kind, Subject: is.Subject,
+		FirstRunID: is.FirstRunID, LastRunID: is.LastRunID, FirstSeenOn: is.FirstSeenOn.UTC(), LastSeenOn: is.LastSeenOn.UTC(), Note: is.AckNote}
+	if is.AcknowledgedOn != nil {
+		out.AcknowledgedOn = is.AcknowledgedOn.UTC()
+	}
+	return http.StatusOK, out, nil
 }
 
 func (s *Server) runReconciliation(r *http.Request, _ httprouter.Params) (int, any, error) {
@@ -62,6 +94,13 @@ func (s *Server) runReconciliation(r *http.Request, _ httprouter.Params) (int, a
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), RunTimeout)
 	defer cancel()
 	rep, err := s.cfg.Reconciler.Run(ctx, fix)
+	var running *reconciliation.RunningError
+	if errors.As(err, &running) {
+		// One run at a time, across replicas: the caller waits for the
+		// running one's report, or asks again.
+		return 0, nil, &ledger.Error{Code: ledger.CodeConflict, Slug: "reconciliation-running",
+			Message: "reconciliation run " + running.RunID + " is in progress; one run at a time: retry when it is done"}
+	}
 	if err != nil {
 		return 0, nil, err
 	}

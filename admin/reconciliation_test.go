@@ -9,12 +9,14 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/provider-ledger/adapter/admin"
 	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/reconciliation"
+	"github.com/provider-ledger/adapter/store"
 )
 
 // failingReconciler fails every run with err.
@@ -26,7 +28,15 @@ func (f failingReconciler) Run(context.Context, bool) (reconciliation.Report, er
 
 // recordingReconciler records the fix of each run and answers an empty
 // report.
+func (f failingReconciler) Acknowledge(context.Context, string, string) (store.Issue, error) {
+	return store.Issue{}, f.err
+}
+
 type recordingReconciler struct{ fixes []bool }
+
+func (r *recordingReconciler) Acknowledge(context.Context, string, string) (store.Issue, error) {
+	return store.Issue{}, ledger.ErrFindingNotFound
+}
 
 func (r *recordingReconciler) Run(_ context.Context, fix bool) (reconciliation.Report, error) {
 	r.fixes = append(r.fixes, fix)
@@ -196,6 +206,10 @@ func (c ctxRecorder) Run(ctx context.Context, fix bool) (reconciliation.Report, 
 	return reconciliation.Report{RunID: "rec_x", Findings: []reconciliation.Finding{}}, nil
 }
 
+func (c ctxRecorder) Acknowledge(context.Context, string, string) (store.Issue, error) {
+	return store.Issue{}, ledger.ErrFindingNotFound
+}
+
 // TestReconciliationRunOutlivesItsCaller: a caller that stops waiting does
 // not cancel the run (it may be halfway through its fixes); the run has a
 // deadline of its own.
@@ -213,5 +227,51 @@ func TestReconciliationRunOutlivesItsCaller(t *testing.T) {
 	}
 	if rw.Code != 201 {
 		t.Fatalf("status %d: %s", rw.Code, rw.Body.String())
+	}
+}
+
+// TestReconciliationOneAtATimeAndAcknowledgement: a run while another is
+// in progress is 409 naming it; a finding is acknowledged with a note
+// (400 without, 404 unknown), and later runs report it acknowledged.
+func TestReconciliationOneAtATimeAndAcknowledgement(t *testing.T) {
+	t.Parallel()
+	db, pool := pgtest.DB(t)
+	rec, err := reconciliation.New(reconciliation.Config{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := admin.New(admin.Config{DB: db, Reconciler: rec})
+	a := ledgertest.Account(t, db, ledgertest.AccountOpts{Funds: "5"})
+	if _, err := pool.Exec(context.Background(), `UPDATE accounts SET held = held + 1 WHERE account_id = $1`, a.AccountID); err != nil {
+		t.Fatal(err)
+	}
+	// Another replica's run holds the lease.
+	if ok, _, err := db.AcquireLease(context.Background(), "rec_otherreplicarunxxxxxxxxx", "other", time.Minute); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	busy := call(t, api, "POST", "/v1/reconciliation/runs", `{}`)
+	busy.problem(t, 409, "reconciliation-running", "")
+	if !strings.Contains(busy.raw, "rec_otherreplicarunxxxxxxxxx") {
+		t.Fatalf("409 does not name the running run: %s", busy.raw)
+	}
+	if err := db.ReleaseLease(context.Background(), "rec_otherreplicarunxxxxxxxxx"); err != nil {
+		t.Fatal(err)
+	}
+	run := call(t, api, "POST", "/v1/reconciliation/runs", `{}`)
+	fs, _ := run.body["findings"].([]any)
+	if run.status != 201 || len(fs) != 1 || run.body["status"] != "critical" {
+		t.Fatalf("run %d %s", run.status, run.raw)
+	}
+	id, _ := fs[0].(map[string]any)["findingID"].(string)
+	call(t, api, "POST", "/v1/reconciliation/findings/"+id+"/acknowledgement", `{}`).problem(t, 400, "invalid-request", "/note")
+	call(t, api, "POST", "/v1/reconciliation/findings/fnd_nosuchfindingxxxxxxxxxxxxx/acknowledgement", `{"note":"x"}`).problem(t, 404, "finding-not-found", "")
+	ack := call(t, api, "POST", "/v1/reconciliation/findings/"+id+"/acknowledgement", `{"note":"known, being fixed in core"}`)
+	if ack.status != 200 || ack.body["findingID"] != id || ack.body["note"] != "known, being fixed in core" || ack.body["kind"] != "held_drift" {
+		t.Fatalf("ack %d %s", ack.status, ack.raw)
+	}
+	again := call(t, api, "POST", "/v1/reconciliation/runs", `{}`)
+	fs, _ = again.body["findings"].([]any)
+	if again.status != 201 || len(fs) != 1 || fs[0].(map[string]any)["acknowledged"] != true || again.body["status"] != "clean" {
+		t.Fatalf("run after the acknowledgement %d %s", again.status, again.raw)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/keyring"
+	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/reconciliation"
 	"github.com/provider-ledger/adapter/store"
 )
@@ -20,6 +21,10 @@ import (
 type fixedReconciler struct{ rep reconciliation.Report }
 
 func (f fixedReconciler) Run(context.Context, bool) (reconciliation.Report, error) { return f.rep, nil }
+
+func (f fixedReconciler) Acknowledge(context.Context, string, string) (store.Issue, error) {
+	return store.Issue{}, ledger.ErrFindingNotFound
+}
 
 // TestWireBytes pins the exact bytes of every JSON answer of the admin API:
 // member names, their order, which members are left out when empty, and
@@ -120,10 +125,12 @@ func TestWireBytes(t *testing.T) {
 		t.Parallel()
 		at := time.Date(2026, 3, 1, 12, 0, 0, 500, time.UTC)
 		b := setup(t, fixedReconciler{reconciliation.Report{RunID: "rec_1", StartedOn: at, FinishedOn: at.Add(time.Second), Status: "warning",
-			Findings: []reconciliation.Finding{{Kind: "stale_hold", Severity: "warning", Subject: "hold_1", Detail: "held 12 days"}}}})
+			Findings: []reconciliation.Finding{{Kind: "stale_hold", Severity: "warning", Subject: "hold_1", Detail: "held 12 days",
+				FindingID: "fnd_aaaaaaaaaaaaaaaaaaaaaaaaaa", New: true}}}})
 		match(t, call(t, b.api, "POST", "/v1/reconciliation/runs", `{}`), 201,
 			`\{"runID":"rec_1","startedOn":"2026-03-01T12:00:00\.0000005Z","finishedOn":"2026-03-01T12:00:01\.0000005Z","status":"warning",`+
-				`"findings":\[\{"kind":"stale_hold","severity":"warning","subject":"hold_1","detail":"held 12 days","fixed":false\}\]\}`)
+				`"findings":\[\{"kind":"stale_hold","severity":"warning","subject":"hold_1","detail":"held 12 days","fixed":false,`+
+				`"findingID":"fnd_aaaaaaaaaaaaaaaaaaaaaaaaaa","new":true,"acknowledged":false\}\]\}`)
 		empty := setup(t, fixedReconciler{reconciliation.Report{RunID: "rec_2", StartedOn: at, FinishedOn: at, Status: "clean"}})
 		match(t, call(t, empty.api, "POST", "/v1/reconciliation/runs", `{"fix":true}`), 201,
 			`\{"runID":"rec_2","startedOn":"2026-03-01T12:00:00\.0000005Z","finishedOn":"2026-03-01T12:00:00\.0000005Z","status":"clean","findings":\[\]\}`)

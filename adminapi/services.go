@@ -193,3 +193,17 @@ func (s *ReconciliationService) Run(ctx context.Context, req *ReconciliationRunR
 	}
 	return run, resp, nil
 }
+
+// Acknowledge acknowledges a finding by its findingID with a note: POST
+// /v1/reconciliation/findings/{findingID}/acknowledgement (200). Later runs
+// report it acknowledged, and it no longer counts towards their status,
+// until it is resolved.
+func (s *ReconciliationService) Acknowledge(ctx context.Context, findingID, note string) (*AcknowledgedFinding, *Response, error) {
+	out := new(AcknowledgedFinding)
+	resp, err := s.client.call(ctx, http.MethodPost, "v1/reconciliation/findings/"+url.PathEscape(findingID)+"/acknowledgement",
+		&AcknowledgementRequest{Note: note}, out)
+	if err != nil {
+		return nil, resp, err
+	}
+	return out, resp, nil
+}

@@ -207,8 +207,8 @@ type ReconciliationRun struct {
 	RunID      string    `json:"runID"`
 	StartedOn  time.Time `json:"startedOn"`
 	FinishedOn time.Time `json:"finishedOn"`
-	// Status is the worst severity among the unfixed findings, or
-	// StatusClean.
+	// Status is the worst severity among the unfixed, unacknowledged
+	// findings, or StatusClean.
 	Status   string    `json:"status"`
 	Findings []Finding `json:"findings"`
 }
@@ -232,4 +232,32 @@ type Finding struct {
 	Detail  string `json:"detail"`
 	// Fixed is true when this run repaired it.
 	Fixed bool `json:"fixed"`
+	// FindingID identifies the issue (kind and subject) across runs: the
+	// ID to acknowledge it by. New is true when this run is the first to
+	// see it since it was last resolved; Acknowledged when an operator
+	// acknowledged it (it no longer counts towards the run's status).
+	FindingID    string `json:"findingID,omitempty"`
+	New          bool   `json:"new"`
+	Acknowledged bool   `json:"acknowledged"`
+}
+
+// AcknowledgementRequest is the body of POST
+// /v1/reconciliation/findings/{findingID}/acknowledgement.
+type AcknowledgementRequest struct {
+	// Note says why the finding needs no further action (required, at
+	// most 1024 characters).
+	Note string `json:"note"`
+}
+
+// AcknowledgedFinding is a finding's issue, acknowledged.
+type AcknowledgedFinding struct {
+	FindingID      string    `json:"findingID"`
+	Kind           string    `json:"kind"`
+	Subject        string    `json:"subject"`
+	FirstRunID     string    `json:"firstRunID"`
+	LastRunID      string    `json:"lastRunID"`
+	FirstSeenOn    time.Time `json:"firstSeenOn"`
+	LastSeenOn     time.Time `json:"lastSeenOn"`
+	AcknowledgedOn time.Time `json:"acknowledgedOn"`
+	Note           string    `json:"note"`
 }

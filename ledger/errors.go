@@ -87,6 +87,7 @@ var (
 	ErrIdempotencyMismatch   = &Error{Code: CodeUnprocessable, Slug: "idempotency-key-mismatch", Message: "the idempotency key was used with a different request"}
 	ErrInstrumentConflict    = &Error{Code: CodeConflict, Slug: "instrument-conflict", Message: "the token is mapped otherwise"}
 	ErrHoldNotFound          = &Error{Code: CodeNotFound, Slug: "hold-not-found", Message: "hold not found"}
+	ErrFindingNotFound       = &Error{Code: CodeNotFound, Slug: "finding-not-found", Message: "reconciliation finding not found"}
 	ErrUnavailable           = &Error{Code: CodeUnavailable, Slug: "database-unavailable", Message: "the database is unavailable"}
 	ErrRetriesExhausted      = &Error{Code: CodeUnavailable, Slug: "transaction-retries-exhausted", Message: "the transaction kept conflicting with concurrent ones"}
 	ErrTimeout               = &Error{Code: CodeTimeout, Slug: "timeout", Message: "the deadline passed; the transaction was rolled back"}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"slices"
 	"time"
 
 	"github.com/provider-ledger/adapter/internal/loop"
@@ -39,16 +41,40 @@ const (
 	KindMissedRelease          = "missed_release"
 	KindMissedCapture          = "missed_capture"
 	KindCaptureReleaseConflict = "capture_release_conflict"
-	KindProviderUnreachable    = "provider_unreachable"
+	// KindCaptureCancelConflict: the hold was captured here (the sender
+	// debited) while the service says the payout was cancelled, expired,
+	// denied or failed: money left the account for a payout that did not
+	// happen.
+	KindCaptureCancelConflict = "capture_cancel_conflict"
+	// KindMissingCredit: the service says a request for payment to this
+	// ledger's customer completed, and the ledger has no credit of it: the
+	// payer paid and the requester was never credited.
+	KindMissingCredit       = "missing_credit"
+	KindProviderUnreachable = "provider_unreachable"
 )
 
 // warningKinds are the kinds of severity warning; every other kind, the
-// invariant kinds and any kind CheckInvariants may add later, is critical.
+// invariant kinds and any kind the invariant checks may add later, is
+// critical. An orphan capture is critical: the ledger never held or debited
+// that money, yet the service may have paid it out (holds are never
+// purged here, so a capture of an unknown hold is never one of a hold
+// captured and purged).
 var warningKinds = map[string]bool{
-	KindStaleHold: true, KindOrphanCapture: true, KindOrphanRelease: true,
+	KindStaleHold: true, KindOrphanRelease: true,
 	KindDuplicateCreditAttempt: true, KindMissedRelease: true, KindMissedCapture: true,
 	KindProviderUnreachable: true,
 }
+
+// databaseKinds are the kinds every run checks in full from the database:
+// an issue of these kinds that a run does not see is resolved.
+var databaseKinds = []string{"balance_drift", "journal_account_mismatch", "held_drift", "negative_available",
+	"unbalanced_transaction", "hold_journal_mismatch", "duplicate_effect", "duplicate_credit", "currency_imbalance",
+	KindStaleHold, KindOrphanCapture, KindOrphanRelease, KindDuplicateCreditAttempt}
+
+// providerKinds are the kinds of the comparison with the service: resolved
+// only by a run that compared every participant.
+var providerKinds = []string{KindMissedCapture, KindMissedRelease, KindCaptureReleaseConflict,
+	KindCaptureCancelConflict, KindMissingCredit, KindProviderUnreachable}
 
 // SeverityOf returns the severity of a finding kind.
 func SeverityOf(kind string) string {
@@ -69,6 +95,13 @@ type Finding struct {
 	// Fixed is true when this run repaired it (missed_capture and
 	// missed_release with fix only).
 	Fixed bool `json:"fixed"`
+	// FindingID identifies the issue (kind and subject) across runs: the
+	// ID to acknowledge it by. New: this run is the first to see it since
+	// it was last resolved. Acknowledged: an operator acknowledged it; it
+	// no longer counts towards the run's status.
+	FindingID    string `json:"findingID,omitempty"`
+	New          bool   `json:"new"`
+	Acknowledged bool   `json:"acknowledged"`
 }
 
 // Report is the outcome of one run (design section 5).
@@ -90,12 +123,13 @@ func (r Report) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(r))
 }
 
-// StatusOf returns the worst severity among the unfixed findings:
-// StatusCritical, StatusWarning, or StatusClean when there is none.
+// StatusOf returns the worst severity among the unfixed, unacknowledged
+// findings: StatusCritical, StatusWarning, or StatusClean when there is
+// none.
 func StatusOf(findings []Finding) string {
 	status := StatusClean
 	for _, f := range findings {
-		if f.Fixed {
+		if f.Fixed || f.Acknowledged {
 			continue
 		}
 		if f.Severity == SeverityCritical {
@@ -127,6 +161,31 @@ type Config struct {
 	// Logger gets one line per scheduled run and its errors (default:
 	// discard).
 	Logger *slog.Logger
+	// SnapshotTimeout bounds each statement of a run's snapshot (default
+	// DefaultSnapshotTimeout).
+	SnapshotTimeout time.Duration
+	// CreditLookback is how far back the comparison looks for completed
+	// requests for payment (default 31 days: the 30-day request expiry
+	// and a day).
+	CreditLookback time.Duration
+	// Holder names this replica in the lease of a run (default host:pid).
+	Holder string
+}
+
+// DefaultSnapshotTimeout bounds each statement of a run's snapshot.
+const DefaultSnapshotTimeout = 5 * time.Minute
+
+// LeaseTTL is how long a run's lease lasts without renewal; a run renews
+// it every LeaseTTL/3, so a replica that dies mid-run frees it after at
+// most LeaseTTL.
+const LeaseTTL = 60 * time.Second
+
+// RunningError is returned by Run while another run, on any replica,
+// holds the lease: one run at a time.
+type RunningError struct{ RunID string }
+
+func (e *RunningError) Error() string {
+	return "reconciliation run " + e.RunID + " is in progress; one run at a time"
 }
 
 // DefaultHoldMaxAge is HoldMaxAge when unset: the 10-day payout expiry plus
@@ -157,6 +216,16 @@ func New(cfg Config) (*Reconciler, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.SnapshotTimeout <= 0 {
+		cfg.SnapshotTimeout = DefaultSnapshotTimeout
+	}
+	if cfg.CreditLookback <= 0 {
+		cfg.CreditLookback = 31 * 24 * time.Hour
+	}
+	if cfg.Holder == "" {
+		host, _ := os.Hostname()
+		cfg.Holder = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -165,11 +234,28 @@ func New(cfg Config) (*Reconciler, error) {
 }
 
 // Run runs one reconciliation, stores it and returns its report. With fix
-// it applies missed_capture and missed_release (see the package doc). It
-// fails only when the database fails or ctx ends; an unreachable provider
-// API is a finding.
+// it applies missed_capture and missed_release (see the package doc). One
+// run at a time across replicas: while another holds the lease, Run
+// returns a *RunningError naming it. It fails only when the database fails
+// or ctx ends; an unreachable provider API is a finding.
 func (r *Reconciler) Run(ctx context.Context, fix bool) (Report, error) {
 	rep := Report{RunID: ledger.NewReference("rec_"), StartedOn: r.now(), Findings: []Finding{}}
+	ok, current, err := r.cfg.DB.AcquireLease(ctx, rep.RunID, r.cfg.Holder, LeaseTTL)
+	if err != nil {
+		return Report{}, fmt.Errorf("reconciliation: lease: %w", err)
+	}
+	if !ok {
+		return Report{}, &RunningError{RunID: current}
+	}
+	stop := r.renew(ctx, rep.RunID)
+	defer func() {
+		stop()
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := r.cfg.DB.ReleaseLease(rctx, rep.RunID); err != nil {
+			r.log.Warn("reconciliation: lease not released; it expires by itself", "runID", rep.RunID, "err", err)
+		}
+	}()
 	if err := r.cfg.DB.InsertRun(ctx, rep.RunID, rep.StartedOn, fix); err != nil {
 		return Report{}, fmt.Errorf("reconciliation: store run: %w", err)
 	}
@@ -178,8 +264,9 @@ func (r *Reconciler) Run(ctx context.Context, fix bool) (Report, error) {
 		return Report{}, err
 	}
 	rep.Findings = append(rep.Findings, snap.findings...)
+	resolve := databaseKinds
 	if r.cfg.Provider != nil {
-		found, err := r.compare(ctx, snap.candidates)
+		found, complete, err := r.compare(ctx, snap)
 		if err != nil {
 			return Report{}, err
 		}
@@ -191,30 +278,73 @@ func (r *Reconciler) Run(ctx context.Context, fix bool) (Report, error) {
 		for _, d := range found {
 			rep.Findings = append(rep.Findings, d.finding)
 		}
+		if complete {
+			resolve = append(slices.Clone(databaseKinds), providerKinds...)
+		}
 	}
 	rep.FinishedOn = r.now()
 	if rep.FinishedOn.Before(rep.StartedOn) {
 		rep.FinishedOn = rep.StartedOn // a clock that stepped back
 	}
-	rep.Status = StatusOf(rep.Findings)
-	if err := r.store(ctx, rep); err != nil {
+	if err := r.store(ctx, &rep, resolve); err != nil {
 		return Report{}, err
 	}
 	return rep, nil
 }
 
+// renew renews the lease of runID every LeaseTTL/3 until the returned
+// function is called.
+func (r *Reconciler) renew(ctx context.Context, runID string) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(LeaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := r.cfg.DB.RenewLease(ctx, runID, LeaseTTL); err != nil && ctx.Err() == nil {
+					r.log.Warn("reconciliation: lease not renewed", "runID", runID, "err", err)
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
 func (r *Reconciler) now() time.Time { return r.cfg.Now().UTC().Truncate(time.Microsecond) }
 
-// store completes the run row and writes its findings, in one transaction.
-func (r *Reconciler) store(ctx context.Context, rep Report) error {
+// store records the findings as issues, completes the run row with its
+// status and writes its findings, in one transaction; rep's findings get
+// their issue's identity and state, and rep its status.
+func (r *Reconciler) store(ctx context.Context, rep *Report, resolve []string) error {
 	rows := make([]store.Finding, len(rep.Findings))
 	for i, f := range rep.Findings {
 		rows[i] = store.Finding{Kind: f.Kind, Severity: f.Severity, Subject: f.Subject, Detail: f.Detail, Fixed: f.Fixed}
 	}
-	if err := r.cfg.DB.FinishRun(ctx, rep.RunID, rep.FinishedOn, rep.Status, rows); err != nil {
+	stored, status, err := r.cfg.DB.FinishRun(ctx, store.FinishParams{RunID: rep.RunID, FinishedOn: rep.FinishedOn,
+		Findings: rows, Resolve: resolve, Status: func(fs []store.Finding) string {
+			for i := range fs {
+				rep.Findings[i].FindingID, rep.Findings[i].New, rep.Findings[i].Acknowledged = fs[i].FindingID, fs[i].New, fs[i].Acknowledged
+			}
+			return StatusOf(rep.Findings)
+		}})
+	if err != nil {
 		return fmt.Errorf("reconciliation: store findings: %w", err)
 	}
+	_ = stored
+	rep.Status = status
 	return nil
+}
+
+// Acknowledge acknowledges the finding (its issue) findingID with a note:
+// later runs report it acknowledged, and it no longer counts towards their
+// status, until it is resolved.
+func (r *Reconciler) Acknowledge(ctx context.Context, findingID, note string) (store.Issue, error) {
+	return r.cfg.DB.AcknowledgeFinding(ctx, findingID, note, r.now())
 }
 
 // candidate is a hold to compare with the service.
@@ -223,13 +353,18 @@ type candidate = store.Candidate
 type snapshot struct {
 	findings   []Finding
 	candidates []candidate
+	// recipients are the owners of destination instruments, with the
+	// requests credited to them since the credit lookback.
+	recipients map[string]map[string]bool
 }
 
 // snapshot reads every database check and the comparison's candidates from
 // one consistent, read-only snapshot.
 func (r *Reconciler) snapshot(ctx context.Context, now time.Time) (snapshot, error) {
 	var s snapshot
-	snap, err := r.cfg.DB.Reconcile(ctx, now, now.Add(-r.cfg.HoldMaxAge), now.Add(-r.cfg.HoldMaxAge), r.cfg.Provider != nil)
+	snap, err := r.cfg.DB.Reconcile(ctx, store.ReconcileParams{Now: now, StaleBefore: now.Add(-r.cfg.HoldMaxAge),
+		ComparedSince: now.Add(-r.cfg.HoldMaxAge), CreditsSince: now.Add(-r.cfg.CreditLookback),
+		WithProvider: r.cfg.Provider != nil, Timeout: r.cfg.SnapshotTimeout})
 	if err != nil {
 		return snapshot{}, fmt.Errorf("reconciliation: check: %w", err)
 	}
@@ -250,6 +385,7 @@ func (r *Reconciler) snapshot(ctx context.Context, now time.Time) (snapshot, err
 		}
 	}
 	s.candidates = snap.Candidates
+	s.recipients = snap.Recipients
 	return s, nil
 }
 

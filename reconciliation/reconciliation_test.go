@@ -3,6 +3,7 @@ package reconciliation_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -278,7 +279,8 @@ func (b *bundle) assertStored(t *testing.T, rep reconciliation.Report, fix bool)
 			rep.StartedOn, rep.FinishedOn, rep.Status, fix)
 	}
 	rows, err := b.pool.Query(context.Background(),
-		`SELECT kind, severity, subject, detail, fixed FROM reconciliation_findings WHERE run_id = $1 ORDER BY seq`, rep.RunID)
+		`SELECT kind, severity, subject, detail, fixed, coalesce(finding_id, ''), is_new, acknowledged
+FROM reconciliation_findings WHERE run_id = $1 ORDER BY seq`, rep.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +288,7 @@ func (b *bundle) assertStored(t *testing.T, rep reconciliation.Report, fix bool)
 	var stored []reconciliation.Finding
 	for rows.Next() {
 		var f reconciliation.Finding
-		if err := rows.Scan(&f.Kind, &f.Severity, &f.Subject, &f.Detail, &f.Fixed); err != nil {
+		if err := rows.Scan(&f.Kind, &f.Severity, &f.Subject, &f.Detail, &f.Fixed, &f.FindingID, &f.New, &f.Acknowledged); err != nil {
 			t.Fatal(err)
 		}
 		stored = append(stored, f)
@@ -385,7 +387,7 @@ VALUES ($1, 'adjustment', 'bad', $2, $2, 'USD', 1, now())`, id, acct)
 		}
 	})
 
-	t.Run("StaleHoldsOrphansAndDuplicateCreditsAreWarnings", func(t *testing.T) {
+	t.Run("StaleHoldsOrphansAndDuplicateCredits", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, setupOpts{noProvider: true})
 		s := b.sender(t, "warn-", "100.00")
@@ -419,11 +421,11 @@ VALUES ($1, 'adjustment', 'bad', $2, $2, 'USD', 1, now())`, id, acct)
 		}
 		wantMap(t, kinds(rep), map[string]string{
 			stale.ref:            "stale_hold warning false",
-			"hold_nevercaptured": "orphan_capture warning false",
+			"hold_nevercaptured": "orphan_capture critical false",
 			"hold_neverreleased": "orphan_release warning false",
 			"req-twice":          "duplicate_credit_attempt warning false",
 		})
-		if rep.Status != reconciliation.StatusWarning {
+		if rep.Status != reconciliation.StatusCritical {
 			t.Errorf("status %s, want warning", rep.Status)
 		}
 		if f := findings(rep, "duplicate_credit_attempt"); len(f) == 1 && !strings.Contains(f[0].Detail, "2 idempotency keys; credited once as cred_") {
@@ -464,7 +466,9 @@ VALUES ($1, 'adjustment', 'bad', $2, $2, 'USD', 1, now())`, id, acct)
 			{providertest.PayoutCompleted, "released", "capture_release_conflict critical false"},
 			{providertest.PayoutCancelled, "released", ""},
 			{providertest.PayoutCompleted, "captured", ""},
-			{providertest.PayoutCancelled, "captured", ""}, // captured holds are not compared
+			{providertest.PayoutCancelled, "captured", "capture_cancel_conflict critical false"},
+			{providertest.PayoutExpired, "captured", "capture_cancel_conflict critical false"},
+			{providertest.PayoutPayoutFailed, "captured", ""}, // a failed claim: the service retries the claim
 		} {
 			h := b.hold(t, s, "10.00", time.Time{})
 			switch c.end {
@@ -493,7 +497,7 @@ VALUES ($1, 'adjustment', 'bad', $2, $2, 'USD', 1, now())`, id, acct)
 			t.Errorf("payments lists read %d times, want once per sender (2)", n)
 		}
 		b.assertStored(t, rep, false)
-		ledgertest.AssertBalances(t, b.db, s.account.AccountID, "980.00", "110.00", "870.00") // nothing applied without fix
+		ledgertest.AssertBalances(t, b.db, s.account.AccountID, "960.00", "110.00", "850.00") // nothing applied without fix
 	})
 
 	t.Run("ReadsEveryPageOnceAndStopsWhenAllAreSeen", func(t *testing.T) {
@@ -513,11 +517,23 @@ VALUES ($1, 'adjustment', 'bad', $2, $2, 'USD', 1, now())`, id, acct)
 			t.Errorf("payments pages read %d, want 2", n)
 		}
 
-		// With only the newest payout to find (captured holds are not
-		// compared), the first page suffices.
-		b.capture(t, deep)
-		b.fake.ResetRequests()
-		rep = b.run(t, false)
+	})
+
+	t.Run("StopsReadingWhenEveryPayoutIsSeen", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, setupOpts{})
+		s := b.sender(t, "pages-", "100.00")
+		old := b.clock().Add(-time.Hour)
+		// Captured before HoldMaxAge: not compared any more.
+		past := b.hold(t, s, "10.00", b.clock().Add(-reconciliation.DefaultHoldMaxAge-time.Hour))
+		b.capture(t, past)
+		b.payout(t, s, past, providertest.PayoutCompleted, old)
+		for i := range 150 {
+			b.payout(t, s, hold{payoutID: fmt.Sprintf("pay-noise-%03d", i)}, providertest.PayoutCompleted, old.Add(time.Duration(i+1)*time.Second))
+		}
+		shallow := b.hold(t, s, "10.00", time.Time{})
+		b.payout(t, s, shallow, providertest.PayoutCancelled, b.clock()) // the newest: on page 1
+		rep := b.run(t, false)
 		if n := b.paymentsRequests(); n != 1 {
 			t.Errorf("payments pages read %d, want 1", n)
 		}
@@ -681,7 +697,7 @@ WHERE f.run_id = $1 AND f.action = 'release' AND f.hold_reference = $2 AND f.ref
 		ledgertest.AssertInvariants(t, b.db)
 	})
 
-	t.Run("ConcurrentFixRunsApplyOnce", func(t *testing.T) {
+	t.Run("OneRunAtATimeAcrossReplicas", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, setupOpts{})
 		s := b.sender(t, "conc-", "100.00")
@@ -690,49 +706,53 @@ WHERE f.run_id = $1 AND f.action = 'release' AND f.hold_reference = $2 AND f.ref
 		b.payout(t, s, r, providertest.PayoutDenied, time.Time{})
 		g := newGate(t)
 		b.gate.Store(g)
-		const runs = 4
-		reports := make(chan reconciliation.Report, runs)
-		var wg sync.WaitGroup
-		for range runs {
+		first := b.reconciler(t)
+		done := make(chan reconciliation.Report, 1)
+		go func() {
+			rep, err := first.Run(context.Background(), true)
+			if err != nil {
+				t.Errorf("first run: %v", err)
+			}
+			done <- rep
+		}()
+		<-g.entered // the first run holds the lease, mid-comparison
+		var running string
+		for range 3 {
 			// Each its own Reconciler on its own pool: another replica.
 			pool := pgtest.PoolURL(t, b.url)
 			rec := b.reconciler(t, func(c *reconciliation.Config) { c.DB = store.Wrap(pool, nil) })
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				rep, err := rec.Run(context.Background(), true)
-				if err != nil {
-					t.Errorf("run: %v", err)
-				}
-				reports <- rep
-			}()
-		}
-		for range runs { // every run has taken its snapshot with both holds held
-			<-g.entered
+			_, err := rec.Run(context.Background(), true)
+			var re *reconciliation.RunningError
+			if !errors.As(err, &re) || !strings.HasPrefix(re.RunID, "rec_") {
+				t.Fatalf("a second run while the first runs: %v, want a RunningError", err)
+			}
+			running = re.RunID
 		}
 		g.Open()
-		wg.Wait()
-		close(reports)
-		fixed := map[string]int{}
-		for rep := range reports {
-			if len(rep.Findings) != 2 {
-				t.Errorf("run findings %+v, want the two missed ones", rep.Findings)
-			}
-			for _, f := range rep.Findings {
-				if f.Fixed {
-					fixed[f.Subject]++
-				}
+		rep := <-done
+		if rep.RunID != running {
+			t.Errorf("the refusals named run %s; the running one was %s", running, rep.RunID)
+		}
+		fixed := 0
+		for _, f := range rep.Findings {
+			if f.Fixed {
+				fixed++
 			}
 		}
-		if fixed[c.ref] != 1 || fixed[r.ref] != 1 {
-			t.Errorf("fixed counts %v, want each hold fixed by exactly one run", fixed)
+		if fixed != 2 {
+			t.Errorf("the run fixed %d findings, want 2: %+v", fixed, rep.Findings)
+		}
+		if n := b.count(t, `SELECT count(*) FROM reconciliation_runs`); n != 1 {
+			t.Errorf("runs stored %d, want only the first's", n)
+		}
+		// The lease is free again.
+		b.gate.Store(nil)
+		if _, err := b.reconciler(t).Run(context.Background(), false); err != nil {
+			t.Fatalf("a run after the first: %v", err)
 		}
 		ledgertest.AssertBalances(t, b.db, s.account.AccountID, "70.00", "0.00", "70.00")
 		if got := b.settlement(t); !got.Equal(decimal.RequireFromString("30.00")) {
 			t.Errorf("settlement %s, want 30.00", got)
-		}
-		if n := b.count(t, `SELECT count(*) FROM reconciliation_fixes`); n != 2 {
-			t.Errorf("fix rows %d, want 2", n)
 		}
 		ledgertest.AssertInvariants(t, b.db)
 	})
@@ -865,6 +885,8 @@ func TestReport(t *testing.T) {
 		{[]reconciliation.Finding{{Kind: "missed_release", Severity: "warning", Fixed: true}}, "clean"},
 		{[]reconciliation.Finding{{Kind: "stale_hold", Severity: "warning"}}, "warning"},
 		{[]reconciliation.Finding{{Kind: "stale_hold", Severity: "warning"}, {Kind: "balance_drift", Severity: "critical"}}, "critical"},
+		{[]reconciliation.Finding{{Kind: "stale_hold", Severity: "warning"}, {Kind: "balance_drift", Severity: "critical", Acknowledged: true}}, "warning"},
+		{[]reconciliation.Finding{{Kind: "balance_drift", Severity: "critical", Acknowledged: true}}, "clean"},
 	} {
 		if got := reconciliation.StatusOf(c.findings); got != c.want {
 			t.Errorf("StatusOf(%+v) = %s, want %s", c.findings, got, c.want)
@@ -874,12 +896,123 @@ func TestReport(t *testing.T) {
 		"balance_drift": "critical", "held_drift": "critical", "negative_available": "critical",
 		"unbalanced_transaction": "critical", "hold_journal_mismatch": "critical", "duplicate_effect": "critical",
 		"duplicate_credit": "critical", "currency_imbalance": "critical", "capture_release_conflict": "critical",
-		"stale_hold": "warning", "orphan_capture": "warning", "orphan_release": "warning",
+		"orphan_capture": "critical", "capture_cancel_conflict": "critical", "missing_credit": "critical",
+		"stale_hold": "warning", "orphan_release": "warning",
 		"duplicate_credit_attempt": "warning", "missed_release": "warning", "missed_capture": "warning",
 		"provider_unreachable": "warning", "a_kind_added_later": "critical",
 	} {
 		if got := reconciliation.SeverityOf(kind); got != want {
 			t.Errorf("SeverityOf(%s) = %s, want %s", kind, got, want)
 		}
+	}
+}
+
+// TestLostCredits: a request for payment the service completed for this
+// ledger's customer, and which the ledger never credited, is a critical
+// missing_credit; credited, or not completed, it is nothing.
+func TestLostCredits(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{})
+	r := b.sender(t, "req-", "1.00")
+	dst := ledgertest.Unique("dst-")
+	if _, _, err := b.db.AddInstrument(context.Background(), ledger.Instrument{Token: dst, Kind: ledger.InstrumentDestination, AccountID: r.account.AccountID}); err != nil {
+		t.Fatal(err)
+	}
+	now := b.clock()
+	seed := func(id, status string, created time.Time) {
+		t.Helper()
+		if err := b.fake.SeedPayment(b.fake.ProviderID(), r.account.OwnerExternalID, providertest.Payment{ID: id, Type: "request",
+			Direction: "received", Status: status, Amount: providertest.USD("7.00"), CreatedOn: created}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seed("req-lost", "completed", now.Add(-time.Hour))
+	seed("req-credited", "completed", now.Add(-time.Hour))
+	seed("req-pending", "pending", now.Add(-time.Hour))
+	seed("req-ancient", "completed", now.Add(-60*24*time.Hour)) // before the lookback
+	if a, err := b.db.Credit(context.Background(), store.CreditParams{Key: "k-cr", Fingerprint: make([]byte, 32), KeyFingerprint: "kf",
+		Now: now, RequestID: "req-credited", Destination: dst, Requester: r.account.OwnerExternalID, Currency: "USD",
+		Amount: decimal.RequireFromString("7.00"), CreditReference: ledger.NewReference("cred_"), TransactionID: ledger.NewTransactionID()}); err != nil || !a.Approved() {
+		t.Fatalf("credit: %+v %v", a, err)
+	}
+	rep := b.run(t, false)
+	wantMap(t, kinds(rep), map[string]string{"req-lost": "missing_credit critical false"})
+	if rep.Status != reconciliation.StatusCritical {
+		t.Errorf("status %s, want critical", rep.Status)
+	}
+	b.assertStored(t, rep, false)
+}
+
+// TestFindingLifecycle: a finding keeps its ID from run to run; new only
+// the first time; acknowledged, it no longer counts towards the status;
+// resolved and seen again, it is new and unacknowledged again.
+func TestFindingLifecycle(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, setupOpts{noProvider: true})
+	s := b.sender(t, "life-", "100.00")
+	drift := func(d string) {
+		t.Helper()
+		b.exec(t, `UPDATE accounts SET held = held + $2::numeric WHERE account_id = $1`, s.account.AccountID, d)
+	}
+	drift("1")
+	first := b.run(t, false)
+	if len(first.Findings) != 1 || !first.Findings[0].New || first.Findings[0].Acknowledged || first.Status != reconciliation.StatusCritical {
+		t.Fatalf("first run %+v", first)
+	}
+	id := first.Findings[0].FindingID
+	second := b.run(t, false)
+	if len(second.Findings) != 1 || second.Findings[0].FindingID != id || second.Findings[0].New {
+		t.Fatalf("second run %+v, want the same finding %s, not new", second.Findings, id)
+	}
+	rec := b.reconciler(t)
+	is, err := rec.Acknowledge(ctx, id, "known: a test corruption")
+	if err != nil || is.AcknowledgedOn == nil || is.AckNote != "known: a test corruption" || is.FirstRunID != first.RunID {
+		t.Fatalf("acknowledge: %+v %v", is, err)
+	}
+	third := b.run(t, false)
+	if len(third.Findings) != 1 || !third.Findings[0].Acknowledged || third.Status != reconciliation.StatusClean {
+		t.Fatalf("third run %+v: want the finding acknowledged and the run clean", third)
+	}
+	b.assertStored(t, third, false)
+	// Resolved: the drift is undone; then it comes back: new again.
+	drift("-1")
+	if rep := b.run(t, false); len(rep.Findings) != 0 {
+		t.Fatalf("after the fix: %+v", rep.Findings)
+	}
+	drift("1")
+	again := b.run(t, false)
+	if len(again.Findings) != 1 || again.Findings[0].FindingID != id || !again.Findings[0].New || again.Findings[0].Acknowledged ||
+		again.Status != reconciliation.StatusCritical {
+		t.Fatalf("seen again after resolution: %+v", again)
+	}
+	if _, err := rec.Acknowledge(ctx, "fnd_nosuchfindingxxxxxxxxxxxxx", "x"); !errors.Is(err, ledger.ErrFindingNotFound) {
+		t.Fatalf("acknowledging an unknown finding: %v", err)
+	}
+}
+
+// TestSnapshotIsBoundedInTime: a snapshot statement that outlasts the
+// bound fails the run (nothing stored as finished), and frees the lease.
+func TestSnapshotIsBoundedInTime(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{noProvider: true})
+	b.sender(t, "slow-", "1.00")
+	// Lock the accounts so the invariant check waits behind the lock,
+	// longer than the bound.
+	tx, err := b.pool.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(context.Background(), `LOCK TABLE accounts IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	rec := b.reconciler(t, func(c *reconciliation.Config) { c.SnapshotTimeout = 200 * time.Millisecond })
+	if _, err := rec.Run(context.Background(), false); ledger.CodeOf(err) != ledger.CodeTimeout {
+		t.Fatalf("a snapshot past its bound: %v, want a timeout", err)
+	}
+	_ = tx.Rollback(context.Background())
+	if _, err := rec.Run(context.Background(), false); err != nil {
+		t.Fatalf("the next run (the lease must be free): %v", err)
 	}
 }

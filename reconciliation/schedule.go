@@ -2,26 +2,19 @@ package reconciliation
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 )
 
-// LockKey is the Postgres advisory lock key that scheduled runs take, so one
-// replica at a time runs the schedule ("reconcil" in ASCII).
-const LockKey int64 = 0x7265636f6e63696c
-
-// TryRun runs one reconciliation like Run, but only if no other session
-// holds the advisory lock LockKey; ran is false (and nothing is run or
-// stored) when one does. The lock is a session lock on a connection taken
-// from the pool for the whole run, so the pool needs a second connection
-// for the run itself.
+// TryRun runs one reconciliation like Run, unless another run holds the
+// lease: then ran is false, and nothing is run or stored.
 func (r *Reconciler) TryRun(ctx context.Context, fix bool) (rep Report, ran bool, err error) {
-	unlock, ok, err := r.cfg.DB.TryLock(ctx, LockKey)
-	if err != nil || !ok {
-		return Report{}, false, err
-	}
-	defer unlock()
 	rep, err = r.Run(ctx, fix)
-	return rep, true, err
+	var running *RunningError
+	if errors.As(err, &running) {
+		return Report{}, false, nil
+	}
+	return rep, err == nil, err
 }
 
 // Start runs a reconciliation every Config.Every (fix as

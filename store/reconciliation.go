@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,10 +16,25 @@ import (
 )
 
 // Finding is a reconciliation finding as stored (table
-// reconciliation_findings).
+// reconciliation_findings), with its issue's identity and state (table
+// reconciliation_issues).
 type Finding struct {
 	Kind, Severity, Subject, Detail string
 	Fixed                           bool
+	// FindingID identifies the issue (kind and subject) across runs; New
+	// is true when this run is the first to see it (since it was last
+	// resolved); Acknowledged when an operator acknowledged it.
+	FindingID         string
+	New, Acknowledged bool
+}
+
+// Issue is a finding's state across runs.
+type Issue struct {
+	FindingID, Kind, Subject string
+	FirstRunID, LastRunID    string
+	FirstSeenOn, LastSeenOn  time.Time
+	AcknowledgedOn           *time.Time
+	AckNote                  string
 }
 
 // Subject is one row of a check: what it is about, and what was found.
@@ -46,9 +62,30 @@ type ReconcileSnapshot struct {
 	OrphanCaptures          []Subject
 	OrphanReleases          []Subject
 	DuplicateCreditAttempts []Subject
-	// Candidates: every held hold, and released holds placed since the
-	// cutoff, ordered by owner (when asked for).
+	// Candidates: every held hold, and captured and released holds placed
+	// since the cutoff, ordered by owner (when asked for).
 	Candidates []Candidate
+	// Recipients: the owners of destination instruments, each with the
+	// requestIDs credited to their accounts since the credit cutoff (when
+	// asked for).
+	Recipients map[string]map[string]bool
+}
+
+// ReconcileParams shape one reconciliation's snapshot.
+type ReconcileParams struct {
+	Now time.Time
+	// StaleBefore: a hold held since before it is stale.
+	StaleBefore time.Time
+	// ComparedSince: captured and released holds placed since it are
+	// compared with the service (held holds always are).
+	ComparedSince time.Time
+	// CreditsSince: credits since it are compared with the service's
+	// completed requests for payment.
+	CreditsSince time.Time
+	// WithProvider reads the candidates and recipients.
+	WithProvider bool
+	// Timeout bounds each statement (0: no bound).
+	Timeout time.Duration
 }
 
 // Reconciliation's queries: runs and findings (tables
@@ -61,10 +98,43 @@ const (
 WHERE run_id = $1 AND finished_on IS NULL
 RETURNING run_id`
 
-	insertFindingsSQL = `INSERT INTO reconciliation_findings (run_id, seq, kind, severity, subject, detail, fixed)
-SELECT $1, f.seq, f.kind, f.severity, f.subject, f.detail, f.fixed
-FROM unnest($2::integer[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[])
-     AS f (seq, kind, severity, subject, detail, fixed)`
+	insertFindingsSQL = `INSERT INTO reconciliation_findings (run_id, seq, kind, severity, subject, detail, fixed, finding_id, is_new, acknowledged)
+SELECT $1, f.seq, f.kind, f.severity, f.subject, f.detail, f.fixed, f.finding_id, f.is_new, f.acknowledged
+FROM unnest($2::integer[], $3::text[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::text[], $9::boolean[], $10::boolean[])
+     AS f (seq, kind, severity, subject, detail, fixed, finding_id, is_new, acknowledged)`
+
+	// $1 run, $2 now, $3 kinds, $4 subjects, $5 fresh finding IDs. An issue
+	// resolved and seen again is new again and unacknowledged.
+	upsertIssuesSQL = `INSERT INTO reconciliation_issues AS i (finding_id, kind, subject, first_run_id, first_seen_on, last_run_id, last_seen_on)
+SELECT f.id, f.kind, f.subject, $1, $2, $1, $2 FROM unnest($3::text[], $4::text[], $5::text[]) AS f (kind, subject, id)
+ON CONFLICT (kind, subject) DO UPDATE SET last_run_id = $1, last_seen_on = $2,
+    first_run_id = CASE WHEN i.resolved_on IS NULL THEN i.first_run_id ELSE $1 END,
+    first_seen_on = CASE WHEN i.resolved_on IS NULL THEN i.first_seen_on ELSE $2 END,
+    acknowledged_on = CASE WHEN i.resolved_on IS NULL THEN i.acknowledged_on END,
+    ack_note = CASE WHEN i.resolved_on IS NULL THEN i.ack_note END,
+    resolved_on = NULL
+RETURNING i.kind, i.subject, i.finding_id, i.first_run_id = $1, i.acknowledged_on IS NOT NULL`
+
+	// Issues of the given kinds this run did not see are resolved.
+	resolveIssuesSQL = `UPDATE reconciliation_issues SET resolved_on = $2
+WHERE resolved_on IS NULL AND last_run_id <> $1 AND kind = ANY ($3::text[])`
+
+	acknowledgeSQL = `UPDATE reconciliation_issues SET acknowledged_on = $2, ack_note = $3
+WHERE finding_id = $1
+RETURNING finding_id, kind, subject, first_run_id, last_run_id, first_seen_on, last_seen_on, acknowledged_on, coalesce(ack_note, '')`
+
+	// The lease of the one run in progress: taken when free or expired.
+	acquireLeaseSQL = `INSERT INTO reconciliation_lease AS l (singleton, run_id, holder, expires_at)
+VALUES (true, $1, $2, clock_timestamp() + $3::interval)
+ON CONFLICT (singleton) DO UPDATE SET run_id = $1, holder = $2, expires_at = clock_timestamp() + $3::interval
+WHERE l.expires_at < clock_timestamp()
+RETURNING run_id`
+	leaseHolderSQL  = `SELECT run_id FROM reconciliation_lease WHERE expires_at >= clock_timestamp()`
+	renewLeaseSQL   = `UPDATE reconciliation_lease SET expires_at = clock_timestamp() + $2::interval WHERE run_id = $1`
+	releaseLeaseSQL = `DELETE FROM reconciliation_lease WHERE run_id = $1`
+
+	// A run's snapshot is bounded in time.
+	snapshotTimeoutSQL = `SELECT set_config('statement_timeout', $1, true)`
 
 	// $1: the stale cutoff; $2: now.
 	staleHoldsSQL = `SELECT hold_reference,
@@ -97,12 +167,22 @@ GROUP BY r.subject
 HAVING count(DISTINCT r.idempotency_key) > 1
 ORDER BY r.subject`
 
-	// $1: released holds placed since.
+	// $1: captured and released holds placed since.
 	candidatesSQL = `SELECT h.hold_reference, h.payout_id, h.account_id, a.owner_external_id, h.status, h.currency, h.amount, h.placed_at
 FROM hold_states h
 JOIN accounts a ON a.account_id = h.account_id
-WHERE h.status = 'held' OR (h.status = 'released' AND h.placed_at >= $1)
+WHERE h.status = 'held' OR h.placed_at >= $1
 ORDER BY a.owner_external_id, h.placed_at, h.hold_reference`
+
+	// The owners of destination instruments, and what was credited to
+	// them since $1 (a NULL request: nothing).
+	recipientsSQL = `SELECT a.owner_external_id, NULL::text
+FROM accounts a WHERE a.kind = 'customer'
+  AND EXISTS (SELECT 1 FROM instruments i WHERE i.account_id = a.account_id AND i.kind = 'destination')
+UNION ALL
+SELECT a.owner_external_id, c.request_id
+FROM credits c JOIN accounts a ON a.account_id = c.account_id
+WHERE c.created_at >= $1`
 
 	holdStatusSQL = `SELECT status FROM hold_states WHERE hold_reference = $1`
 
@@ -113,9 +193,6 @@ p_payout_id => $2, p_reference => $4, p_reason => $5, p_kind => $6, p_transactio
 	// $1 run, $2 hold, $3 action, $4 reference, $5 transaction, $6 payout status, $7 now.
 	insertFixSQL = `INSERT INTO reconciliation_fixes (hold_reference, run_id, action, reference, transaction_id, payout_status, created_at)
 VALUES ($2, $1, $3, $4, $5, $6, $7)`
-
-	tryLockSQL = `SELECT pg_try_advisory_lock($1)`
-	unlockSQL  = `SELECT pg_advisory_unlock($1)`
 )
 
 // InsertRun records a run as started.
@@ -124,38 +201,166 @@ func (db *DB) InsertRun(ctx context.Context, runID string, startedOn time.Time, 
 	return interpret(err)
 }
 
-// FinishRun completes a run with its status and findings, in one
-// transaction.
-func (db *DB) FinishRun(ctx context.Context, runID string, finishedOn time.Time, status string, findings []Finding) error {
-	return db.tx(ctx, func(tx pgx.Tx) error {
+// FinishParams complete a run.
+type FinishParams struct {
+	RunID      string
+	FinishedOn time.Time
+	Findings   []Finding
+	// Resolve lists the kinds this run checked in full: their issues that
+	// it did not see are resolved.
+	Resolve []string
+	// Status computes the run's status from its findings, once their
+	// issues' state (New, Acknowledged) is known.
+	Status func([]Finding) string
+}
+
+// FinishRun records the run's findings as issues (new, or seen again),
+// resolves the issues of the kinds it checked that it did not see, and
+// completes the run with its status and findings, in one transaction. It
+// returns the findings with their issue's identity and state, and the
+// status.
+func (db *DB) FinishRun(ctx context.Context, p FinishParams) ([]Finding, string, error) {
+	var out []Finding
+	var status string
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		out = append(out[:0], p.Findings...)
+		if err := recordIssues(ctx, tx, p.RunID, p.FinishedOn, out); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, resolveIssuesSQL, p.RunID, p.FinishedOn, p.Resolve); err != nil {
+			return err
+		}
+		status = p.Status(out)
 		var id string
-		if err := tx.QueryRow(ctx, finishRunSQL, runID, finishedOn, status).Scan(&id); err != nil {
+		if err := tx.QueryRow(ctx, finishRunSQL, p.RunID, p.FinishedOn, status).Scan(&id); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
-				return fmt.Errorf("run %s is gone or finished already", runID)
+				return fmt.Errorf("run %s is gone or finished already", p.RunID)
 			}
 			return err
 		}
-		if len(findings) == 0 {
+		if len(out) == 0 {
 			return nil
 		}
-		n := len(findings)
+		n := len(out)
 		seq, kind, sev, subj, detail, fixed := make([]int32, n), make([]string, n), make([]string, n),
 			make([]string, n), make([]string, n), make([]bool, n)
-		for i, f := range findings {
+		ids, fresh, acked := make([]string, n), make([]bool, n), make([]bool, n)
+		for i, f := range out {
 			seq[i], kind[i], sev[i], subj[i], detail[i], fixed[i] = int32(i), f.Kind, f.Severity, f.Subject, f.Detail, f.Fixed
+			ids[i], fresh[i], acked[i] = f.FindingID, f.New, f.Acknowledged
 		}
-		_, err := tx.Exec(ctx, insertFindingsSQL, runID, seq, kind, sev, subj, detail, fixed)
+		_, err := tx.Exec(ctx, insertFindingsSQL, p.RunID, seq, kind, sev, subj, detail, fixed, ids, fresh, acked)
 		return err
 	})
+	return out, status, err
+}
+
+// recordIssues upserts the issue of each finding and fills in its state.
+func recordIssues(ctx context.Context, tx pgx.Tx, runID string, now time.Time, fs []Finding) error {
+	if len(fs) == 0 {
+		return nil
+	}
+	type key struct{ kind, subject string }
+	at := make(map[key][]int, len(fs))
+	var kinds, subjects, fresh []string
+	for i, f := range fs {
+		k := key{f.Kind, f.Subject}
+		if _, seen := at[k]; !seen {
+			kinds, subjects = append(kinds, f.Kind), append(subjects, f.Subject)
+			fresh = append(fresh, ledger.NewReference("fnd_"))
+		}
+		at[k] = append(at[k], i)
+	}
+	rows, err := tx.Query(ctx, upsertIssuesSQL, runID, now, kinds, subjects, fresh)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k key
+		var id string
+		var isNew, acked bool
+		if err := rows.Scan(&k.kind, &k.subject, &id, &isNew, &acked); err != nil {
+			return err
+		}
+		for _, i := range at[k] {
+			fs[i].FindingID, fs[i].New, fs[i].Acknowledged = id, isNew, acked
+		}
+	}
+	return rows.Err()
+}
+
+// AcknowledgeFinding acknowledges the issue findingID with a note: runs go
+// on reporting it, acknowledged, until it is resolved.
+// ledger.ErrFindingNotFound when there is no such issue.
+func (db *DB) AcknowledgeFinding(ctx context.Context, findingID, note string, now time.Time) (Issue, error) {
+	if !ledger.ValidText(findingID) {
+		return Issue{}, ledger.ErrFindingNotFound
+	}
+	var is Issue
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, acknowledgeSQL, findingID, now, note).Scan(&is.FindingID, &is.Kind, &is.Subject,
+			&is.FirstRunID, &is.LastRunID, &is.FirstSeenOn, &is.LastSeenOn, &is.AcknowledgedOn, &is.AckNote)
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Issue{}, ledger.ErrFindingNotFound
+	}
+	return is, err
+}
+
+// AcquireLease takes the lease of the one reconciliation run in progress
+// for runID, for ttl; when another run holds it, ok is false and current
+// names that run.
+func (db *DB) AcquireLease(ctx context.Context, runID, holder string, ttl time.Duration) (ok bool, current string, err error) {
+	var got string
+	err = db.pool.QueryRow(ctx, acquireLeaseSQL, runID, holder, ttl.String()).Scan(&got)
+	switch {
+	case err == nil:
+		return true, runID, nil
+	case !errors.Is(err, pgx.ErrNoRows):
+		return false, "", interpret(err)
+	}
+	err = db.pool.QueryRow(ctx, leaseHolderSQL).Scan(&current)
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Released or expired in between: try once more.
+		return db.acquireOnce(ctx, runID, holder, ttl)
+	}
+	return false, current, interpret(err)
+}
+
+func (db *DB) acquireOnce(ctx context.Context, runID, holder string, ttl time.Duration) (bool, string, error) {
+	var got string
+	err := db.pool.QueryRow(ctx, acquireLeaseSQL, runID, holder, ttl.String()).Scan(&got)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, "", nil
+	}
+	return err == nil, runID, interpret(err)
+}
+
+// RenewLease extends runID's lease to ttl from now.
+func (db *DB) RenewLease(ctx context.Context, runID string, ttl time.Duration) error {
+	_, err := db.pool.Exec(ctx, renewLeaseSQL, runID, ttl.String())
+	return interpret(err)
+}
+
+// ReleaseLease gives runID's lease back.
+func (db *DB) ReleaseLease(ctx context.Context, runID string) error {
+	_, err := db.pool.Exec(ctx, releaseLeaseSQL, runID)
+	return interpret(err)
 }
 
 // Reconcile reads every check of a reconciliation from one consistent,
 // read-only snapshot: the invariants, holds held since before staleBefore,
 // orphans, duplicate credit attempts, and, with candidates, the holds to
 // compare with the service (released ones placed since releasedSince).
-func (db *DB) Reconcile(ctx context.Context, now, staleBefore, releasedSince time.Time, candidates bool) (ReconcileSnapshot, error) {
+// Each statement of the snapshot is bounded by timeout (0: no bound), so
+// that a run cannot hold a snapshot open for ever.
+func (db *DB) Reconcile(ctx context.Context, p ReconcileParams) (ReconcileSnapshot, error) {
 	var s ReconcileSnapshot
 	err := db.snapshot(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, snapshotTimeoutSQL, strconv.FormatInt(p.Timeout.Milliseconds(), 10)); err != nil {
+			return err
+		}
 		var err error
 		if s.Violations, err = checkInvariants(ctx, tx); err != nil {
 			return err
@@ -166,7 +371,7 @@ func (db *DB) Reconcile(ctx context.Context, now, staleBefore, releasedSince tim
 			sql  string
 			args []any
 		}{
-			{"stale holds", &s.StaleHolds, staleHoldsSQL, []any{staleBefore, now}},
+			{"stale holds", &s.StaleHolds, staleHoldsSQL, []any{p.StaleBefore, p.Now}},
 			{"orphan captures", &s.OrphanCaptures, orphansSQL, []any{"capture"}},
 			{"orphan releases", &s.OrphanReleases, orphansSQL, []any{"release"}},
 			{"duplicate credit attempts", &s.DuplicateCreditAttempts, duplicateCreditAttemptsSQL, nil},
@@ -182,10 +387,13 @@ func (db *DB) Reconcile(ctx context.Context, now, staleBefore, releasedSince tim
 				return fmt.Errorf("%s: %w", q.name, err)
 			}
 		}
-		if !candidates {
+		if !p.WithProvider {
 			return nil
 		}
-		rows, err := tx.Query(ctx, candidatesSQL, releasedSince)
+		if s.Recipients, err = recipients(ctx, tx, p.CreditsSince); err != nil {
+			return fmt.Errorf("recipients: %w", err)
+		}
+		rows, err := tx.Query(ctx, candidatesSQL, p.ComparedSince)
 		if err != nil {
 			return fmt.Errorf("candidates: %w", err)
 		}
@@ -199,6 +407,29 @@ func (db *DB) Reconcile(ctx context.Context, now, staleBefore, releasedSince tim
 		return nil
 	})
 	return s, err
+}
+
+func recipients(ctx context.Context, tx pgx.Tx, since time.Time) (map[string]map[string]bool, error) {
+	rows, err := tx.Query(ctx, recipientsSQL, since)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]map[string]bool{}
+	for rows.Next() {
+		var owner string
+		var request *string
+		if err := rows.Scan(&owner, &request); err != nil {
+			return nil, err
+		}
+		if out[owner] == nil {
+			out[owner] = map[string]bool{}
+		}
+		if request != nil {
+			out[owner][*request] = true
+		}
+	}
+	return out, rows.Err()
 }
 
 // FixParams is a fix of one hold by a reconciliation run.
@@ -263,28 +494,4 @@ func (db *DB) FixHold(ctx context.Context, p FixParams) (FixResult, error) {
 		return nil
 	})
 	return res, err
-}
-
-// TryLock takes the session advisory lock key on a connection of its own
-// and returns its release; ok is false when another session holds it.
-func (db *DB) TryLock(ctx context.Context, key int64) (unlock func(), ok bool, err error) {
-	conn, err := db.pool.Acquire(ctx)
-	if err != nil {
-		return nil, false, interpret(err)
-	}
-	if err := conn.QueryRow(ctx, tryLockSQL, key).Scan(&ok); err != nil || !ok {
-		conn.Release()
-		return nil, false, interpret(err)
-	}
-	return func() {
-		// Unlock even when ctx has ended; if that fails, closing the
-		// session drops the lock.
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		var unlocked bool
-		if err := conn.QueryRow(uctx, unlockSQL, key).Scan(&unlocked); err != nil || !unlocked {
-			_ = conn.Conn().Close(uctx)
-		}
-		conn.Release()
-	}, true, nil
 }

@@ -52,7 +52,8 @@ func TestHelp(t *testing.T) {
 			"secrets retire": {"admin", "admin-token", "help"},
 			"secrets add":    {"admin", "admin-token", "from-file", "help", "json"},
 			"migrate":        {"database-url", "help"},
-			"reconcile":      {"admin", "admin-token", "fix", "help", "json", "timeout"},
+			"reconcile":      {"admin", "admin-token", "all", "fix", "help", "json", "timeout"},
+			"reconcile ack":  {"admin", "admin-token", "help", "json", "note"},
 			"":               {"help", "version"},
 		} {
 			var got []string
@@ -90,7 +91,7 @@ func TestHelp(t *testing.T) {
 				t.Errorf("ledgerctl %s -h documents no exit status", path)
 			}
 		}
-		if !strings.Contains(byPath["reconcile"].Help, "0  clean: no unfixed finding\n  1  an unfixed warning, no unfixed critical finding\n  2  an unfixed critical finding\n  3  error") {
+		if !strings.Contains(byPath["reconcile"].Help, "0  clean: no unfixed, unacknowledged finding\n  1  an unfixed, unacknowledged warning, no such critical finding\n  2  an unfixed, unacknowledged critical finding\n  3  error") {
 			t.Errorf("reconcile's exit status:\n%s", byPath["reconcile"].Help)
 		}
 	})

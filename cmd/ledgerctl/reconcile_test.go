@@ -43,16 +43,20 @@ func TestReconcileCommand(t *testing.T) {
 			t.Fatalf("clean: exit %d\n%s%s", code, out, errs)
 		}
 
-		// A warning: 1, with the finding in the table.
-		if d := ledgertest.Settle(t, db, "po-cli", "hold_cli_orphan", true); !d.Approved() {
-			t.Fatalf("orphan capture: %+v", d)
+		// A warning: 1, with the finding in the table, new.
+		if d := ledgertest.Settle(t, db, "po-cli", "hold_cli_orphan", false); !d.Approved() {
+			t.Fatalf("orphan release: %+v", d)
 		}
 		code, out, errs = reconcileCLI(t, srv.URL)
-		if code != 1 || !strings.Contains(out, "KIND") || !strings.Contains(out, "FIXED") {
+		if code != 1 || !strings.Contains(out, "FINDING") || !strings.Contains(out, "FIXED") {
 			t.Fatalf("warning: exit %d\n%s%s", code, out, errs)
 		}
-		if !tableRow(out, "orphan_capture", "warning", "hold_cli_orphan", "no") {
+		if !tableRow(out, "orphan_release", "warning", "(new)", "hold_cli_orphan", "no") {
 			t.Fatalf("warning table:\n%s", out)
+		}
+		// Seen again: no longer new.
+		if _, out, _ = reconcileCLI(t, srv.URL); !tableRow(out, "orphan_release", "warning", "hold_cli_orphan", "no") || strings.Contains(out, "(new)") {
+			t.Fatalf("second run:\n%s", out)
 		}
 
 		// A critical finding: 2, also with --json, whose output is the report.
@@ -65,16 +69,49 @@ func TestReconcileCommand(t *testing.T) {
 			t.Fatalf("critical: exit %d\n%s%s", code, out, errs)
 		}
 		code, out, errs = reconcileCLI(t, srv.URL, "--json", "--fix")
+		type finding struct {
+			FindingID, Kind, Severity, Subject string
+			Fixed, New, Acknowledged           bool
+		}
 		var rep struct {
-			RunID    string `json:"runID"`
-			Status   string `json:"status"`
-			Findings []struct {
-				Kind, Severity, Subject string
-				Fixed                   bool
-			} `json:"findings"`
+			RunID    string    `json:"runID"`
+			Status   string    `json:"status"`
+			Findings []finding `json:"findings"`
 		}
 		if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 2 || rep.Status != "critical" || rep.RunID == "" || len(rep.Findings) != 2 {
 			t.Fatalf("--json: exit %d %v\n%s%s", code, err, out, errs)
+		}
+
+		// Acknowledged with a note, a finding no longer counts: the critical
+		// one first (back to 1), then the warning (0); --all still shows them.
+		byKind := map[string]finding{}
+		for _, f := range rep.Findings {
+			byKind[f.Kind] = f
+		}
+		ack := func(id string) {
+			t.Helper()
+			var o, e bytes.Buffer
+			if code := run(context.Background(), []string{"reconcile", "ack", id, "--note", "checked with the bank's ledger team", "--admin", srv.URL}, &o, &e); code != 0 || !strings.Contains(o.String(), id) {
+				t.Fatalf("ack %s: exit %d\n%s%s", id, code, o.String(), e.String())
+			}
+		}
+		ack(byKind["held_drift"].FindingID)
+		if code, out, _ = reconcileCLI(t, srv.URL); code != 1 || strings.Contains(out, "held_drift") || !strings.Contains(out, "1 acknowledged") {
+			t.Fatalf("after acknowledging the critical finding: exit %d\n%s", code, out)
+		}
+		ack(byKind["orphan_release"].FindingID)
+		if code, out, _ = reconcileCLI(t, srv.URL); code != 0 || strings.Contains(out, "FINDING") {
+			t.Fatalf("all acknowledged: exit %d\n%s", code, out)
+		}
+		if code, out, _ = reconcileCLI(t, srv.URL, "--all"); code != 0 || !tableRow(out, "held_drift", "critical", "(acknowledged)", a.AccountID, "no") {
+			t.Fatalf("--all: exit %d\n%s", code, out)
+		}
+		var o, e bytes.Buffer
+		if code := run(context.Background(), []string{"reconcile", "ack", "fnd_nosuchfindingxxxxxxxxxxxxx", "--note", "x", "--admin", srv.URL}, &o, &e); code == 0 {
+			t.Fatalf("ack of an unknown finding: exit 0")
+		}
+		if code := run(context.Background(), []string{"reconcile", "ack", byKind["held_drift"].FindingID, "--admin", srv.URL}, &o, &e); code == 0 {
+			t.Fatalf("ack without --note: exit 0")
 		}
 	})
 
@@ -142,14 +179,23 @@ func TestReconcileCommand(t *testing.T) {
 	})
 }
 
-// tableRow reports whether out has a table row with these cells in order.
+// tableRow reports whether out has a table row holding these cells in
+// order, the last one last.
 func tableRow(out string, cells ...string) bool {
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Fields(line)
-		if len(f) < len(cells) || f[0] != cells[0] || f[1] != cells[1] || f[2] != cells[2] || f[len(f)-1] != cells[len(cells)-1] {
+		if len(f) == 0 || f[len(f)-1] != cells[len(cells)-1] {
 			continue
 		}
-		return true
+		i := 0
+		for _, w := range f {
+			if i < len(cells)-1 && w == cells[i] {
+				i++
+			}
+		}
+		if i == len(cells)-1 {
+			return true
+		}
 	}
 	return false
 }
