@@ -27,10 +27,21 @@ func passfileURL(withPassword, dataDir string) string {
 		return ""
 	}
 	u.User = url.User(superuser)
-	q := u.Query()
-	q.Set("passfile", filepath.Join(dataDir, "pgpass"))
-	u.RawQuery = q.Encode()
+	// The path stays readable: only what a query value cannot hold is escaped.
+	u.RawQuery = strings.TrimPrefix(u.RawQuery+"&passfile="+escapeQuery(filepath.Join(dataDir, "pgpass")), "&")
 	return u.String()
+}
+
+func escapeQuery(s string) string {
+	var b strings.Builder
+	for _, c := range []byte(s) {
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("/._-~", c) >= 0 {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }
 
 // passfileLine is the pgpass line for the superuser on any port and
