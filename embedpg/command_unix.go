@@ -14,24 +14,27 @@ import (
 
 // Command returns a command that runs the PostgreSQL program name (initdb,
 // postgres, pg_basebackup, pg_ctl, …) from the server binaries
-// ([FindBinaries]) the way Start runs its own: as the postgres OS user when
+// ([FindBinaries]), or the program at name when it is an absolute path (a
+// pooler, which refuses root too), the way Start runs its own: as the postgres OS user when
 // the caller is root, in a process group of its own, killed (SIGKILL) when
 // the thread that started it dies (Linux), with the PG* and locale
 // variables removed from its environment. Test helpers use it for clusters
 // of their own (a primary and its standby); the caller sets Dir, output and
 // further environment.
 func Command(ctx context.Context, name string, args ...string) (*exec.Cmd, error) {
-	binDir, err := FindBinaries("")
-	if err != nil {
-		return nil, err
-	}
 	su, err := serverUser()
 	if err != nil {
 		return nil, err
 	}
-	path := filepath.Join(binDir, name)
-	if !isExecutable(path) {
-		return nil, fmt.Errorf("embedpg: %s has no %s", binDir, name)
+	path := name
+	if !filepath.IsAbs(name) {
+		binDir, err := FindBinaries("")
+		if err != nil {
+			return nil, err
+		}
+		if path = filepath.Join(binDir, name); !isExecutable(path) {
+			return nil, fmt.Errorf("embedpg: %s has no %s", binDir, name)
+		}
 	}
 	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.Env = childEnv()

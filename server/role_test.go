@@ -51,7 +51,7 @@ func withUser(t *testing.T, dbURL, user string) string {
 	return u.String()
 }
 
-func exec(t *testing.T, dbURL, sql string) error {
+func sqlExec(t *testing.T, dbURL, sql string) error {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dbURL)
@@ -71,12 +71,12 @@ func setupRoles(t *testing.T) roles {
 	suffix := strings.ToLower(rand.Text()[:10])
 	owner, runtime := "ledger_owner_"+suffix, "ledger_runtime_"+suffix
 	admin := pgtest.AdminURL(t, pgtest.URL(t)) // any database, as the server's superuser
-	if err := exec(t, admin, `CREATE ROLE `+owner+` LOGIN; CREATE ROLE `+runtime+` LOGIN`); err != nil {
+	if err := sqlExec(t, admin, `CREATE ROLE `+owner+` LOGIN; CREATE ROLE `+runtime+` LOGIN`); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = exec(t, admin, `DROP ROLE IF EXISTS `+runtime+`; DROP ROLE IF EXISTS `+owner) })
+	t.Cleanup(func() { _ = sqlExec(t, admin, `DROP ROLE IF EXISTS `+runtime+`; DROP ROLE IF EXISTS `+owner) })
 	empty := pgtest.EmptyURL(t)
-	if err := exec(t, pgtest.AdminURL(t, empty), `ALTER DATABASE "`+dbName(t, empty)+`" OWNER TO `+owner); err != nil {
+	if err := sqlExec(t, pgtest.AdminURL(t, empty), `ALTER DATABASE "`+dbName(t, empty)+`" OWNER TO `+owner); err != nil {
 		t.Fatal(err)
 	}
 	file, err := os.ReadFile("../docs/runtime-role.sql")
@@ -84,7 +84,7 @@ func setupRoles(t *testing.T) roles {
 		t.Fatal(err)
 	}
 	r := roles{ownerURL: withUser(t, empty, owner), runtimeURL: withUser(t, empty, runtime), runtime: runtime}
-	if err := exec(t, r.ownerURL, strings.ReplaceAll(string(file), "ledger_runtime", runtime)); err != nil {
+	if err := sqlExec(t, r.ownerURL, strings.ReplaceAll(string(file), "ledger_runtime", runtime)); err != nil {
 		t.Fatalf("docs/runtime-role.sql as the owner: %v", err)
 	}
 	return r
@@ -130,7 +130,7 @@ func TestLeastPrivilegeRuntimeRole(t *testing.T) {
 			"DisableJournalGuards": `ALTER TABLE journal DISABLE TRIGGER ALL`,
 		} {
 			var pgErr *pgconn.PgError
-			err := exec(t, r.runtimeURL, ddl)
+			err := sqlExec(t, r.runtimeURL, ddl)
 			if !errors.As(err, &pgErr) || (pgErr.Code != "42501" && pgErr.Code != "42883" && pgErr.Code != "42P01") {
 				t.Errorf("%s as the runtime role: %v, want permission denied (42501)", name, err)
 			} else if pgErr.Code != "42501" {
