@@ -16,6 +16,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/provider-ledger/adapter/internal/problem"
+	"github.com/provider-ledger/adapter/internal/strictjson"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
@@ -28,8 +29,13 @@ const MaxBody = 64 << 10
 type Config struct {
 	// DB is the ledger's database. Required.
 	DB *store.DB
-	// Token, when set, is the bearer token every /v1 route requires.
+	// Token, when set, is the bearer token every /v1 route requires, and
+	// /metrics too unless PublicMetrics is set.
 	Token string
+	// PublicMetrics serves /metrics without the token. /metrics shows
+	// outstanding holds per currency and key fingerprints; ledgerd sets
+	// this on a loopback admin listener or with LEDGER_METRICS_PUBLIC.
+	PublicMetrics bool
 	// Ready reports readiness for /readyz (nil: always ready).
 	Ready func(context.Context) error
 	// Metrics serves /metrics (nil: no route).
@@ -81,7 +87,7 @@ func New(cfg Config) *Server {
 		problem.Write(w, problem.New("not-found", http.StatusNotFound, "no such route"))
 	})
 	r.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		problem.Write(w, problem.New("method-not-allowed", http.StatusMethodNotAllowed, "method not allowed on this route"))
+		problem.WriteMethodNotAllowed(w, problem.New("method-not-allowed", http.StatusMethodNotAllowed, "method not allowed on this route"))
 	})
 	r.PanicHandler = func(w http.ResponseWriter, req *http.Request, v any) {
 		s.log.Error("admin handler panicked", "path", req.URL.Path, "panic", fmt.Sprint(v))
@@ -92,7 +98,7 @@ func New(cfg Config) *Server {
 	})
 	r.GET("/readyz", s.readyz)
 	if cfg.Metrics != nil {
-		r.Handler(http.MethodGet, "/metrics", cfg.Metrics)
+		r.Handler(http.MethodGet, "/metrics", s.metrics(cfg.Metrics))
 	}
 	s.Handle(http.MethodPost, "/v1/accounts", s.createAccount)
 	s.Handle(http.MethodGet, "/v1/accounts/:accountID", s.getAccount)
@@ -115,11 +121,20 @@ func New(cfg Config) *Server {
 func (s *Server) Handle(method, path string, h func(*http.Request, httprouter.Params) (int, any, error)) {
 	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		if !s.authorized(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="ledgerd-admin"`)
-			problem.Write(w, problem.New("unauthorized", http.StatusUnauthorized, "a valid admin bearer token is required"))
+			unauthorized(w)
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
+		// Path and query values go to the database as text: refuse what it
+		// cannot hold before any handler runs.
+		err := checkPath(ps)
+		if err == nil {
+			_, err = parseQuery(r.URL.RawQuery)
+		}
+		if err != nil {
+			s.WriteError(w, r, err)
+			return
+		}
 		status, v, err := h(r, ps)
 		if err != nil {
 			s.WriteError(w, r, err)
@@ -131,6 +146,25 @@ func (s *Server) Handle(method, path string, h func(*http.Request, httprouter.Pa
 		}
 		writeJSON(w, status, v)
 	})
+}
+
+// metrics serves h, behind the token unless PublicMetrics is set.
+func (s *Server) metrics(h http.Handler) http.Handler {
+	if s.cfg.PublicMetrics {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.authorized(r) {
+			unauthorized(w)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+func unauthorized(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="ledgerd-admin"`)
+	problem.Write(w, problem.New("unauthorized", http.StatusUnauthorized, "a valid admin bearer token is required"))
 }
 
 func (s *Server) authorized(r *http.Request) bool {
@@ -209,10 +243,8 @@ func Decode(r *http.Request, v any) error {
 	if err != nil {
 		return decodeError(err)
 	}
-	// Postgres text cannot hold NUL: refuse it here, with a clear message,
-	// rather than fail in the database.
-	if bytes.Contains(body, []byte(`\u0000`)) {
-		return ledger.Invalid("", "strings must not contain NUL characters")
+	if err := checkStrings(body); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -223,6 +255,38 @@ func Decode(r *http.Request, v any) error {
 		return ledger.Invalid("", "the body must be one JSON object")
 	}
 	return nil
+}
+
+// checkStrings refuses, with a pointer, what encoding/json would decode
+// silently into something else: a string with a lone or reversed surrogate
+// escape or bytes that are not UTF-8 (decoded as U+FFFD), a member named
+// twice (the last taken), and a NUL (Postgres text cannot hold it; only a
+// real NUL: the text \\u0000 is a backslash and five characters). A body
+// that is not well-formed JSON is left to the decoder, whose messages say
+// more.
+func checkStrings(body []byte) error {
+	err := strictjson.Check(body, strictjson.Options{RefuseNUL: true})
+	var se *strictjson.Error
+	if err == nil || !errors.As(err, &se) || se.Reason == strictjson.Syntax {
+		return nil
+	}
+	// The pointer names the field; "" is the body, whose own member name
+	// is at fault.
+	what := strings.TrimPrefix(se.Pointer, "/")
+	if what == "" {
+		what = "a member name"
+	}
+	switch se.Reason {
+	case strictjson.InvalidEscape:
+		return ledger.Invalid(se.Pointer, "%s has a \\u escape of a lone or reversed UTF-16 surrogate", what)
+	case strictjson.InvalidUTF8:
+		return ledger.Invalid(se.Pointer, "%s is not valid UTF-8", what)
+	case strictjson.NUL:
+		return ledger.Invalid(se.Pointer, "%s must not contain NUL characters", what)
+	case strictjson.DuplicateName:
+		return ledger.Invalid(se.Pointer, "%s is given twice", what)
+	}
+	return ledger.Invalid(se.Pointer, "%s", se.Reason.Detail())
 }
 
 func decodeError(err error) error {

@@ -3,13 +3,16 @@
 // for other packages to add routes (signing secrets, reconciliation).
 //
 // Bodies are JSON objects decoded strictly: unknown fields, wrong JSON
-// types, trailing data and bodies over 64 KiB are refused with 400 and a
-// problem+json body whose errors point at the field. Amounts are decimal
+// types, trailing data, a member given twice, strings that encoding/json
+// would decode inexactly (a lone or reversed surrogate escape, bytes that
+// are not UTF-8) or that hold NUL, and bodies over 64 KiB are refused with
+// 400 and a problem+json body whose errors point at the field. Path and
+// query values are checked the same way before any handler runs. Amounts are decimal
 // strings in the account's currency, formatted with its minor units.
 // Every error is application/problem+json; nothing is half-applied,
 // because each write is one store transaction.
 //
 // When a token is configured every /v1 route requires
-// "Authorization: Bearer <token>"; /healthz, /readyz and /metrics stay
-// open for probes and scrapers.
+// "Authorization: Bearer <token>", and so does /metrics unless
+// Config.PublicMetrics is set; /healthz and /readyz stay open for probes.
 package admin

@@ -131,9 +131,12 @@ func (s *Server) getHold(r *http.Request, ps httprouter.Params) (int, any, error
 }
 
 func (s *Server) listHolds(r *http.Request, _ httprouter.Params) (int, any, error) {
-	q := r.URL.Query()
-	o := holds.ListOptions{PayoutID: q.Get("payoutID"), Status: q.Get("status"), Cursor: q.Get("cursor")}
-	if l := q.Get("limit"); l != "" {
+	q, err := query(r, "payoutID", "status", "cursor", "limit")
+	if err != nil {
+		return 0, nil, err
+	}
+	o := holds.ListOptions{PayoutID: q["payoutID"], Status: q["status"], Cursor: q["cursor"]}
+	if l := q["limit"]; l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > 100 {
 			return 0, nil, ledger.Invalid("/limit", "limit must be an integer from 1 to 100")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"maps"
 	"net/http"
 	"slices"
@@ -91,6 +92,13 @@ func (s *Server) addSecret(r *http.Request, _ httprouter.Params) (int, any, erro
 	secret, err := envelope.ParseSecret(b64)
 	if err != nil {
 		return 0, nil, ledger.Invalid("/secret", "secret must be the Base64 of exactly 32 bytes")
+	}
+	// A key anyone could guess (all zero, a repeated pattern, …) would let
+	// anyone forge callbacks; the store refuses it too.
+	var weak *envelope.WeakSecretError
+	if errors.As(envelope.CheckStrength(secret), &weak) {
+		clear(secret)
+		return 0, nil, ledger.Invalid("/secret", "secret is weak (%s): use 32 bytes from a random source", weak.Reason)
 	}
 	info, created, err := s.cfg.Secrets.Add(r.Context(), secret)
 	clear(secret)

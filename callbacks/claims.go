@@ -5,12 +5,15 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/problem"
+	"github.com/provider-ledger/adapter/internal/strictjson"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
 )
@@ -50,16 +53,44 @@ const maxClaimLen = 1024
 // fields reads the claims of the service object, collecting one error per
 // malformed or missing field with a JSON Pointer into the claims.
 type fields struct {
-	m    map[string]json.RawMessage
-	errs []problem.FieldError
+	members []member
+	errs    []problem.FieldError
 }
 
+// member is one member of the service object: its name, unquoted, and its
+// raw value.
+type member struct {
+	name string
+	raw  json.RawMessage
+}
+
+// newFields reads the top-level members of the service object, which
+// envelope.ParseClaims has checked: valid JSON, its strings exact and no
+// member named twice, so the members are what the sender wrote.
 func newFields(service json.RawMessage) (*fields, error) {
-	f := &fields{}
-	if err := json.Unmarshal(service, &f.m); err != nil || f.m == nil {
+	f := &fields{members: make([]member, 0, 12)}
+	err := envelope.EachMember(service, func(name, value []byte) error {
+		n, ok := envelope.Unquote(name)
+		if !ok {
+			return errors.New("inexact member name")
+		}
+		f.members = append(f.members, member{name: string(n), raw: value})
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("the service claim is not a JSON object")
 	}
 	return f, nil
+}
+
+// get returns the raw value of the member name.
+func (f *fields) get(name string) (json.RawMessage, bool) {
+	for _, m := range f.members {
+		if m.name == name {
+			return m.raw, true
+		}
+	}
+	return nil, false
 }
 
 func (f *fields) fail(name, detail string) {
@@ -69,16 +100,25 @@ func (f *fields) fail(name, detail string) {
 // str returns a string claim. Missing or null is "" (an error when
 // required); another JSON type, an empty or an over-long string is an error.
 func (f *fields) str(name string, required bool) string {
-	raw, ok := f.m[name]
+	raw, ok := f.get(name)
 	if !ok || string(raw) == "null" {
 		if required {
 			f.fail(name, name+" is required")
 		}
 		return ""
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		f.fail(name, name+" must be a string")
+	// Decoded exactly, never with encoding/json's silent U+FFFD for a lone
+	// surrogate escape or a byte that is not UTF-8: "p-\ud800" and
+	// "p-\udc00" are two payouts, or none. (ParseClaims refused such
+	// strings already; this keeps the field decoder exact on its own.)
+	s, err := strictjson.Unquote(raw)
+	if err != nil {
+		var se *strictjson.Error
+		if errors.As(err, &se) && se.Reason != strictjson.Syntax {
+			f.fail(name, name+" must be exact text: "+se.Reason.Detail())
+		} else {
+			f.fail(name, name+" must be a string")
+		}
 		return ""
 	}
 	if s == "" && required {
@@ -98,7 +138,7 @@ func (f *fields) str(name string, required bool) string {
 
 // money returns a Money claim validated as design 2.2 says.
 func (f *fields) money(name string) ledger.Money {
-	raw, ok := f.m[name]
+	raw, ok := f.get(name)
 	if !ok || string(raw) == "null" {
 		f.fail(name, name+" is required")
 		return ledger.Money{}
@@ -116,7 +156,7 @@ func (f *fields) money(name string) ledger.Money {
 
 // number returns a JSON number claim as a float64.
 func (f *fields) number(name string) float64 {
-	raw, ok := f.m[name]
+	raw, ok := f.get(name)
 	if !ok || string(raw) == "null" {
 		f.fail(name, name+" is required")
 		return 0

@@ -27,8 +27,7 @@ func TestRotationUnderTraffic(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	pool := pgtest.Pool(t)
-	kek := make([]byte, 32)
-	kek[0] = 1
+	kek := newKey(t, "kek").Secret
 	var replicas []*bundle
 	var stores []*keyring.Store
 	for range 2 {

@@ -39,7 +39,7 @@ type Config struct {
 	DB          *store.DB
 	Keyring     *envelope.Keyring
 	ProviderID  string
-	Prefix      string // default /ledger
+	Prefix      string // default /ledger; "/" serves the callbacks at the root (CheckPrefix)
 	MaxInflight int    // default: 4 per pool connection
 	// RequestTimeout bounds a callback from arrival to commit; past it the
 	// transaction is rolled back and the answer is 408. Default 3s.
@@ -68,7 +68,10 @@ func (c *Config) defaults() error {
 		return errors.New("callbacks: DB, Keyring and ProviderID are required")
 	}
 	if c.Prefix == "" {
-		c.Prefix = "/ledger"
+		c.Prefix = DefaultPrefix
+	}
+	if err := CheckPrefix(c.Prefix); err != nil {
+		return fmt.Errorf("callbacks: Prefix: %w", err)
 	}
 	if c.MaxInflight <= 0 {
 		c.MaxInflight = 4 * c.DB.MaxConns()
@@ -135,10 +138,10 @@ func New(cfg Config) (*Server, error) {
 		problem.Write(w, problem.New(SlugNotFound, http.StatusNotFound, "no such callback route"))
 	})
 	r.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		problem.Write(w, problem.New(SlugMethodNotAllowed, http.StatusMethodNotAllowed, "callbacks are POST"))
+		problem.WriteMethodNotAllowed(w, problem.New(SlugMethodNotAllowed, http.StatusMethodNotAllowed, "callbacks are POST"))
 	})
 	for _, ep := range Endpoints {
-		r.POST(cfg.Prefix+"/"+ep, s.handler(ep))
+		r.POST(route(cfg.Prefix, ep), s.handler(ep))
 	}
 	return s, nil
 }

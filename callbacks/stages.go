@@ -28,19 +28,50 @@ func (s *Server) open(r *http.Request, endpoint string) (envelope.Opened, *probl
 		}
 		return envelope.Opened{}, problem.New(SlugMalformedBody, http.StatusBadRequest, "the body could not be read")
 	}
-	var body struct {
-		Request *string `json:"request"`
-	}
-	if json.Unmarshal(raw, &body) != nil || body.Request == nil {
+	token, ok := requestToken(raw)
+	if !ok {
 		return envelope.Opened{}, problem.New(SlugMalformedBody, http.StatusBadRequest, `the body must be a JSON object with a string "request"`)
 	}
-	opened, err := s.cfg.Keyring.Open(*body.Request)
+	opened, err := s.cfg.Keyring.Open(token)
 	if err != nil {
 		return envelope.Opened{}, s.envelopeProblem(endpoint, err)
 	}
 	s.m.opens.WithLabelValues(opened.Key.Fingerprint()).Inc()
 	return opened, nil
 }
+
+// requestToken returns the string member "request" of the JSON object
+// body: exactly one, an exact string (no lone surrogate escape, valid
+// UTF-8); other members are ignored.
+func requestToken(body []byte) (string, bool) {
+	if !json.Valid(body) {
+		return "", false
+	}
+	var token []byte
+	n := 0
+	err := envelope.EachMember(body, func(name, value []byte) error {
+		if string(name) != `"request"` {
+			if n, ok := envelope.Unquote(name); !ok || string(n) != "request" {
+				return nil
+			}
+		}
+		n++
+		if len(value) == 0 || value[0] != '"' {
+			return errNotString
+		}
+		var ok bool
+		if token, ok = envelope.Unquote(value); !ok {
+			return errNotString
+		}
+		return nil
+	})
+	if err != nil || n != 1 {
+		return "", false
+	}
+	return string(token), true
+}
+
+var errNotString = errors.New("not a string")
 
 // claims validates the registered claims (step 5) and parses the
 // endpoint's business claims (steps 6 and 7). The request is nil when the
@@ -195,6 +226,10 @@ func claimsProblem(err error) *problem.Problem {
 		detail = "typ does not match the route"
 	case errors.Is(err, envelope.ErrMissingService):
 		detail = "the service claim is missing"
+	case errors.Is(err, envelope.ErrInexactString):
+		detail = "a claim string has a lone or reversed surrogate escape or is not valid UTF-8"
+	case errors.Is(err, envelope.ErrDuplicateMember):
+		detail = "a claim appears twice in one object"
 	}
 	p := problem.New(SlugInvalidClaims, http.StatusBadRequest, detail)
 	var ce *envelope.ClaimError

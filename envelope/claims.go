@@ -2,8 +2,12 @@ package envelope
 
 import (
 	"encoding/json"
+	"errors"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/provider-ledger/adapter/internal/strictjson"
 )
 
 // Lifetime is the span between iat and exp of the claims built here.
@@ -25,12 +29,18 @@ type Header struct {
 // whose exact value is an integer in int64 range (1.7e9 is accepted, 1.5 and
 // "1700000000" are not); typ, when present, must be a string; service, when
 // present, must be an object (null is refused); none may appear twice.
-// Unknown claims are ignored. Errors are *ClaimError wrapping
-// ErrMalformedClaims.
+// Unknown claims are ignored, but every string of the claims, at any depth
+// and member names included, must be exact (ErrInexactString) and no object
+// may name a member twice (ErrDuplicateMember), so that what the callers
+// decode from Service is what the sender wrote. Errors are *ClaimError
+// wrapping ErrMalformedClaims.
 func ParseClaims(b []byte) (Header, error) {
 	var h Header
-	if !isObject(b) {
+	if i := skipWS(b, 0); i >= len(b) || b[i] != '{' {
 		return Header{}, claimErr("", ErrMalformedClaims)
+	}
+	if err := checkStrings(b); err != nil {
+		return Header{}, err
 	}
 	const (
 		seenExp = 1 << iota
@@ -162,4 +172,27 @@ func buildClaims(now time.Time, typ string, service any) ([]byte, error) {
 	b = append(b, `,"service":`...)
 	b = append(b, svc...)
 	return append(b, '}'), nil
+}
+
+// checkStrings runs the strict check of ParseClaims over the whole claims
+// object b (which also checks that b is well-formed JSON).
+func checkStrings(b []byte) error {
+	err := strictjson.Check(b, strictjson.Options{})
+	var se *strictjson.Error
+	if err == nil || !errors.As(err, &se) {
+		return err
+	}
+	var sentinel error
+	switch se.Reason {
+	case strictjson.InvalidEscape, strictjson.InvalidUTF8:
+		sentinel = ErrInexactString
+	case strictjson.DuplicateName:
+		sentinel = ErrDuplicateMember
+	default:
+		return claimErr("", ErrMalformedClaims)
+	}
+	// The top-level claim is the first step of the pointer, unescaped.
+	claim, _, _ := strings.Cut(strings.TrimPrefix(se.Pointer, "/"), "/")
+	claim = strings.NewReplacer("~1", "/", "~0", "~").Replace(claim)
+	return &ClaimError{Claim: claim, Path: se.Pointer, Err: sentinel}
 }

@@ -94,6 +94,39 @@ func TestClaims(t *testing.T) {
 		}
 	})
 
+	t.Run("InexactStrings", func(t *testing.T) {
+		t.Parallel()
+		ok := `"exp":1700000300,"iat":1700000000`
+		for _, tc := range []struct {
+			in, claim, path string
+			want            error
+		}{
+			{`{` + ok + `,"service":{"payoutID":"p-\ud800"}}`, "service", "/service/payoutID", envelope.ErrInexactString},
+			{`{` + ok + `,"service":{"payoutID":"p-\udc00"}}`, "service", "/service/payoutID", envelope.ErrInexactString},
+			{`{` + ok + `,"service":{"payoutID":"\udc00\ud800"}}`, "service", "/service/payoutID", envelope.ErrInexactString},
+			{`{` + ok + ",\"service\":{\"payoutID\":\"p-\xff\"}}", "service", "/service/payoutID", envelope.ErrInexactString},
+			{`{` + ok + `,"service":{"amount":{"currency":{"code":"\ud800SD"}}}}`, "service", "/service/amount/currency/code", envelope.ErrInexactString},
+			{`{` + ok + `,"typ":"authorize\udfff"}`, "typ", "/typ", envelope.ErrInexactString},
+			{`{` + ok + `,"x/y":["\ud800"]}`, "x/y", "/x~1y/0", envelope.ErrInexactString},
+			{`{` + ok + `,"service":{"\ud800":1}}`, "service", "/service", envelope.ErrInexactString},
+			{`{` + ok + `,"service":{"payoutID":"a","payout\u0049D":"b"}}`, "service", "/service/payoutID", envelope.ErrDuplicateMember},
+			{`{` + ok + `,"note":1,"note":2}`, "note", "/note", envelope.ErrDuplicateMember},
+		} {
+			_, err := envelope.ParseClaims([]byte(tc.in))
+			var ce *envelope.ClaimError
+			if !errors.Is(err, tc.want) || !errors.Is(err, envelope.ErrMalformedClaims) || !errors.As(err, &ce) ||
+				ce.Claim != tc.claim || ce.Pointer() != tc.path {
+				t.Errorf("ParseClaims(%s) = %v, want %v at %s (claim %s)", tc.in, err, tc.want, tc.path, tc.claim)
+			}
+		}
+		// Exact strings pass: a surrogate pair, an escaped backslash before
+		// u0000 (text, not NUL), U+FFFD written as such.
+		h, err := envelope.ParseClaims([]byte(`{` + ok + `,"service":{"a":"\ud83d\ude00","b":"\\u0000","c":"\ufffd�"}}`))
+		if err != nil || h.Service == nil {
+			t.Fatalf("ParseClaims = %+v, %v", h, err)
+		}
+	})
+
 	t.Run("CaseSensitiveNames", func(t *testing.T) {
 		t.Parallel()
 		// encoding/json struct decoding would take "EXP" for "exp"; claim

@@ -30,8 +30,12 @@
 // Cheap, key-independent checks run before any cryptography, so a malformed or
 // downgraded token never costs a key unwrap and is reported with its own error:
 //
-//  1. Five segments; the header segment unpadded Base64url of a JSON object.
-//     Else [ErrMalformedJWE].
+//  1. Five segments, each only characters of the Base64url alphabet (no
+//     padding, white space or line breaks, which Go's decoders would skip)
+//     and decoded strictly (unused trailing bits zero), so a segment has one
+//     spelling; the header segment decodes to a JSON object. Else
+//     [ErrMalformedJWE]. The segments of an inner JWS or unsecured JWT are
+//     held to the same rule ([ErrMalformedJWT]).
 //  2. Header: alg in the allowed list {"A256KW"}, enc in {"A256GCM"}, both
 //     present; no "zip" (whatever its value, even null), no "crit". "typ" and
 //     "cty", when present, must be strings; the service sends "JWT", but any

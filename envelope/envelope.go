@@ -62,6 +62,29 @@ const (
 
 var b64 = base64.RawURLEncoding
 
+// b64Strict decodes segments: unpadded Base64url with zero unused bits. Go's
+// decoders also skip CR and LF, so segments are checked against the
+// alphabet first (isB64URL): a segment is read only in its one canonical
+// spelling.
+var b64Strict = base64.RawURLEncoding.Strict()
+
+// isB64URL reports whether s holds only characters of the Base64url
+// alphabet (no padding, no white space, no line breaks). b64Strict refuses
+// every other byte but CR and LF, which it skips: those are looked for
+// here, with the vectorised byte search (the segments are a kilobyte).
+func isB64URL(s string) bool {
+	return strings.IndexByte(s, '\n') < 0 && strings.IndexByte(s, '\r') < 0
+}
+
+// decodeSegment decodes one segment of a compact serialization exactly.
+func decodeSegment(s string) ([]byte, bool) {
+	if !isB64URL(s) {
+		return nil, false
+	}
+	b, err := b64Strict.DecodeString(s)
+	return b, err == nil
+}
+
 // Opened is an opened envelope: the claims (a valid JSON object), the inner
 // form the sender used, and the key that opened it, which seals the reply.
 // Claims is owned by the caller; Key.Secret is shared and must not be
@@ -228,12 +251,17 @@ func parseCompact(compact string) (*compactJWE, error) {
 		return nil, fmt.Errorf("%w: not five segments", ErrMalformedJWE)
 	}
 	seg[4] = rest
+	for _, sg := range seg {
+		if !isB64URL(sg) {
+			return nil, fmt.Errorf("%w: a segment holds a character outside the Base64url alphabet", ErrMalformedJWE)
+		}
+	}
 	if len(seg[0]) > 1024 {
 		return nil, fmt.Errorf("%w: header too large", ErrMalformedJWE)
 	}
 	aad := []byte(seg[0])
 	var hbuf [768]byte
-	n, err := b64.Decode(hbuf[:], aad)
+	n, err := b64Strict.Decode(hbuf[:], aad)
 	if err != nil {
 		return nil, fmt.Errorf("%w: header encoding", ErrMalformedJWE)
 	}
@@ -245,7 +273,7 @@ func parseCompact(compact string) (*compactJWE, error) {
 		return nil, fmt.Errorf("%w: wrapped key or IV", ErrMalformedJWE)
 	}
 	j.sealed = make([]byte, b64.DecodedLen(len(seg[3]))+tagSize)
-	ctLen, err := b64.Decode(j.sealed, []byte(seg[3]))
+	ctLen, err := b64Strict.Decode(j.sealed, []byte(seg[3]))
 	if err != nil {
 		return nil, fmt.Errorf("%w: ciphertext encoding", ErrMalformedJWE)
 	}
@@ -261,7 +289,7 @@ func decodeExact(dst []byte, s string) bool {
 	if b64.DecodedLen(len(s)) != len(dst) {
 		return false
 	}
-	n, err := b64.Decode(dst, []byte(s))
+	n, err := b64Strict.Decode(dst, []byte(s))
 	return err == nil && n == len(dst)
 }
 
@@ -361,8 +389,11 @@ func decodeInner(plaintext []byte, k Key) ([]byte, Form, error) {
 	if !ok1 || !ok2 || strings.IndexByte(sig, '.') >= 0 {
 		return nil, 0, fmt.Errorf("%w: not a JSON object or a compact JWS", ErrMalformedJWT)
 	}
-	h, err := b64.DecodeString(hdr)
-	if err != nil || !isObject(h) {
+	if !isB64URL(hdr) || !isB64URL(payload) || !isB64URL(sig) {
+		return nil, 0, fmt.Errorf("%w: a JWS segment holds a character outside the Base64url alphabet", ErrMalformedJWT)
+	}
+	h, ok := decodeSegment(hdr)
+	if !ok || !isObject(h) {
 		return nil, 0, fmt.Errorf("%w: JWS header", ErrMalformedJWT)
 	}
 	var alg []byte
@@ -389,11 +420,20 @@ func decodeInner(plaintext []byte, k Key) ([]byte, Form, error) {
 		if sig != "" || crit {
 			return nil, 0, fmt.Errorf("%w: unsecured JWT with a signature or crit", ErrMalformedJWT)
 		}
-		if claims, err = b64.DecodeString(payload); err != nil {
+		var ok bool
+		if claims, ok = decodeSegment(payload); !ok {
 			return nil, 0, fmt.Errorf("%w: JWT payload encoding", ErrMalformedJWT)
 		}
 		form = FormUnsecured
 	case string(jose.HS256):
+		// go-jose decodes the segments itself; they must be canonical here
+		// as everywhere else.
+		if _, ok := decodeSegment(payload); !ok {
+			return nil, 0, fmt.Errorf("%w: JWS payload encoding", ErrMalformedJWT)
+		}
+		if _, ok := decodeSegment(sig); !ok {
+			return nil, 0, fmt.Errorf("%w: JWS signature encoding", ErrMalformedJWT)
+		}
 		jws, err := jose.ParseSignedCompact(string(plaintext), sigAlgs)
 		if err != nil {
 			return nil, 0, fmt.Errorf("%w: JWS", ErrMalformedJWT)

@@ -2,6 +2,7 @@ package envelope_test
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -247,6 +248,56 @@ func TestEnvelope(t *testing.T) {
 		}
 	})
 
+	t.Run("OnlyTheBase64urlAlphabet", func(t *testing.T) {
+		t.Parallel()
+		// Go's Base64 decoders skip CR and LF and ignore non-zero trailing
+		// bits: a segment with a line break, or encoded another way, would
+		// open as if it were the canonical one.
+		good := seal(t, key, envelope.FormClaims, requestClaims(t, "alphabet"))
+		if _, err := envelope.Open(good, keys); err != nil {
+			t.Fatal(err)
+		}
+		s := segments(t, good)
+		for i := range s {
+			for _, bad := range []string{"\n", "\r", "\r\n", " ", "\t", "=", "+", "/", "*", "\x00", "\u00e9"} {
+				seg := append([]string{}, s...)
+				seg[i] = seg[i][:len(seg[i])/2] + bad + seg[i][len(seg[i])/2:]
+				if _, err := envelope.Open(strings.Join(seg, "."), keys); !errors.Is(err, envelope.ErrMalformedJWE) {
+					t.Errorf("segment %d with %q: Open = %v, want ErrMalformedJWE", i, bad, err)
+				}
+			}
+			seg := append([]string{}, s...)
+			seg[i] += "\n"
+			if _, err := envelope.Open(strings.Join(seg, "."), keys); !errors.Is(err, envelope.ErrMalformedJWE) {
+				t.Errorf("segment %d with a trailing newline: Open = %v, want ErrMalformedJWE", i, err)
+			}
+		}
+		// The tag (16 bytes) ends in a character with 4 unused bits.
+		tag, _ := base64.RawURLEncoding.DecodeString(s[4])
+		seg := append([]string{}, s...)
+		seg[4] = trailBitSet(tag)
+		if _, err := envelope.Open(strings.Join(seg, "."), keys); !errors.Is(err, envelope.ErrMalformedJWE) {
+			t.Errorf("tag with a non-zero trailing bit: Open = %v, want ErrMalformedJWE", err)
+		}
+		// The same holds inside: the segments of an inner JWS or unsecured JWT.
+		claims := requestClaims(t, "alphabet")
+		p := b64(string(claims))
+		for name, plaintext := range map[string]string{
+			"UnsecuredPayloadNewline": b64(`{"alg":"none"}`) + "." + p[:10] + "\n" + p[10:] + ".",
+			"UnsecuredHeaderNewline":  b64(`{"alg":"none"}`)[:4] + "\r\n" + b64(`{"alg":"none"}`)[4:] + "." + p + ".",
+			"UnsecuredPayloadPadded":  b64(`{"alg":"none"}`) + "." + base64.URLEncoding.EncodeToString(padTo(claims, 1)) + ".",
+			"UnsecuredTrailingBit":    b64(`{"alg":"none"}`) + "." + trailBitSet(padTo(claims, 1)) + ".",
+		} {
+			token, err := envelope.SealRaw(key, []byte(plaintext))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := envelope.Open(token, keys); !errors.Is(err, envelope.ErrMalformedJWT) {
+				t.Errorf("%s: Open = %v, want ErrMalformedJWT", name, err)
+			}
+		}
+	})
+
 	t.Run("WrongKeyUndecryptable", func(t *testing.T) {
 		t.Parallel()
 		token := seal(t, testKey(9), envelope.FormClaims, requestClaims(t, "wrong"))
@@ -425,4 +476,22 @@ func TestEnvelope(t *testing.T) {
 			}
 		}
 	})
+}
+
+// padTo appends spaces to JSON b until its length is rem modulo 3, so that
+// its Base64 ends in a partial group.
+func padTo(b []byte, rem int) []byte {
+	b = append([]byte{}, b...)
+	for len(b)%3 != rem {
+		b = append(b, ' ')
+	}
+	return b
+}
+
+// trailBitSet encodes b in unpadded Base64url with a non-zero unused bit in
+// its last character (len(b) must not be a multiple of 3).
+func trailBitSet(b []byte) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	c := base64.RawURLEncoding.EncodeToString(b)
+	return c[:len(c)-1] + string(alphabet[strings.IndexByte(alphabet, c[len(c)-1])^1])
 }

@@ -1,6 +1,9 @@
 package envelope
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Errors of Open and Keyring.Open, in the order the checks run. Each maps to a
 // 400 of the callback; none carries header values, claims or key material.
@@ -45,18 +48,34 @@ var (
 	ErrWrongType = errors.New("envelope: wrong claims typ")
 	// ErrMissingService: the object claim service is absent.
 	ErrMissingService = errors.New("envelope: missing service claim")
+	// ErrInexactString: a string of the claims, at any depth, member names
+	// included, holds a \u escape of a lone or reversed UTF-16 surrogate or
+	// bytes that are not UTF-8, which encoding/json would silently decode
+	// as U+FFFD ("p-\ud800" and "p-\udc00" would become one payoutID). It
+	// wraps ErrMalformedClaims.
+	ErrInexactString = fmt.Errorf("%w: a string has an invalid escape or is not UTF-8", ErrMalformedClaims)
+	// ErrDuplicateMember: an object of the claims, at any depth, names a
+	// member twice (after decoding escapes), which encoding/json would
+	// resolve silently. It wraps ErrMalformedClaims.
+	ErrDuplicateMember = fmt.Errorf("%w: a member name appears twice", ErrMalformedClaims)
 )
 
 // ClaimError locates a claims error. Claim is the top-level claim name
-// ("exp", "iat", "typ", "service", or "" for the whole object); Err is one of
-// the sentinel errors above. It never holds the claim's value.
+// ("exp", "iat", "typ", "service", or "" for the whole object); Path, when
+// set, is the RFC 6901 pointer of the offending value inside the claims
+// ("/service/payoutID"); Err is one of the sentinel errors above. It never
+// holds the claim's value.
 type ClaimError struct {
 	Claim string
+	Path  string
 	Err   error
 }
 
 func (e *ClaimError) Error() string {
-	if e.Claim == "" {
+	switch {
+	case e.Path != "":
+		return e.Err.Error() + ": " + e.Path
+	case e.Claim == "":
 		return e.Err.Error()
 	}
 	return e.Err.Error() + ": " + e.Claim
@@ -67,7 +86,10 @@ func (e *ClaimError) Unwrap() error { return e.Err }
 
 // Pointer is the RFC 6901 JSON pointer of the claim, for problem details.
 func (e *ClaimError) Pointer() string {
-	if e.Claim == "" {
+	switch {
+	case e.Path != "":
+		return e.Path
+	case e.Claim == "":
 		return ""
 	}
 	return "/" + e.Claim

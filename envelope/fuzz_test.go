@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/provider-ledger/adapter/envelope"
 )
@@ -57,6 +58,17 @@ func claimsSeeds() map[string]string {
 		"escaped":   `{"\u0065xp":1,"iat":1,"service":{"a":"\"}"}}`,
 		"nested":    `{"exp":1,"iat":1,"service":{"a":[{"b":[]}],"c":"]}"}}`,
 		"array":     `[]`,
+		// Strings encoding/json would decode with U+FFFD, and their exact
+		// neighbours.
+		"lone-high":         `{"exp":1,"iat":1,"service":{"payoutID":"p-\ud800"}}`,
+		"lone-low":          `{"exp":1,"iat":1,"service":{"payoutID":"p-\udc00"}}`,
+		"reversed-pair":     `{"exp":1,"iat":1,"service":{"payoutID":"p-\udc00\ud800"}}`,
+		"pair":              `{"exp":1,"iat":1,"service":{"payoutID":"p-\ud83d\ude00"}}`,
+		"invalid-utf8":      "{\"exp\":1,\"iat\":1,\"service\":{\"payoutID\":\"p-\xff\"}}",
+		"encoded-surrogate": "{\"exp\":1,\"iat\":1,\"service\":{\"payoutID\":\"p-\xed\xa0\x80\"}}",
+		"bad-name":          `{"exp":1,"iat":1,"service":{"payout\udbff":"p"}}`,
+		"backslash-u0000":   `{"exp":1,"iat":1,"service":{"memo":"\\u0000"}}`,
+		"nested-duplicate":  `{"exp":1,"iat":1,"service":{"payoutID":"a","payout\u0049D":"b"}}`,
 	}
 }
 
@@ -106,6 +118,10 @@ func FuzzParseClaims(f *testing.F) {
 				t.Fatalf("unexpected error %v", err)
 			}
 			return
+		}
+		// Accepted claims are text that encoding/json decodes exactly.
+		if !utf8.Valid(b) {
+			t.Fatalf("ParseClaims accepted bytes that are not UTF-8: %q", b)
 		}
 		// Differential check against encoding/json (case-sensitive lookup
 		// in a map; duplicates were refused, so last-wins does not matter).

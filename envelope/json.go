@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"unicode/utf8"
+
+	"github.com/provider-ledger/adapter/internal/strictjson"
 )
 
 // This file holds the small exact JSON helpers used on the hot path. They walk
@@ -115,17 +118,19 @@ func eachMember(b []byte, fn func(name, value []byte) error) error {
 }
 
 // unquote returns the content of the JSON string raw (quotes included). The
-// common case, no escapes, returns a sub-slice without allocating.
+// common case, no escapes, returns a sub-slice without allocating. A string
+// that is not exact (a lone surrogate escape, bytes that are not UTF-8) is
+// not a string here: ok is false.
 func unquote(raw []byte) ([]byte, bool) {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return nil, false
 	}
 	inner := raw[1 : len(raw)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
+	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
 		return inner, true
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	s, err := strictjson.Unquote(raw)
+	if err != nil {
 		return nil, false
 	}
 	return []byte(s), true

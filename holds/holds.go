@@ -133,5 +133,8 @@ func DecodeCursor(c string) (Position, error) {
 	if err != nil {
 		return Position{}, err
 	}
+	if err := checkCursor(c, n, ref); err != nil {
+		return Position{}, err
+	}
 	return Position{PlacedAt: time.UnixMicro(n), HoldReference: ref}, nil
 }

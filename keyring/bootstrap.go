@@ -56,7 +56,8 @@ type BootstrapResult struct {
 //     are active nothing is generated, even if that file is missing.
 //  3. Outside embedded mode an empty keyring is logged as a warning.
 //
-// A malformed env secret is an error naming its position, not its value.
+// A malformed or weak (envelope.CheckStrength) env secret is an error
+// naming its position, not its value.
 func Bootstrap(ctx context.Context, cfg BootstrapConfig) (BootstrapResult, error) {
 	var res BootstrapResult
 	if cfg.Store == nil {
@@ -82,6 +83,11 @@ func Bootstrap(ctx context.Context, cfg BootstrapConfig) (BootstrapResult, error
 			return res, fmt.Errorf("keyring: LEDGER_SIGNING_SECRETS: secret %d of %d is not the Base64 of 32 bytes", i+1, len(cfg.EnvSecrets))
 		}
 		secrets = append(secrets, secret)
+		var weak *envelope.WeakSecretError
+		if errors.As(envelope.CheckStrength(secret), &weak) {
+			return res, fmt.Errorf("keyring: LEDGER_SIGNING_SECRETS: secret %d of %d is weak (%s): use 32 bytes from a random source",
+				i+1, len(cfg.EnvSecrets), weak.Reason)
+		}
 	}
 	for _, secret := range secrets {
 		fp := envelope.Key{Secret: secret}.Fingerprint()

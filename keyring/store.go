@@ -77,8 +77,9 @@ type Store struct {
 }
 
 // NewStore returns a Store on db whose secrets are encrypted under kek, 32
-// bytes (not all zero). The KEK is not retained: only its AES key schedule
-// and fingerprint are.
+// bytes that pass envelope.CheckStrength (not all zero, not a short pattern,
+// …). The KEK is not retained: only its AES key schedule and fingerprint
+// are.
 func NewStore(db *store.DB, kek []byte, opts StoreOptions) (*Store, error) {
 	if db == nil {
 		return nil, errors.New("keyring: NewStore: nil db")
@@ -86,8 +87,8 @@ func NewStore(db *store.DB, kek []byte, opts StoreOptions) (*Store, error) {
 	if len(kek) != KEKSize {
 		return nil, fmt.Errorf("keyring: the KEK must be %d bytes, got %d", KEKSize, len(kek))
 	}
-	if subtle.ConstantTimeCompare(kek, make([]byte, KEKSize)) == 1 {
-		return nil, errors.New("keyring: the KEK is all zero bytes")
+	if err := envelope.CheckStrength(kek); err != nil {
+		return nil, fmt.Errorf("keyring: the KEK is not random (%w): use 32 bytes from a random source", err)
 	}
 	block, err := aes.NewCipher(kek)
 	if err != nil {
@@ -142,7 +143,9 @@ func (s *Store) List(ctx context.Context) ([]SecretInfo, error) {
 }
 
 // Add stores a 32-byte secret (source api). Adding an active secret again
-// returns its row with created false; a retired one is ErrSecretRetired.
+// returns its row with created false; a retired one is ErrSecretRetired; a
+// weak one (envelope.CheckStrength) is an invalid-request error at
+// /secret.
 func (s *Store) Add(ctx context.Context, secret []byte) (SecretInfo, bool, error) {
 	return s.add(ctx, secret, SourceAPI)
 }
@@ -170,6 +173,9 @@ func (s *Store) Generate(ctx context.Context) (SecretInfo, []byte, error) {
 func (s *Store) add(ctx context.Context, secret []byte, src Source) (SecretInfo, bool, error) {
 	if len(secret) != envelope.SecretSize {
 		return SecretInfo{}, false, ledger.Invalid("/secret", "the secret must be %d bytes", envelope.SecretSize)
+	}
+	if err := checkSecret(secret); err != nil {
+		return SecretInfo{}, false, err
 	}
 	row, err := s.newRow(secret, src)
 	if err != nil {
@@ -234,8 +240,9 @@ func (s *Store) Retire(ctx context.Context, secretID string) error {
 
 // Active returns the active secrets as envelope keys (ID = secretID),
 // newest first. A row that does not decrypt (another KEK, a damaged or
-// tampered row, a fingerprint that does not match its plaintext) is
-// skipped: it is logged at error level with its ID, fingerprint and the
+// tampered row, a fingerprint that does not match its plaintext), or holds
+// a weak secret (envelope.CheckStrength) stored before those were refused,
+// is skipped: it is logged at error level with its ID, fingerprint and the
 // reason, once per episode, and counted in Undecryptable. Active fails only
 // when the database does.
 //
@@ -260,6 +267,17 @@ func (s *Store) Active(ctx context.Context) ([]envelope.Key, error) {
 			}
 			continue
 		}
+		if weak := envelope.CheckStrength(secret); weak != nil {
+			// Stored before weak secrets were refused: anyone could forge
+			// callbacks with it, so it opens none.
+			clear(secret)
+			skipped[x.SecretID] = true
+			if !s.skipped[x.SecretID] {
+				s.log.Error("signing secret skipped: it is weak, and does not open callbacks; retire it and install a random one",
+					"secretID", x.SecretID, "fingerprint", x.Fingerprint, "reason", weak.Error())
+			}
+			continue
+		}
 		keys = append(keys, envelope.Key{ID: x.SecretID, Secret: secret})
 	}
 	s.skipped = skipped
@@ -267,8 +285,9 @@ func (s *Store) Active(ctx context.Context) ([]envelope.Key, error) {
 }
 
 // Undecryptable returns how many active rows the latest Active call
-// skipped because they did not decrypt (0 before the first call). Non-zero
-// means a misconfigured KEK or a damaged row: alert on it.
+// skipped because they did not decrypt or were weak (0 before the first
+// call). Non-zero means a misconfigured KEK, a damaged row or a weak secret
+// to retire: alert on it.
 func (s *Store) Undecryptable() int {
 	s.skipMu.Lock()
 	defer s.skipMu.Unlock()
@@ -320,4 +339,15 @@ type SecretInfo struct {
 	Fingerprint string     `json:"fingerprint"`
 	AddedOn     time.Time  `json:"addedOn"`
 	RetiredOn   *time.Time `json:"retiredOn"`
+}
+
+// checkSecret refuses a weak signing secret with an invalid-request error at
+// /secret whose message says why, never what.
+func checkSecret(secret []byte) error {
+	err := envelope.CheckStrength(secret)
+	var weak *envelope.WeakSecretError
+	if errors.As(err, &weak) {
+		return ledger.Invalid("/secret", "the secret is weak (%s): use 32 bytes from a random source", weak.Reason)
+	}
+	return err
 }

@@ -105,7 +105,7 @@ func bench(ctx context.Context, args []string, stdout, stderr io.Writer, h Hooks
 		return ExitSetup
 	}
 	defer cleanup()
-	client := &callbacks.Client{BaseURL: cfg.callbacks, Key: key, HTTP: hc}
+	client := &callbacks.Client{BaseURL: cfg.callbacks, Key: key, HTTP: hc, RawOnly: true}
 	if err := warmUp(ctx, client, cfg.providerID); err != nil {
 		logf("%v", err)
 		return ExitSetup

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -283,7 +284,10 @@ func TestStormCorruptedLedger(t *testing.T) {
 // ledger is unchanged; with --reprefix it is a new storm.
 func TestRecordReplay(t *testing.T) {
 	t.Parallel()
-	secret := bytes.Repeat([]byte{0x5a}, 32)
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		t.Fatal(err)
+	}
 	secretFile := filepath.Join(t.TempDir(), "signing-secret")
 	if err := os.WriteFile(secretFile, []byte(base64.StdEncoding.EncodeToString(secret)+"\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
@@ -22,13 +23,11 @@ type bank struct {
 	cb       *callbacks.Client
 }
 
-// testSecret is a signing secret for tests, and its Base64 for
-// LEDGER_SIGNING_SECRETS.
-func testSecret(seed byte) ([]byte, string) {
+// testSecret is a random signing secret (or KEK) for tests, and its Base64
+// for LEDGER_SIGNING_SECRETS (built keys are refused as weak).
+func testSecret() ([]byte, string) {
 	s := make([]byte, 32)
-	for i := range s {
-		s[i] = seed + byte(i)
-	}
+	_, _ = rand.Read(s)
 	return s, base64.StdEncoding.EncodeToString(s)
 }
 

@@ -18,6 +18,8 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/store"
 )
 
@@ -51,6 +53,9 @@ type Config struct {
 	MigrationDatabaseURL string     // "": DatabaseURL
 	LogLevel             slog.Level // debug, info, warn, error
 	DBExecMode           string     // auto or one of store.ExecModes
+	// MetricsPublic serves /metrics without the admin token on a
+	// non-loopback admin listener (on a loopback one it is always open).
+	MetricsPublic bool
 }
 
 // Embedded reports whether ledgerd runs its own Postgres.
@@ -60,6 +65,10 @@ type setting struct {
 	env, flag, def, usage string
 	set                   func(c *Config, v string) error
 }
+
+// boolFlags may be given without a value: --metrics-public is
+// --metrics-public=true.
+var boolFlags = map[string]bool{"metrics-public": true}
 
 func str(dst func(*Config) *string) func(*Config, string) error {
 	return func(c *Config, v string) error { *dst(c) = v; return nil }
@@ -118,10 +127,15 @@ var settings = []setting{
 	{"LEDGER_PROVIDER_ID", "provider-id", "", "this provider's account ID (default local when embedded)", str(func(c *Config) *string { return &c.ProviderID })},
 	{"LEDGER_SIGNING_SECRETS", "signing-secrets", "", "comma-separated Base64 signing secrets added at start", func(c *Config, v string) error {
 		c.SigningSecrets = nil
-		for _, s := range strings.Split(v, ",") {
+		parts := strings.Split(v, ",")
+		for i, s := range parts {
 			if s = strings.TrimSpace(s); s != "" {
-				if b, err := decodeKey(s); err != nil || len(b) != 32 {
+				b, err := decodeKey(s)
+				if err != nil || len(b) != 32 {
 					return errors.New("each secret must be the Base64 of 32 bytes")
+				}
+				if err := weakKey(b); err != nil {
+					return fmt.Errorf("secret %d of %d is %v", i+1, len(parts), err)
 				}
 				c.SigningSecrets = append(c.SigningSecrets, s)
 			}
@@ -137,16 +151,21 @@ var settings = []setting{
 		if err != nil || len(b) != 32 {
 			return errors.New("must be the Base64 of 32 bytes")
 		}
+		if err := weakKey(b); err != nil {
+			return fmt.Errorf("is %v", err)
+		}
 		c.KEK = b
 		return nil
 	}},
 	{"LEDGER_TLS_CERT", "tls-cert", "", "TLS certificate file for the callback listener", str(func(c *Config) *string { return &c.TLSCert })},
 	{"LEDGER_TLS_KEY", "tls-key", "", "TLS key file for the callback listener", str(func(c *Config) *string { return &c.TLSKey })},
-	{"LEDGER_CALLBACK_PREFIX", "callback-prefix", "/ledger", "route prefix of the callbacks", func(c *Config, v string) error {
-		if !strings.HasPrefix(v, "/") || strings.HasSuffix(v, "/") && v != "/" || strings.ContainsAny(v, ":*? ") {
-			return fmt.Errorf("%q is not a path such as /ledger", v)
+	{"LEDGER_CALLBACK_PREFIX", "callback-prefix", "/ledger", "route prefix of the callbacks (/ for the root)", func(c *Config, v string) error {
+		// "/" is the root (/authorize, …), kept as "/": an empty prefix
+		// would mean the default, /ledger.
+		if err := callbacks.CheckPrefix(v); err != nil {
+			return fmt.Errorf("is not a path such as /ledger or /: %v", err)
 		}
-		c.CallbackPrefix = strings.TrimSuffix(v, "/")
+		c.CallbackPrefix = v
 		return nil
 	}},
 	{"LEDGER_MAX_INFLIGHT", "max-inflight", "0", "callbacks in flight before 429 (0: sized to the pool)", func(c *Config, v string) error {
@@ -210,6 +229,25 @@ var settings = []setting{
 		c.DBExecMode = v
 		return nil
 	}},
+	{"LEDGER_METRICS_PUBLIC", "metrics-public", "false", "serve /metrics without the admin token on a non-loopback admin listener", func(c *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", v)
+		}
+		c.MetricsPublic = b
+		return nil
+	}},
+}
+
+// weakKey applies the adapter's one key-strength check (the one the keyring
+// and the admin API apply) and words its refusal for a start-up message:
+// "weak (every byte is the same): use 32 bytes from a random source".
+func weakKey(b []byte) error {
+	var weak *envelope.WeakSecretError
+	if errors.As(envelope.CheckStrength(b), &weak) {
+		return fmt.Errorf("weak (%s): use 32 bytes from a random source", weak.Reason)
+	}
+	return nil
 }
 
 // ErrVersion is returned by LoadConfig for --version: print the version
@@ -231,9 +269,14 @@ func LoadConfig(args []string, getenv func(string) string, stderr io.Writer) (Co
 	var c Config
 	fs := flag.NewFlagSet("ledgerd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	flags := make(map[string]*string, len(settings))
+	flags := make(map[string]*stringValue, len(settings)+len(secretFiles))
 	for _, s := range settings {
-		flags[s.flag] = fs.String(s.flag, "", fmt.Sprintf("%s (env %s, default %q)", s.usage, s.env, s.def))
+		flags[s.flag] = &stringValue{isBool: boolFlags[s.flag]}
+		fs.Var(flags[s.flag], s.flag, fmt.Sprintf("%s (env %s, default %q)", s.usage, s.env, s.def))
+	}
+	for _, f := range secretFiles {
+		flags[f.flag] = &stringValue{}
+		fs.Var(flags[f.flag], f.flag, fmt.Sprintf("read %s from this file, trailing line breaks trimmed; preferred to %s, which ps shows (env %s)", f.of, f.of, f.env))
 	}
 	version := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
@@ -247,13 +290,38 @@ func LoadConfig(args []string, getenv func(string) string, stderr io.Writer) (Co
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	for _, s := range settings {
-		v, from := s.def, ""
-		if e, ok := lookup(getenv, s.env); ok {
-			v, from = e, s.env
+	// source returns the value of an env var and flag pair and where it
+	// came from ("" when neither is set); the flag wins.
+	source := func(env, flagName string) (v, from string) {
+		if e, ok := lookup(getenv, env); ok {
+			v, from = e, env
 		}
-		if given[s.flag] {
-			v, from = *flags[s.flag], "--"+s.flag
+		if given[flagName] {
+			v, from = flags[flagName].v, "--"+flagName
+		}
+		return v, from
+	}
+	files := make(map[string]secretFile, len(secretFiles))
+	for _, f := range secretFiles {
+		files[f.of] = f
+	}
+	for _, s := range settings {
+		v, from := source(s.env, s.flag)
+		if f, ok := files[s.env]; ok {
+			path, pathFrom := source(f.env, f.flag)
+			switch {
+			case pathFrom != "" && from != "":
+				return c, fmt.Errorf("%s and %s are both set: give one (prefer %s)", where(s.env, from), where(f.env, pathFrom), f.env)
+			case pathFrom != "":
+				content, err := readSecretFile(where(f.env, pathFrom), path)
+				if err != nil {
+					return c, err
+				}
+				v, from = content, f.env
+			}
+		}
+		if from == "" {
+			v = s.def
 		}
 		if err := s.set(&c, v); err != nil {
 			if from == "" {
@@ -286,6 +354,15 @@ func LoadConfig(args []string, getenv func(string) string, stderr io.Writer) (Co
 		return c, fmt.Errorf("LEDGER_ADMIN_LISTEN %s is not a loopback address: set LEDGER_ADMIN_TOKEN to expose the admin API", c.AdminListen)
 	}
 	return c, nil
+}
+
+// where names a setting and, when it came from its flag, the flag:
+// "LEDGER_KEK" or "LEDGER_KEK (--kek)".
+func where(env, from string) string {
+	if from == "" || from == env {
+		return env
+	}
+	return env + " (" + from + ")"
 }
 
 func lookup(getenv func(string) string, key string) (string, bool) {

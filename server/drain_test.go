@@ -21,8 +21,7 @@ import (
 func TestShutdownDrainsInFlightCallbacks(t *testing.T) {
 	t.Parallel()
 	url := pgtest.URL(t)
-	secret := make([]byte, 32)
-	secret[5] = 5
+	secret := randomKey(t)
 	d := start(t, config(t, "DATABASE_URL", url, "LEDGER_PROVIDER_ID", "bank-d",
 		"LEDGER_SIGNING_SECRETS", base64.StdEncoding.EncodeToString(secret)))
 	admin := "http://" + d.admin

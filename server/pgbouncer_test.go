@@ -218,7 +218,7 @@ func (s *statuses) get() map[int]int {
 // sixteen.
 func TestPgbouncer(t *testing.T) {
 	t.Parallel()
-	secret, b64 := testSecret(70)
+	secret, b64 := testSecret()
 
 	t.Run("CallbacksAndAdminAPIWithoutA500AndAFreshKeyring", func(t *testing.T) {
 		t.Parallel()
@@ -346,7 +346,7 @@ func TestPgbouncer(t *testing.T) {
 		direct := pgtest.EmptyURL(t)
 		pooled := startPgbouncer(t, direct, 2)
 		const replicas = 3
-		_, kek := testSecret(90) // replicas share a KEK
+		_, kek := testSecret() // replicas share a KEK
 		logs := make([]*syncBuffer, replicas)
 		starts := make([]chan [2]string, replicas)
 		fails := make([]chan error, replicas)

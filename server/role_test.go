@@ -103,7 +103,7 @@ func dbName(t *testing.T, dbURL string) string {
 // which cannot change the schema.
 func TestLeastPrivilegeRuntimeRole(t *testing.T) {
 	t.Parallel()
-	secret, b64 := testSecret(40)
+	secret, b64 := testSecret()
 
 	t.Run("MigratesAsOwnerServesAsRuntime", func(t *testing.T) {
 		t.Parallel()

@@ -230,8 +230,11 @@ func (d *daemon) startServices(ctx context.Context) (*admin.Server, error) {
 	d.stops = append(d.stops, reconciler.Stop)
 	return admin.New(admin.Config{
 		DB: d.db, Secrets: d.secrets, Reconciler: reconciler, Token: cfg.AdminToken, Logger: d.log,
-		Metrics: promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{Registry: d.reg}),
-		Ready:   d.ready,
+		// On a non-loopback listener /metrics (holds outstanding per
+		// currency, key fingerprints) needs the token unless made public.
+		PublicMetrics: cfg.MetricsPublic || loopback(cfg.AdminListen),
+		Metrics:       promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{Registry: d.reg}),
+		Ready:         d.ready,
 	}), nil
 }
 

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -71,6 +72,17 @@ func config(t *testing.T, kv ...string) server.Config {
 	return cfg
 }
 
+// randomKey returns 32 random bytes: a signing secret or KEK that ledgerd
+// takes (a built one, such as all zero, it refuses as weak).
+func randomKey(t *testing.T) []byte {
+	t.Helper()
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func get(t *testing.T, url string, out any) int {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -96,10 +108,7 @@ func post(t *testing.T, url, body string) int {
 
 func TestRunWithDatabaseURL(t *testing.T) {
 	t.Parallel()
-	secret := make([]byte, 32)
-	for i := range secret {
-		secret[i] = byte(i)
-	}
+	secret := randomKey(t)
 	b64 := base64.StdEncoding.EncodeToString(secret)
 	d := start(t, config(t, "DATABASE_URL", pgtest.URL(t), "LEDGER_PROVIDER_ID", "bank-9",
 		"LEDGER_SIGNING_SECRETS", b64, "LEDGER_ADMIN_TOKEN", "tok"))

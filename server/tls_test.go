@@ -60,8 +60,7 @@ func selfSigned(t *testing.T) (certFile, keyFile string, roots *x509.CertPool) {
 func TestRunWithTLS(t *testing.T) {
 	t.Parallel()
 	certFile, keyFile, roots := selfSigned(t)
-	secret := make([]byte, 32)
-	secret[0] = 9
+	secret := randomKey(t)
 	d := start(t, config(t, "DATABASE_URL", pgtest.URL(t), "LEDGER_PROVIDER_ID", "bank-tls",
 		"LEDGER_SIGNING_SECRETS", base64.StdEncoding.EncodeToString(secret),
 		"LEDGER_TLS_CERT", certFile, "LEDGER_TLS_KEY", keyFile))

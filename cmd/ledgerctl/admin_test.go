@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -29,7 +30,9 @@ func newAdminCLIToken(t *testing.T, token string) adminCLI {
 	t.Helper()
 	db, _ := pgtest.DB(t)
 	kek := make([]byte, 32)
-	kek[31] = 7
+	if _, err := rand.Read(kek); err != nil {
+		t.Fatal(err)
+	}
 	secrets, err := keyring.NewStore(db, kek, keyring.StoreOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -161,12 +164,12 @@ func TestAdminCommands(t *testing.T) {
 			t.Fatalf("generate: %v", gen)
 		}
 		file := t.TempDir() + "/secret"
-		if err := os.WriteFile(file, []byte("AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=\n"), 0o600); err != nil {
+		if err := os.WriteFile(file, []byte("jB/SB55EsWoD5X2QK8hR+jYOqXLdFItl8Cm+R5MKwV4=\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		added := c.json(t, "secrets", "add", "--from-file", file)
 		code, out, _ := c.run(t, "secrets", "list")
-		if code != 0 || !strings.Contains(out, added["secretID"].(string)) || strings.Contains(out, "AAECAwQF") {
+		if code != 0 || !strings.Contains(out, added["secretID"].(string)) || strings.Contains(out, "jB/SB55E") {
 			t.Fatalf("list: %q", out)
 		}
 		if code, out, errs := c.run(t, "secrets", "retire", added["secretID"].(string)); code != 0 || !strings.Contains(out, "retired") {

@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
+	"encoding/base64"
 	"io"
 	"net"
 	"net/http"
@@ -196,7 +198,7 @@ func TestLedgerd(t *testing.T) {
 		dbAddr, admin := freeAddr(t), freeAddr(t)
 		url := strings.Replace(target, hostPort(t, target), dbAddr, 1)
 		p := startProc(t, "DATABASE_URL="+url, "LEDGER_PROVIDER_ID=bank-w", "LEDGER_LISTEN="+freeAddr(t), "LEDGER_ADMIN_LISTEN="+admin,
-			"LEDGER_SIGNING_SECRETS=AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=", "LEDGER_LOG_LEVEL=warn")
+			"LEDGER_SIGNING_SECRETS="+randomKey(t), "LEDGER_LOG_LEVEL=warn")
 		p.waitLog(t, "waiting for the database", 2)
 		proxy(t, dbAddr, hostPort(t, target)) // the database comes up
 		for deadline := time.Now().Add(60 * time.Second); !httpOK("http://" + admin + "/readyz"); time.Sleep(50 * time.Millisecond) {
@@ -257,4 +259,14 @@ func hostPort(t *testing.T, url string) string {
 	_, rest, _ := strings.Cut(url, "@")
 	hp, _, _ := strings.Cut(rest, "/")
 	return hp
+}
+
+// randomKey is the Base64 of 32 random bytes (built keys are refused as weak).
+func randomKey(t *testing.T) string {
+	t.Helper()
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(b)
 }

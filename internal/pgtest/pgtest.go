@@ -132,7 +132,9 @@ func PoolURL(t testing.TB, url string) *pgxpool.Pool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.MaxConns = 40
+	// A few tests share the server at once (go test runs packages and
+	// parallel tests side by side); keep well under max_connections (100).
+	cfg.MaxConns = 12
 	// Tests check outcomes, not durability: do not wait for fsync at commit.
 	// Benchmarks that want commit costs as in production set
 	// PGTEST_SYNCHRONOUS_COMMIT=on.

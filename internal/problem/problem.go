@@ -5,7 +5,9 @@ package problem
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -55,4 +57,22 @@ func Write(w http.ResponseWriter, p *Problem) {
 	}
 	w.WriteHeader(p.Status)
 	_ = json.NewEncoder(w).Encode(p)
+}
+
+// WriteMethodNotAllowed sends p (a 405) with an Allow header that lists
+// only the methods the route serves. httprouter always adds OPTIONS to
+// the Allow it sets, but these routers answer OPTIONS with 405 too, so
+// OPTIONS is taken out.
+func WriteMethodNotAllowed(w http.ResponseWriter, p *Problem) {
+	h := w.Header()
+	if allow := h.Get("Allow"); allow != "" {
+		methods := strings.Split(allow, ", ")
+		methods = slices.DeleteFunc(methods, func(m string) bool { return m == http.MethodOptions })
+		if len(methods) == 0 {
+			h.Del("Allow")
+		} else {
+			h.Set("Allow", strings.Join(methods, ", "))
+		}
+	}
+	Write(w, p)
 }

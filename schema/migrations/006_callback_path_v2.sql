@@ -418,7 +418,8 @@ CREATE FUNCTION cb_authorize(
     OUT state text, OUT outcome text, OUT reason text, OUT reference text)
 LANGUAGE plpgsql AS $$
 DECLARE
-    r callback_authorize%ROWTYPE;
+    seen bytea;
+    held_by text;
     h holds%ROWTYPE;
     a accounts%ROWTYPE;
 BEGIN
@@ -426,16 +427,20 @@ BEGIN
     -- second one sees the first's stored answer (row 1) or its hold (rows
     -- 3 and 4), never funds the first has already held.
     PERFORM pg_advisory_xact_lock(1, hashtext(p_payout_id));
+    -- The key's stored answer and the payout's hold, if any, in one look.
+    SELECT r.fingerprint, r.outcome, r.reason, r.reference,
+           (SELECT x.hold_reference FROM holds x WHERE x.payout_id = p_payout_id)
+    INTO seen, outcome, reason, reference, held_by
+    FROM (SELECT) one LEFT JOIN callback_authorize r ON r.scope = p_payout_id AND r.idempotency_key = p_key;
     -- Row 1: the key was seen: its stored answer; 1a: with other claims.
-    SELECT * INTO r FROM callback_authorize WHERE scope = p_payout_id AND idempotency_key = p_key;
-    IF FOUND THEN
-        IF r.fingerprint <> p_fingerprint THEN
-            state := 'mismatch';
+    IF seen IS NOT NULL THEN
+        IF seen <> p_fingerprint THEN
+            state := 'mismatch'; outcome := NULL; reason := NULL; reference := NULL;
             RETURN;
         END IF;
         UPDATE callback_authorize SET attempts = attempts + 1, last_received_at = p_now
         WHERE scope = p_payout_id AND idempotency_key = p_key;
-        state := 'replay'; outcome := r.outcome; reason := r.reason; reference := r.reference;
+        state := 'replay';
         RETURN;
     END IF;
     -- Row 2: fraudScore outside 0..1: a bad request (400), nothing stored.
@@ -445,8 +450,8 @@ BEGIN
     END IF;
     state := 'new';
     outcome := 'denied';
-    SELECT * INTO h FROM holds WHERE payout_id = p_payout_id;
-    IF FOUND THEN
+    IF held_by IS NOT NULL THEN
+        SELECT * INTO h FROM holds WHERE hold_reference = held_by;
         IF h.amount = p_amount AND h.currency = p_currency AND h.funding_source = p_funding_source
            AND NOT EXISTS (SELECT 1 FROM hold_settlements s WHERE s.hold_reference = h.hold_reference) THEN
             -- Row 3: this payout's hold, held, same amount and source.
@@ -475,12 +480,21 @@ BEGIN
         ELSIF a.balance - a.held < p_amount THEN
             reason := 'insufficient_funds';                     -- row 11
         ELSE
-            -- Row 12: approved; the hold is placed on the locked account.
-            INSERT INTO holds (hold_reference, payout_id, account_id, funding_source, currency, amount, placed_at)
-            VALUES (p_hold_reference, p_payout_id, a.account_id, p_funding_source, p_currency, p_amount, p_now);
-            UPDATE accounts SET held = held + p_amount, updated_at = p_now WHERE account_id = a.account_id;
+            -- Row 12: approved: the hold is placed on the locked account,
+            -- and the answer stored, in one statement.
+            WITH hold AS (
+                INSERT INTO holds (hold_reference, payout_id, account_id, funding_source, currency, amount, placed_at)
+                VALUES (p_hold_reference, p_payout_id, a.account_id, p_funding_source, p_currency, p_amount, p_now)
+            ), held AS (
+                UPDATE accounts SET held = held + p_amount, updated_at = p_now WHERE account_id = a.account_id
+            )
+            INSERT INTO callback_authorize (scope, idempotency_key, fingerprint, subject, outcome, reason, reference,
+                key_fingerprint, caller_subject, audit_request_id, received_at, last_received_at)
+            VALUES (p_payout_id, p_key, p_fingerprint, p_payout_id, 'approved', NULL, p_hold_reference,
+                p_key_fingerprint, p_caller_subject, p_audit_request_id, p_now, p_now);
             outcome := 'approved';
             reference := p_hold_reference;
+            RETURN;
         END IF;
     END IF;
     INSERT INTO callback_authorize (scope, idempotency_key, fingerprint, subject, outcome, reason, reference,
@@ -506,6 +520,7 @@ DECLARE
     h holds%ROWTYPE;
     s hold_settlements%ROWTYPE;
     capture boolean := p_status = 'captured';
+    settled_now boolean;
     k text := CASE WHEN p_status = 'captured' THEN 'capture' ELSE 'release' END;
 BEGIN
     orphan := false;
@@ -530,34 +545,40 @@ BEGIN
         RETURN;
     END IF;
     -- The hold's one settlement: a concurrent capture or release of it
-    -- waits here for the first to commit, then finds its row.
-    INSERT INTO hold_settlements (hold_reference, status, reference, reason, transaction_id, settled_at)
-    VALUES (p_hold_reference, p_status, p_reference, CASE WHEN NOT capture THEN p_reason END,
-            CASE WHEN capture THEN p_transaction_id END, p_now)
-    ON CONFLICT (hold_reference) DO NOTHING;
-    IF NOT FOUND THEN
-        SELECT * INTO s FROM hold_settlements WHERE hold_reference = p_hold_reference;
-        IF s.status = p_status THEN
-            outcome := 'approved';                               -- row 4: the original reference
-            reference := s.reference;
-        ELSE
-            outcome := 'failed';                                 -- row 5
-            reason := CASE WHEN capture THEN 'hold_released' ELSE 'hold_captured' END;
-        END IF;
+    -- waits on its key for the first to commit, then finds its row. When it
+    -- is written (row 6: the hold was held), the account moves, and for a
+    -- capture the journal debits the sender and credits settlement, in the
+    -- same statement.
+    WITH settled AS (
+        INSERT INTO hold_settlements (hold_reference, status, reference, reason, transaction_id, settled_at)
+        VALUES (p_hold_reference, p_status, p_reference, CASE WHEN NOT capture THEN p_reason END,
+                CASE WHEN capture THEN p_transaction_id END, p_now)
+        ON CONFLICT (hold_reference) DO NOTHING
+        RETURNING hold_reference
+    ), moved AS (
+        UPDATE accounts SET balance = balance - CASE WHEN capture THEN h.amount ELSE 0 END,
+                            held = held - h.amount, updated_at = p_now
+        WHERE account_id = h.account_id AND EXISTS (SELECT 1 FROM settled)
+    ), journaled AS (
+        INSERT INTO journal (transaction_id, kind, reference, memo, account_id, contra_account_id, currency, amount, created_at)
+        SELECT p_transaction_id, p_kind, p_reference, h.payout_id, h.account_id, 'settlement:' || h.currency,
+               h.currency, -h.amount, p_now
+        FROM settled WHERE capture
+    )
+    SELECT count(*) = 1 INTO settled_now FROM settled;
+    IF settled_now THEN
+        outcome := 'approved';                                   -- row 6
+        reference := p_reference;
         RETURN;
     END IF;
-    -- Row 6: the hold was held; it is settled now.
-    IF capture THEN
-        UPDATE accounts SET balance = balance - h.amount, held = held - h.amount, updated_at = p_now
-        WHERE account_id = h.account_id;
-        INSERT INTO journal (transaction_id, kind, reference, memo, account_id, contra_account_id, currency, amount, created_at)
-        VALUES (p_transaction_id, p_kind, p_reference, h.payout_id, h.account_id, 'settlement:' || h.currency,
-                h.currency, -h.amount, p_now);
+    SELECT * INTO s FROM hold_settlements WHERE hold_reference = p_hold_reference;
+    IF s.status = p_status THEN
+        outcome := 'approved';                                   -- row 4: the original reference
+        reference := s.reference;
     ELSE
-        UPDATE accounts SET held = held - h.amount, updated_at = p_now WHERE account_id = h.account_id;
+        outcome := 'failed';                                     -- row 5
+        reason := CASE WHEN p_status = 'captured' THEN 'hold_released' ELSE 'hold_captured' END;
     END IF;
-    outcome := 'approved';
-    reference := p_reference;
 END $$;
 
 -- cb_capture: design 2.4. Row 1 here; rows 2 to 6 in hold_settle.

@@ -1,0 +1,306 @@
+package strictjson_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/provider-ledger/adapter/internal/strictjson"
+)
+
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	ok := func(t *testing.T, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("refused: %v", err)
+		}
+	}
+	refused := func(r strictjson.Reason, ptr string) func(*testing.T, error) {
+		return func(t *testing.T, err error) {
+			t.Helper()
+			var e *strictjson.Error
+			if !errors.As(err, &e) || e.Reason != r || e.Pointer != ptr {
+				t.Fatalf("err = %v, want reason %d at %q", err, r, ptr)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name  string
+		in    string
+		nul   bool
+		check func(*testing.T, error)
+	}{
+		{"Plain", `{"a":"b","c":[1,-2.5e3,true,false,null,{}],"d":{"e":[]}}`, false, ok},
+		{"SurrogatePair", `{"p":"p-\ud83d\ude00"}`, false, ok},
+		{"UpperCaseHex", `{"p":"\uD83D\uDE00\u00E9"}`, false, ok},
+		{"LiteralReplacementChar", "{\"p\":\"p-\uFFFD \\ufffd\"}", false, ok},
+		{"Multibyte", `{"p":"é€𝄞"}`, false, ok},
+		{"EscapedBackslashThenU0000", `{"memo":"\\u0000"}`, true, ok},
+		{"EscapedBackslashesThenNUL", `{"memo":"\\\\\u0000"}`, true, refused(strictjson.NUL, "/memo")},
+		{"NULAllowedWithoutOption", `{"memo":"\u0000"}`, false, ok},
+		{"NUL", `{"memo":"a\u0000"}`, true, refused(strictjson.NUL, "/memo")},
+		{"NULInName", `{"x":{"a\u0000":1}}`, true, refused(strictjson.NUL, "/x")},
+		{"LoneHigh", `{"payoutID":"p-\ud800"}`, false, refused(strictjson.InvalidEscape, "/payoutID")},
+		{"LoneLow", `{"payoutID":"p-\udc00"}`, false, refused(strictjson.InvalidEscape, "/payoutID")},
+		{"Reversed", `{"payoutID":"\udc00\ud800"}`, false, refused(strictjson.InvalidEscape, "/payoutID")},
+		{"HighThenOther", `{"p":"\ud800\u0041"}`, false, refused(strictjson.InvalidEscape, "/p")},
+		{"HighThenText", `{"p":"\ud800x"}`, false, refused(strictjson.InvalidEscape, "/p")},
+		{"HighAtEnd", `{"p":"\ud800"}`, false, refused(strictjson.InvalidEscape, "/p")},
+		{"HighThenReplacementEscape", `{"p":"\ud800\ufffd"}`, false, refused(strictjson.InvalidEscape, "/p")},
+		{"Deep", `{"service":{"amount":{"currency":{"code":"U\udfffSD"}}}}`, false, refused(strictjson.InvalidEscape, "/service/amount/currency/code")},
+		{"InArray", `{"a":["x",{"b":["ok","\udc00"]}]}`, false, refused(strictjson.InvalidEscape, "/a/1/b/1")},
+		{"PointerEscapes", `{"a/b":{"c~d":"\ud800"}}`, false, refused(strictjson.InvalidEscape, "/a~1b/c~0d")},
+		{"InvalidUTF8", "{\"p\":\"p-\xff\"}", false, refused(strictjson.InvalidUTF8, "/p")},
+		{"TruncatedUTF8", "{\"p\":\"p-\xe2\x82\"}", false, refused(strictjson.InvalidUTF8, "/p")},
+		{"EncodedSurrogate", "{\"p\":\"\xed\xa0\x80\"}", false, refused(strictjson.InvalidUTF8, "/p")},
+		{"Overlong", "{\"p\":\"\xc0\xaf\"}", false, refused(strictjson.InvalidUTF8, "/p")},
+		{"BadName", `{"s":{"\ud800":1}}`, false, refused(strictjson.InvalidEscape, "/s")},
+		{"BadNameUTF8", "{\"\xff\":1}", false, refused(strictjson.InvalidUTF8, "")},
+		{"Duplicate", `{"service":{"payoutID":"a","payoutID":"b"}}`, false, refused(strictjson.DuplicateName, "/service/payoutID")},
+		{"DuplicateByEscape", `{"payoutID":"a","payout\u0049D":"b"}`, false, refused(strictjson.DuplicateName, "/payoutID")},
+		{"SameNameInSiblings", `{"a":{"x":1},"b":{"x":1},"c":[{"x":1},{"x":2}]}`, false, ok},
+		{"SameNameNested", `{"x":{"x":{"x":1}}}`, false, ok},
+		{"NotJSON", `{"a":`, false, refused(strictjson.Syntax, "")},
+		{"Trailing", `{} {}`, false, refused(strictjson.Syntax, "")},
+		{"BadEscape", `{"a":"\x"}`, false, refused(strictjson.Syntax, "")},
+		{"ShortU", `{"a":"\u12"}`, false, refused(strictjson.Syntax, "")},
+		{"HighThenBadHex", `{"a":"\ud800\uzzzz"}`, false, refused(strictjson.Syntax, "")},
+		{"ControlChar", "{\"a\":\"\n\"}", false, refused(strictjson.Syntax, "")},
+		{"LeadingZero", `[01]`, false, refused(strictjson.Syntax, "")},
+		{"Empty", ``, false, refused(strictjson.Syntax, "")},
+		{"TooDeep", strings.Repeat("[", strictjson.MaxDepth+1) + strings.Repeat("]", strictjson.MaxDepth+1), false, refused(strictjson.Syntax, "")},
+		{"DeepEnough", strings.Repeat("[", strictjson.MaxDepth) + strings.Repeat("]", strictjson.MaxDepth), false, ok},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.check(t, strictjson.Check([]byte(c.in), strictjson.Options{RefuseNUL: c.nul}))
+		})
+	}
+	t.Run("ManyMembers", func(t *testing.T) {
+		t.Parallel()
+		var b strings.Builder
+		b.WriteString("{")
+		for i := range 200 {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(`"m` + strings.Repeat("x", i) + `":1`)
+		}
+		ok(t, strictjson.Check([]byte(b.String()+"}"), strictjson.Options{}))
+		refused(strictjson.DuplicateName, "/mxxx")(t, strictjson.Check([]byte(b.String()+`,"mxxx":2}`), strictjson.Options{}))
+	})
+	t.Run("ErrorHidesValues", func(t *testing.T) {
+		t.Parallel()
+		err := strictjson.Check([]byte(`{"k":"secret-value\ud800"}`), strictjson.Options{})
+		if err == nil || strings.Contains(err.Error(), "secret-value") {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
+
+func TestUnquote(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in, want string
+		reason   strictjson.Reason
+	}{
+		{`"p-1"`, "p-1", 0},
+		{`"a\"b\\c\/d\b\f\n\r\t"`, "a\"b\\c/d\b\f\n\r\t", 0},
+		{`"\ud83d\ude00"`, "😀", 0},
+		{`"\\u0000"`, `\u0000`, 0},
+		{`"\u0000"`, "\x00", 0},
+		{"\"\uFFFD\"", "\uFFFD", 0},
+		{`"p-\ud800"`, "", strictjson.InvalidEscape},
+		{`"p-\udc00"`, "", strictjson.InvalidEscape},
+		{"\"p-\xff\"", "", strictjson.InvalidUTF8},
+		{`"abc`, "", strictjson.Syntax},
+		{`"a" `, "", strictjson.Syntax},
+		{`abc`, "", strictjson.Syntax},
+		{``, "", strictjson.Syntax},
+	} {
+		got, err := strictjson.Unquote([]byte(c.in))
+		var e *strictjson.Error
+		switch {
+		case c.reason == 0 && (err != nil || got != c.want):
+			t.Errorf("Unquote(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		case c.reason != 0 && (!errors.As(err, &e) || e.Reason != c.reason):
+			t.Errorf("Unquote(%q) error = %v, want reason %d", c.in, err, c.reason)
+		}
+	}
+}
+
+// The seed corpora of the fuzz targets are in testdata/fuzz (lone, reversed
+// and paired surrogate escapes, invalid and encoded-surrogate UTF-8, a
+// literal U+FFFD, NUL and the text \\u0000, duplicates by escape); go test
+// runs them as ordinary tests. Run longer with
+//
+//	go test ./internal/strictjson -run '^$' -fuzz FuzzCheck -fuzztime 60s
+
+// FuzzCheck compares Check with encoding/json: what Check accepts,
+// encoding/json accepts and decodes without any replacement character it
+// did not read, and with no member named twice; what encoding/json takes
+// exactly, Check accepts.
+func FuzzCheck(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		err := strictjson.Check(data, strictjson.Options{RefuseNUL: true})
+		var e *strictjson.Error
+		if err != nil && !errors.As(err, &e) {
+			t.Fatalf("error %v is not an *Error", err)
+		}
+		valid := json.Valid(data)
+		if e != nil && e.Reason == strictjson.Syntax {
+			if valid && depth(data) <= strictjson.MaxDepth {
+				t.Fatalf("Check says syntax error, encoding/json says valid: %q", data)
+			}
+			return
+		}
+		if !valid {
+			if err == nil {
+				t.Fatalf("Check accepted what encoding/json refuses: %q", data)
+			}
+			return // a problem found before the syntax error
+		}
+		exact, dup, nul := exactly(t, data)
+		accept := exact && !dup && !nul && utf8.Valid(data)
+		if accept != (err == nil) {
+			t.Fatalf("Check = %v; encoding/json: exact %v, duplicate %v, NUL %v, UTF-8 %v: %q", err, exact, dup, nul, utf8.Valid(data), data)
+		}
+	})
+}
+
+// FuzzUnquote checks Unquote against encoding/json on one string token.
+func FuzzUnquote(f *testing.F) {
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, err := strictjson.Unquote(raw)
+		var want string
+		jsonErr := json.Unmarshal(raw, &want)
+		if jsonErr == nil && len(bytes.Trim(raw, " \t\r\n")) != len(raw) {
+			jsonErr = errors.New("white space around the token") // Unquote takes the token alone
+		}
+		if err != nil {
+			var e *strictjson.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error %v is not an *Error", err)
+			}
+			if e.Reason == strictjson.Syntax && jsonErr == nil {
+				t.Fatalf("Unquote says syntax error, encoding/json decodes %q", raw)
+			}
+			if e.Reason != strictjson.Syntax && jsonErr == nil && replacements(raw) == strings.Count(want, "\uFFFD") {
+				t.Fatalf("Unquote refused (%v) what encoding/json decodes exactly: %q", err, raw)
+			}
+			return
+		}
+		if jsonErr != nil || got != want {
+			t.Fatalf("Unquote(%q) = %q, encoding/json %q, %v", raw, got, want, jsonErr)
+		}
+		if !utf8.ValidString(got) || strings.Count(got, "\uFFFD") != replacements(raw) {
+			t.Fatalf("Unquote(%q) = %q is not exact", raw, got)
+		}
+	})
+}
+
+// exactly walks data (valid JSON) with encoding/json's tokenizer and reports
+// whether every string decoded without a replacement character that the
+// input did not hold, whether an object named a member twice, and whether
+// a string held NUL.
+func exactly(t *testing.T, data []byte) (exact, dup, nul bool) {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var decoded int
+	type frame struct {
+		names  map[string]bool
+		object bool
+		key    bool // the next string token is a member name
+	}
+	var stack []frame
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("tokenizing valid JSON: %v", err)
+		}
+		top := len(stack) - 1
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{':
+				stack = append(stack, frame{names: map[string]bool{}, object: true, key: true})
+			case '[':
+				stack = append(stack, frame{})
+			default:
+				stack = stack[:top]
+				if top > 0 && stack[top-1].object {
+					stack[top-1].key = true
+				}
+			}
+			continue
+		case string:
+			decoded += strings.Count(v, "\uFFFD")
+			nul = nul || strings.IndexByte(v, 0) >= 0
+			if top >= 0 && stack[top].object && stack[top].key {
+				dup = dup || stack[top].names[v]
+				stack[top].names[v] = true
+				stack[top].key = false
+				continue
+			}
+		}
+		if top >= 0 && stack[top].object {
+			stack[top].key = true
+		}
+	}
+	return decoded == replacements(data), dup, nul
+}
+
+// replacements counts the replacement characters written in data: U+FFFD
+// itself, and \ufffd escapes (a backslash preceded by an even number of
+// backslashes). Outside strings neither can occur in valid JSON.
+func replacements(data []byte) int {
+	n := bytes.Count(data, []byte("\uFFFD"))
+	for i := 0; i+5 < len(data); i++ {
+		if data[i] != '\\' {
+			continue
+		}
+		if data[i+1] == 'u' && strings.EqualFold(string(data[i+2:i+6]), "fffd") {
+			n++
+		}
+		i++ // skip the escaped character
+	}
+	return n
+}
+
+// depth is the nesting depth of valid JSON data.
+func depth(data []byte) int {
+	d, most, in := 0, 0, false
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && (c == '{' || c == '['):
+			d++
+			most = max(most, d)
+		case !in && (c == '}' || c == ']'):
+			d--
+		}
+	}
+	return most
+}
+
+func BenchmarkCheckClaims(b *testing.B) {
+	claims := []byte(`{"iat":1760000000,"exp":1760000300,"typ":"authorize","service":{"payoutID":"po-123456","providerID":"bank-1","externalID":"alice","fundingSource":"card-alice","amount":{"currency":{"code":"USD","decimalPlaces":2},"value":"10.00"},"fraudScore":0.1,"idempotencyKey":"k-123456","callerSubject":"sdk-user","requestID":"trace-1"}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := strictjson.Check(claims, strictjson.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,129 @@
+package server
+
+import (
+	"encoding/base64"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSecretFiles: each secret setting X has X_FILE (and --x-file): the
+// value is read from the file at start, trailing line breaks trimmed. A file
+// that cannot be read, an empty one, or X and X_FILE both set refuse the
+// start with one line naming the variable, and never the file's content.
+func TestSecretFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	kek := base64.StdEncoding.EncodeToString([]byte("\x5d\x93\x0e\xb4\x27\xc1\x68\xfa\x11\x8e\x4b\xd6\x72\x39\xa5\x0c\xe8\x53\x9f\x26\xbd\x04\x71\xca\x3e\x97\x5b\xf2\x18\x6d\xa0\x4f"))
+	secret := base64.StdEncoding.EncodeToString([]byte("\xc4\x2a\x97\x13\x6e\xfb\x08\x5d\xa1\x3c\xe6\x79\x92\x0f\xb8\x44\x1d\xd3\x6a\x85\xf7\x20\x4e\xbb\x59\x07\xcc\x31\x9a\x64\xe2\x7b"))
+	kekFile := write("kek", kek+"\n")
+	tokenFile := write("token", "admin-token-value\r\n")
+	secretsFile := write("secrets", secret+"\n\n")
+	apiFile := write("api", "api-secret-value")
+
+	t.Run("FromEnv", func(t *testing.T) {
+		t.Parallel()
+		c, err := LoadConfig(nil, env("LEDGER_KEK_FILE", kekFile, "LEDGER_ADMIN_TOKEN_FILE", tokenFile,
+			"LEDGER_SIGNING_SECRETS_FILE", secretsFile, "SERVICE_API_KEY_SECRET_FILE", apiFile), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if base64.StdEncoding.EncodeToString(c.KEK) != kek || c.AdminToken != "admin-token-value" ||
+			len(c.SigningSecrets) != 1 || c.SigningSecrets[0] != secret || c.ServiceAPIKeySecret != "api-secret-value" {
+			t.Fatalf("config = %+v", c)
+		}
+	})
+	t.Run("FromFlags", func(t *testing.T) {
+		t.Parallel()
+		c, err := LoadConfig([]string{"--kek-file", kekFile, "--admin-token-file", tokenFile, "--signing-secrets-file", secretsFile,
+			"--service-api-key-secret-file", apiFile}, env(), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if base64.StdEncoding.EncodeToString(c.KEK) != kek || c.AdminToken != "admin-token-value" ||
+			len(c.SigningSecrets) != 1 || c.ServiceAPIKeySecret != "api-secret-value" {
+			t.Fatalf("config = %+v", c)
+		}
+	})
+	t.Run("TokenFileOpensAPublicAdminListener", func(t *testing.T) {
+		t.Parallel()
+		if _, err := LoadConfig(nil, env("LEDGER_ADMIN_LISTEN", "0.0.0.0:8081", "LEDGER_ADMIN_TOKEN_FILE", tokenFile), io.Discard); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	missing := filepath.Join(dir, "missing")
+	empty := write("empty", "\n")
+	badKEK := write("bad-kek", "not-a-key-but-secret-looking-text\n")
+	for _, c := range []struct {
+		name string
+		args []string
+		env  func(string) string
+		want []string
+	}{
+		{"Missing", nil, env("LEDGER_KEK_FILE", missing), []string{"LEDGER_KEK_FILE", missing}},
+		{"MissingFlag", []string{"--admin-token-file", missing}, env(), []string{"LEDGER_ADMIN_TOKEN_FILE (--admin-token-file)", missing}},
+		{"Directory", nil, env("LEDGER_SIGNING_SECRETS_FILE", dir), []string{"LEDGER_SIGNING_SECRETS_FILE"}},
+		{"Empty", nil, env("LEDGER_ADMIN_TOKEN_FILE", empty), []string{"LEDGER_ADMIN_TOKEN_FILE", "empty"}},
+		{"BothEnv", nil, env("LEDGER_KEK", kek, "LEDGER_KEK_FILE", kekFile), []string{"LEDGER_KEK", "LEDGER_KEK_FILE", "both"}},
+		{"EnvAndFlag", []string{"--service-api-key-secret-file", apiFile}, env("SERVICE_API_KEY_SECRET", "x"), []string{"SERVICE_API_KEY_SECRET", "--service-api-key-secret-file", "both"}},
+		{"FlagAndEnvFile", []string{"--admin-token", "t"}, env("LEDGER_ADMIN_TOKEN_FILE", tokenFile), []string{"LEDGER_ADMIN_TOKEN", "LEDGER_ADMIN_TOKEN_FILE", "both"}},
+		{"InvalidContent", nil, env("LEDGER_KEK_FILE", badKEK), []string{"LEDGER_KEK (LEDGER_KEK_FILE)"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := LoadConfig(c.args, c.env, io.Discard)
+			if err == nil {
+				t.Fatal("LoadConfig accepted it")
+			}
+			msg := err.Error()
+			for _, w := range c.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q does not name %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error %q is not one line", msg)
+			}
+			for _, secretText := range []string{kek, secret, "admin-token-value", "api-secret-value", "secret-looking"} {
+				if strings.Contains(msg, secretText) {
+					t.Errorf("error %q holds a secret", msg)
+				}
+			}
+		})
+	}
+}
+
+// TestMetricsPublic: LEDGER_METRICS_PUBLIC (or --metrics-public, which
+// needs no value) is a boolean, false by default.
+func TestMetricsPublic(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		env  func(string) string
+		want bool
+	}{
+		{nil, env(), false},
+		{nil, env("LEDGER_METRICS_PUBLIC", "true"), true},
+		{nil, env("LEDGER_METRICS_PUBLIC", "false"), false},
+		{[]string{"--metrics-public"}, env(), true},
+		{[]string{"--metrics-public=false"}, env("LEDGER_METRICS_PUBLIC", "true"), false},
+	} {
+		cfg, err := LoadConfig(c.args, c.env, io.Discard)
+		if err != nil || cfg.MetricsPublic != c.want {
+			t.Errorf("%v: MetricsPublic = %v, %v; want %v", c.args, cfg.MetricsPublic, err, c.want)
+		}
+	}
+	if _, err := LoadConfig(nil, env("LEDGER_METRICS_PUBLIC", "yes please"), io.Discard); err == nil || !strings.Contains(err.Error(), "LEDGER_METRICS_PUBLIC") {
+		t.Errorf("LoadConfig = %v, want an error naming LEDGER_METRICS_PUBLIC", err)
+	}
+}
