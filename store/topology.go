@@ -266,7 +266,6 @@ func (db *DB) ProbeHosts(ctx context.Context) {
 		c := cc.Config.Copy()
 		c.Host, c.Port, c.TLSConfig, c.Fallbacks = group[0].Host, group[0].Port, group[0].TLSConfig, group[1:]
 		c.ValidateConnect, c.AfterConnect, c.OnNotice, c.OnNotification = nil, nil, nil, nil
-		c.BuildContextWatcherHandler = nil
 		pc, err := pgconn.ConnectConfig(ctx, c)
 		if err != nil {
 			continue
