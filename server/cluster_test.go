@@ -21,13 +21,14 @@ import (
 // the machine's server binaries (as the postgres user when root, like
 // embedpg), on 127.0.0.1 only, trust authentication, no Unix socket.
 type pgNode struct {
-	t      *testing.T
-	name   string
-	dir    string // PGDATA
-	port   int
-	log    string // the server's output
-	cmd    *exec.Cmd
-	exited chan struct{}
+	t       *testing.T
+	name    string
+	dir     string // PGDATA
+	port    int
+	log     string // the server's output
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	orphans []int // children of a killed postmaster
 }
 
 // run runs a server binary to completion, failing the test with its output.
@@ -137,19 +138,53 @@ func (n *pgNode) start() {
 	}
 }
 
+// pids lists the postmaster and its children (each of which is a session
+// of its own, so a process group does not hold them), with those of an
+// earlier killPostmaster.
+func (n *pgNode) pids() []int {
+	pids := append([]int{n.cmd.Process.Pid}, n.orphans...)
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// "pid (comm) state ppid …"; comm may hold spaces and parentheses.
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(n.cmd.Process.Pid) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// signal sends sig to every process of the server (SIGSTOP: a hung host).
+func (n *pgNode) signal(sig syscall.Signal) {
+	for _, pid := range n.pids() {
+		_ = syscall.Kill(pid, sig)
+	}
+}
+
 // killPostmaster SIGKILLs the postmaster alone, as a crash of it would:
 // its backends live on until they notice.
 func (n *pgNode) killPostmaster() {
+	pids := n.pids()
+	n.orphans = pids[1:]
 	_ = n.cmd.Process.Signal(syscall.SIGKILL)
 	<-n.exited
 }
 
-// kill SIGKILLs every process of the server (its process group): fencing.
+// kill SIGKILLs every process of the server: fencing.
 func (n *pgNode) kill() {
 	if n.cmd == nil {
 		return
 	}
-	_ = syscall.Kill(-n.cmd.Process.Pid, syscall.SIGKILL)
+	n.signal(syscall.SIGKILL)
+	n.orphans = nil
 	<-n.exited
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -155,6 +156,32 @@ func TestFailover(t *testing.T) {
 	for w := range workers {
 		b.customer(fmt.Sprintf("acc-f%d", w), fmt.Sprintf("owner-f%d", w), "100000.00")
 	}
+
+	// A stalled synchronous standby: a commit that waits past the request
+	// deadline is cancelled, committed locally and not replicated; ledgerd
+	// must not acknowledge it.
+	standby.signal(syscall.SIGSTOP)
+	r, err := b.authorize(context.Background(), "p-stall", "k-stall", "acc-f0", "owner-f0", "1.00")
+	if err != nil || r.Status != http.StatusServiceUnavailable {
+		standby.signal(syscall.SIGCONT)
+		t.Fatalf("authorize while the synchronous standby is stalled: %+v %v, want 503", r, err)
+	}
+	// The service's retry while the standby is still stalled: the stored
+	// answer is not replicated either.
+	r, err = b.authorize(context.Background(), "p-stall", "k-stall", "acc-f0", "owner-f0", "1.00")
+	standby.signal(syscall.SIGCONT)
+	if err != nil || r.Status == 200 {
+		t.Fatalf("the retry while the synchronous standby is stalled: %+v %v, want no acknowledgement", r, err)
+	}
+	if got := metric(t, d.admin, `ledgerd_unreplicated_answers_withheld_total{listener="callbacks"}`); got == "" || got == "0" {
+		t.Errorf("ledgerd_unreplicated_answers_withheld_total = %q, want at least 1", got)
+	}
+	primary.waitStreaming("standby1", true)
+	r, err = b.authorize(context.Background(), "p-stall", "k-stall", "acc-f0", "owner-f0", "1.00")
+	if err != nil || r.Status != 200 || r.Outcome() != "approved" {
+		t.Fatalf("the retry once the standby is back: %+v %v", r, err)
+	}
+	b.must(200, "GET", "/v1/holds/"+r.Str("holdReference"), nil)
 
 	// The storm; the primary dies under it.
 	stop := make(chan struct{})

@@ -137,6 +137,8 @@ func configure(url string, o Options) (*pgxpool.Config, *topology, error) {
 	}
 	topo := newTopology(o.Logger)
 	cfg.ConnConfig.ValidateConnect = topo.validate(cfg.ConnConfig.ValidateConnect)
+	cfg.ConnConfig.OnNotice = topo.onNotice
+	cfg.ConnConfig.Tracer = commitTracer{}
 	cfg.PrepareConn = topo.prepare
 	cfg.BeforeConnect = topo.preferPrimary
 	return cfg, topo, nil

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -39,6 +40,7 @@ type Topology struct {
 	PrimaryChanges int64     // promotions and cluster changes seen (ledgerd_db_primary_changes_total)
 	SplitBrains    int64     // episodes of two primaries (ledgerd_db_split_brains_total)
 	LastConflict   time.Time // when another primary last answered read-write; zero: never
+	Unreplicated   int64     // commits whose wait for the synchronous standby was cancelled (ledgerd_db_unreplicated_commits_total)
 }
 
 // SplitBrainWindow is how long after another primary last answered
@@ -92,7 +94,8 @@ type topology struct {
 	log *slog.Logger
 	now func() time.Time
 
-	untracked sync.Once
+	untracked    sync.Once
+	unreplicated atomic.Int64
 
 	mu       sync.Mutex
 	t        Topology
@@ -142,7 +145,9 @@ func (tp *topology) observe(id Identity, addr string) error {
 func (tp *topology) snapshot() Topology {
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
-	return tp.t
+	t := tp.t
+	t.Unreplicated = tp.unreplicated.Load()
+	return t
 }
 
 // validate wraps the URL's ValidateConnect (target_session_attrs): a
