@@ -4,6 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"io"
+	"net/http"
+	"regexp"
 	"net/url"
 	"os"
 	"strings"
@@ -166,4 +169,26 @@ func TestLeastPrivilegeRuntimeRole(t *testing.T) {
 			t.Fatalf("LEDGER_MIGRATE=auto as the runtime role: %v, want permission denied", err)
 		}
 	})
+}
+
+// TestBuildInfoMetric: /metrics says which build runs.
+func TestBuildInfoMetric(t *testing.T) {
+	t.Parallel()
+	_, b64 := testSecret()
+	d := start(t, config(t, "DATABASE_URL", pgtest.URL(t), "LEDGER_PROVIDER_ID", "bank-v", "LEDGER_SIGNING_SECRETS", b64))
+	resp, err := http.Get("http://" + d.admin + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	line := regexp.MustCompile(`(?m)^ledgerd_build_info\{goversion="go[0-9.]+[^"]*",revision="[^"]+",version="[^"]+"\} 1$`)
+	if !line.Match(body) {
+		t.Fatalf("no ledgerd_build_info line in /metrics:\n%s", body)
+	}
+	for _, m := range []string{"ledgerd_db_primary_changes_total 0", "ledgerd_db_split_brains_total 0", "ledgerd_db_unreplicated_commits_total 0"} {
+		if !strings.Contains(string(body), "\n"+m+"\n") {
+			t.Errorf("/metrics lacks %q", m)
+		}
+	}
 }
