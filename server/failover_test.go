@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/embedpg"
+	"github.com/provider-ledger/adapter/server"
 )
 
 // answer is one callback of the storm and what ledgerd answered.
@@ -133,6 +135,28 @@ func TestFailover(t *testing.T) {
 			t.Logf("primary's log:%s\nstandby's log:%s", primary.tail(), standby.tail())
 		}
 	})
+
+	// A ledgerd given the standby alone waits for it to become a primary,
+	// saying why, rather than serving 503s.
+	{
+		var wlog syncBuffer
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		_, b64 := testSecret()
+		go func() {
+			done <- server.Run(ctx, config(t, "DATABASE_URL", standby.url("postgres"), "LEDGER_PROVIDER_ID", "bank-s", "LEDGER_SIGNING_SECRETS", b64),
+				slog.New(slog.NewJSONHandler(&wlog, nil)), server.Hooks{Started: func(string, string) { t.Error("ledgerd started on a standby") }})
+		}()
+		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(wlog.String(), "read-only (a standby)"); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no wait for a read-only database logged:\n%s", wlog.String())
+			}
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("stopped while waiting: %v", err)
+		}
+	}
 
 	secret, b64 := testSecret()
 	dbURL := fmt.Sprintf("postgres://postgres@127.0.0.1:%d,127.0.0.1:%d/ledger?target_session_attrs=read-write&sslmode=disable", primary.port, standby.port)

@@ -192,3 +192,35 @@ func TestBuildInfoMetric(t *testing.T) {
 		}
 	}
 }
+
+// TestReadinessOnAReadOnlyDatabase: a database whose sessions are
+// read-only (a standby, a demoted primary) makes ledgerd not ready, with
+// the reason.
+func TestReadinessOnAReadOnlyDatabase(t *testing.T) {
+	t.Parallel()
+	_, b64 := testSecret()
+	dbURL := pgtest.URL(t)
+	d := start(t, config(t, "DATABASE_URL", dbURL, "LEDGER_PROVIDER_ID", "bank-o", "LEDGER_SIGNING_SECRETS", b64))
+	if code := get(t, "http://"+d.admin+"/readyz", nil); code != http.StatusOK {
+		t.Fatalf("readyz = %d", code)
+	}
+	admin := pgtest.AdminURL(t, dbURL)
+	db := dbName(t, dbURL)
+	if err := sqlExec(t, admin, `ALTER DATABASE "`+db+`" SET default_transaction_read_only = on`); err != nil {
+		t.Fatal(err)
+	}
+	// The pool's sessions end; the new ones are read-only.
+	if err := sqlExec(t, admin, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '`+db+`' AND pid <> pg_backend_pid()`); err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]any
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		code := get(t, "http://"+d.admin+"/readyz", &body)
+		if detail, _ := body["detail"].(string); code == http.StatusServiceUnavailable && strings.Contains(detail, "read-only") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("readyz on a read-only database: %d %v", code, body)
+		}
+	}
+}
