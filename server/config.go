@@ -339,6 +339,10 @@ func LoadConfig(args []string, getenv func(string) string, stderr io.Writer) (Co
 	if c.MigrationDatabaseURL != "" && c.Embedded() {
 		return c, errors.New("LEDGER_MIGRATION_DATABASE_URL is set but DATABASE_URL is not: the embedded database migrates itself")
 	}
+	if c.Migrate == "off" && c.Embedded() {
+		// Nothing else can reach it while ledgerd is stopped.
+		return c, errors.New("LEDGER_MIGRATE=off needs DATABASE_URL: the embedded database is migrated by ledgerd itself")
+	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return c, errors.New("LEDGER_TLS_CERT and LEDGER_TLS_KEY must be set together")
 	}

@@ -68,6 +68,7 @@ func TestLoadConfig(t *testing.T) {
 		{"TLSPair", nil, env("LEDGER_TLS_CERT", "cert.pem"), "LEDGER_TLS_KEY"},
 		{"StepUpAboveDeny", nil, env("LEDGER_FRAUD_STEPUP", "0.95"), "LEDGER_FRAUD_STEPUP"},
 		{"BadMigrate", nil, env("LEDGER_MIGRATE", "yes"), "LEDGER_MIGRATE"},
+		{"MigrateOffEmbedded", nil, env("LEDGER_MIGRATE", "off"), "LEDGER_MIGRATE=off needs DATABASE_URL"},
 		{"BadMigrationURL", nil, env("DATABASE_URL", "postgres://x@h/db", "LEDGER_PROVIDER_ID", "p", "LEDGER_MIGRATION_DATABASE_URL", "postgres://x:@:bad:port/db"), "LEDGER_MIGRATION_DATABASE_URL"},
 		{"MigrationURLWithoutDatabaseURL", nil, env("LEDGER_MIGRATION_DATABASE_URL", "postgres://x@h/db"), "LEDGER_MIGRATION_DATABASE_URL"},
 		{"BadLogLevel", nil, env("LEDGER_LOG_LEVEL", "verbose"), "LEDGER_LOG_LEVEL"},
