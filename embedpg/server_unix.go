@@ -112,6 +112,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := writeFileAtomic(s.passfilePath(), []byte(passfileLine(password))); err != nil {
+		return nil, fmt.Errorf("embedpg: writing %s: %w", s.passfilePath(), err)
+	}
 	if err := s.clearLeftovers(ctx); err != nil {
 		return nil, err
 	}
@@ -144,6 +147,7 @@ func (s *Server) Stop(ctx context.Context) error {
 
 func (s *Server) logPath() string      { return filepath.Join(s.dataDir, "postgres.log") }
 func (s *Server) passwordPath() string { return filepath.Join(s.dataDir, "pg-password") }
+func (s *Server) passfilePath() string { return filepath.Join(s.dataDir, "pgpass") }
 
 func (s *Server) unlock() {
 	if s.lock != nil {

@@ -3,8 +3,12 @@
 //
 // Migrations are plain SQL files in migrations/ named NNN_name.sql, applied in
 // order by jackc/tern under a Postgres advisory lock, so that several
-// replicas starting at once apply each migration exactly once. ledgerd
-// applies them at start; `ledgerctl migrate` applies them on demand.
+// replicas starting at once apply each migration exactly once (Up: it
+// waits for that lock at most UpOptions.LockTimeout, saying so in the log).
+// ledgerd applies them at start unless LEDGER_MIGRATE=off; `ledgerctl
+// migrate` applies them on demand, `ledgerctl migrate status` and `up
+// --dry-run` show what is pending (ReadStatus, which needs no lock and no
+// right to change the schema).
 //
 // The functions the migrations create run under READ COMMITTED and never
 // commit: they compose into the caller's transaction.
@@ -91,13 +95,45 @@ func MigrateTo(ctx context.Context, conn *pgx.Conn, version int32) (int32, error
 	return v, nil
 }
 
+// Connect opens the one connection the schema's functions use. Statements
+// go without named prepared statements (pgx's exec mode), so that a status
+// read through a transaction pooler works too.
+func Connect(ctx context.Context, url string) (*pgx.Conn, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("schema: database URL: %w", err)
+	}
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("schema: connect: %w", err)
+	}
+	return conn, nil
+}
+
 // MigrateURL connects to the database at url, applies the migrations and
 // disconnects.
 func MigrateURL(ctx context.Context, url string) (int32, error) {
-	conn, err := pgx.Connect(ctx, url)
+	_, v, err := UpURL(ctx, url, UpOptions{})
+	return v, err
+}
+
+// UpURL is Up on a connection of its own to url.
+func UpURL(ctx context.Context, url string, o UpOptions) (Status, int32, error) {
+	conn, err := Connect(ctx, url)
 	if err != nil {
-		return 0, fmt.Errorf("schema: connect: %w", err)
+		return Status{}, 0, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	return Migrate(ctx, conn)
+	return Up(ctx, conn, o)
+}
+
+// StatusURL is ReadStatus on a connection of its own to url.
+func StatusURL(ctx context.Context, url string) (Status, error) {
+	conn, err := Connect(ctx, url)
+	if err != nil {
+		return Status{}, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	return ReadStatus(ctx, conn)
 }

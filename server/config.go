@@ -7,9 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +49,10 @@ type Config struct {
 	ServiceAPIKeyID      string
 	ServiceAPIKeySecret  string
 	ServiceVersion       string
+	Migrate              string     // auto or off
+	MigrationDatabaseURL string     // "": DatabaseURL
+	LogLevel             slog.Level // debug, info, warn, error
+	DBExecMode           string     // auto or one of store.ExecModes
 	// MetricsPublic serves /metrics without the admin token on a
 	// non-loopback admin listener (on a loopback one it is always open).
 	MetricsPublic bool
@@ -193,6 +199,36 @@ var settings = []setting{
 	{"SERVICE_API_KEY_ID", "service-api-key-id", "", "provider API key id", str(func(c *Config) *string { return &c.ServiceAPIKeyID })},
 	{"SERVICE_API_KEY_SECRET", "service-api-key-secret", "", "provider API key secret", str(func(c *Config) *string { return &c.ServiceAPIKeySecret })},
 	{"SERVICE_VERSION", "service-version", "", "X-Service-Version for the provider API", str(func(c *Config) *string { return &c.ServiceVersion })},
+	{"LEDGER_MIGRATE", "migrate", "auto", "auto: migrate at start; off: refuse to start on an old schema (run ledgerctl migrate)", func(c *Config, v string) error {
+		if v != "auto" && v != "off" {
+			return fmt.Errorf("%q is not auto or off", v)
+		}
+		c.Migrate = v
+		return nil
+	}},
+	{"LEDGER_MIGRATION_DATABASE_URL", "migration-database-url", "", "direct or session-pooled Postgres URL for migrations and their session-level lock (default DATABASE_URL)", func(c *Config, v string) error {
+		if v != "" {
+			if _, err := store.Config(v, store.Options{}); err != nil {
+				return errors.New("is not a valid Postgres URL or connection string")
+			}
+		}
+		c.MigrationDatabaseURL = v
+		return nil
+	}},
+	{"LEDGER_LOG_LEVEL", "log-level", "info", "debug, info, warn or error (one info line per callback)", func(c *Config, v string) error {
+		switch strings.ToLower(v) {
+		case "debug", "info", "warn", "error":
+			return c.LogLevel.UnmarshalText([]byte(v))
+		}
+		return fmt.Errorf("%q is not debug, info, warn or error", v)
+	}},
+	{"LEDGER_DB_EXEC_MODE", "db-exec-mode", "auto", "how statements are sent: auto (cache_describe behind a pooler, else cache_statement), " + strings.Join(store.ExecModes, ", "), func(c *Config, v string) error {
+		if v != "auto" && !slices.Contains(store.ExecModes, v) {
+			return fmt.Errorf("%q is not auto, %s", v, strings.Join(store.ExecModes, ", "))
+		}
+		c.DBExecMode = v
+		return nil
+	}},
 	{"LEDGER_METRICS_PUBLIC", "metrics-public", "false", "serve /metrics without the admin token on a non-loopback admin listener", func(c *Config, v string) error {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -213,6 +249,10 @@ func weakKey(b []byte) error {
 	}
 	return nil
 }
+
+// ErrVersion is returned by LoadConfig for --version: print the version
+// and exit 0.
+var ErrVersion = errors.New("version requested")
 
 func decodeKey(s string) ([]byte, error) {
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
@@ -238,8 +278,12 @@ func LoadConfig(args []string, getenv func(string) string, stderr io.Writer) (Co
 		flags[f.flag] = &stringValue{}
 		fs.Var(flags[f.flag], f.flag, fmt.Sprintf("read %s from this file, trailing line breaks trimmed; preferred to %s, which ps shows (env %s)", f.of, f.of, f.env))
 	}
+	version := fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if *version {
+		return c, ErrVersion
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -291,6 +335,13 @@ func LoadConfig(args []string, getenv func(string) string, stderr io.Writer) (Co
 			return c, errors.New("LEDGER_PROVIDER_ID (--provider-id) is required when DATABASE_URL is set")
 		}
 		c.ProviderID = "local"
+	}
+	if c.MigrationDatabaseURL != "" && c.Embedded() {
+		return c, errors.New("LEDGER_MIGRATION_DATABASE_URL is set but DATABASE_URL is not: the embedded database migrates itself")
+	}
+	if c.Migrate == "off" && c.Embedded() {
+		// Nothing else can reach it while ledgerd is stopped.
+		return c, errors.New("LEDGER_MIGRATE=off needs DATABASE_URL: the embedded database is migrated by ledgerd itself")
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return c, errors.New("LEDGER_TLS_CERT and LEDGER_TLS_KEY must be set together")

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"errors"
 	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +67,12 @@ func TestLoadConfig(t *testing.T) {
 		{"PublicAdminNeedsToken", nil, env("LEDGER_ADMIN_LISTEN", "0.0.0.0:8081"), "LEDGER_ADMIN_TOKEN"},
 		{"TLSPair", nil, env("LEDGER_TLS_CERT", "cert.pem"), "LEDGER_TLS_KEY"},
 		{"StepUpAboveDeny", nil, env("LEDGER_FRAUD_STEPUP", "0.95"), "LEDGER_FRAUD_STEPUP"},
+		{"BadMigrate", nil, env("LEDGER_MIGRATE", "yes"), "LEDGER_MIGRATE"},
+		{"MigrateOffEmbedded", nil, env("LEDGER_MIGRATE", "off"), "LEDGER_MIGRATE=off needs DATABASE_URL"},
+		{"BadMigrationURL", nil, env("DATABASE_URL", "postgres://x@h/db", "LEDGER_PROVIDER_ID", "p", "LEDGER_MIGRATION_DATABASE_URL", "postgres://x:@:bad:port/db"), "LEDGER_MIGRATION_DATABASE_URL"},
+		{"MigrationURLWithoutDatabaseURL", nil, env("LEDGER_MIGRATION_DATABASE_URL", "postgres://x@h/db"), "LEDGER_MIGRATION_DATABASE_URL"},
+		{"BadLogLevel", nil, env("LEDGER_LOG_LEVEL", "verbose"), "LEDGER_LOG_LEVEL"},
+		{"BadExecMode", nil, env("LEDGER_DB_EXEC_MODE", "prepared"), "LEDGER_DB_EXEC_MODE"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := LoadConfig(c.args, c.env, io.Discard)
@@ -73,6 +81,41 @@ func TestLoadConfig(t *testing.T) {
 			}
 		})
 	}
+	t.Run("OperationsSettings", func(t *testing.T) {
+		c, err := LoadConfig(nil, env(), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Migrate != "auto" || c.MigrationDatabaseURL != "" || c.LogLevel != slog.LevelInfo || c.DBExecMode != "auto" {
+			t.Fatalf("defaults: %+v", c)
+		}
+		c, err = LoadConfig([]string{"--log-level", "debug"}, env("LEDGER_LOG_LEVEL", "error", "LEDGER_MIGRATE", "off",
+			"LEDGER_DB_EXEC_MODE", "cache_describe", "DATABASE_URL", "postgres://a@h1,h2/db?target_session_attrs=read-write",
+			"LEDGER_PROVIDER_ID", "p", "LEDGER_MIGRATION_DATABASE_URL", "postgres://owner@h1/db"), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Migrate != "off" || c.MigrationDatabaseURL != "postgres://owner@h1/db" || c.LogLevel != slog.LevelDebug || c.DBExecMode != "cache_describe" {
+			t.Fatalf("%+v", c)
+		}
+		for _, lvl := range []string{"WARN", "warn", "error", "info"} {
+			if _, err := LoadConfig(nil, env("LEDGER_LOG_LEVEL", lvl), io.Discard); err != nil {
+				t.Errorf("LEDGER_LOG_LEVEL=%s: %v", lvl, err)
+			}
+		}
+	})
+	t.Run("Version", func(t *testing.T) {
+		if _, err := LoadConfig([]string{"--version"}, env(), io.Discard); !errors.Is(err, ErrVersion) {
+			t.Fatalf("--version: %v, want ErrVersion", err)
+		}
+	})
+	t.Run("ConnectTimeoutBelowTheRequestTimeout", func(t *testing.T) {
+		for _, rt := range []time.Duration{100 * time.Millisecond, time.Second, 3 * time.Second, time.Minute} {
+			if ct := ConnectTimeout(rt); ct <= 0 || ct >= rt && rt > 100*time.Millisecond {
+				t.Errorf("ConnectTimeout(%s) = %s", rt, ct)
+			}
+		}
+	})
 	t.Run("PublicAdminWithToken", func(t *testing.T) {
 		if _, err := LoadConfig(nil, env("LEDGER_ADMIN_LISTEN", "0.0.0.0:8081", "LEDGER_ADMIN_TOKEN", "t"), io.Discard); err != nil {
 			t.Fatal(err)

@@ -3,6 +3,7 @@ package server
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/provider-ledger/adapter/internal/buildinfo"
 	"github.com/provider-ledger/adapter/store"
 )
 
@@ -11,6 +12,7 @@ type poolCollector struct {
 	db                                                    *store.DB
 	total, idle, acquired, constructing, maxConns         *prometheus.Desc
 	acquireCount, acquireDuration, emptyAcquire, canceled *prometheus.Desc
+	primaryChanges, splitBrains, unreplicated             *prometheus.Desc
 }
 
 func newPoolCollector(db *store.DB) *poolCollector {
@@ -28,11 +30,17 @@ func newPoolCollector(db *store.DB) *poolCollector {
 		acquireDuration: d("acquire_seconds_total", "Time spent waiting to acquire connections."),
 		emptyAcquire:    d("empty_acquires_total", "Acquires that had to wait for a connection."),
 		canceled:        d("canceled_acquires_total", "Acquires canceled by their context."),
+		primaryChanges: prometheus.NewDesc("ledgerd_db_primary_changes_total",
+			"Changes of the database primary seen (a promotion: a higher timeline; or another cluster).", nil, nil),
+		splitBrains: prometheus.NewDesc("ledgerd_db_split_brains_total",
+			"Episodes of a second database answering read-write beside the primary (refused; /readyz fails meanwhile).", nil, nil),
+		unreplicated: prometheus.NewDesc("ledgerd_db_unreplicated_commits_total",
+			"Commits whose wait for the synchronous standby was cancelled: committed locally, not known replicated, not acknowledged.", nil, nil),
 	}
 }
 
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.total, c.idle, c.acquired, c.constructing, c.maxConns, c.acquireCount, c.acquireDuration, c.emptyAcquire, c.canceled} {
+	for _, d := range []*prometheus.Desc{c.total, c.idle, c.acquired, c.constructing, c.maxConns, c.acquireCount, c.acquireDuration, c.emptyAcquire, c.canceled, c.primaryChanges, c.splitBrains, c.unreplicated} {
 		ch <- d
 	}
 }
@@ -52,4 +60,17 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	k(c.acquireDuration, s.AcquireDuration.Seconds())
 	k(c.emptyAcquire, float64(s.EmptyAcquireCount))
 	k(c.canceled, float64(s.CanceledAcquireCount))
+	t := c.db.Topology()
+	k(c.primaryChanges, float64(t.PrimaryChanges))
+	k(c.splitBrains, float64(t.SplitBrains))
+	k(c.unreplicated, float64(t.Unreplicated))
+}
+
+// newBuildInfo is ledgerd_build_info{version,revision,goversion} 1.
+func newBuildInfo() prometheus.Collector {
+	in := buildinfo.Read()
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "ledgerd_build_info", Help: "The running build: always 1.",
+		ConstLabels: prometheus.Labels{"version": in.Version, "revision": in.Revision, "goversion": in.GoVersion}})
+	g.Set(1)
+	return g
 }

@@ -17,12 +17,11 @@ import (
 
 	"github.com/provider-ledger/adapter/admin"
 	"github.com/provider-ledger/adapter/callbacks"
-	"github.com/provider-ledger/adapter/embedpg"
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/internal/loop"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/provider"
 	"github.com/provider-ledger/adapter/reconciliation"
-	"github.com/provider-ledger/adapter/schema"
 	"github.com/provider-ledger/adapter/store"
 )
 
@@ -65,7 +64,13 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, hooks Hooks) error {
 	}
 	d := &daemon{cfg: cfg, log: log}
 	defer d.stop()
+	if err := checkPorts(cfg); err != nil {
+		return err
+	}
 	if err := d.openDatabase(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while waiting for the database
+		}
 		return err
 	}
 	if err := d.startKeyring(ctx); err != nil {
@@ -85,38 +90,62 @@ func (d *daemon) stop() {
 	}
 }
 
-// openDatabase starts the embedded Postgres when DATABASE_URL is unset,
-// applies the migrations and opens the pool.
-func (d *daemon) openDatabase(ctx context.Context) error {
-	dbURL := d.cfg.DatabaseURL
-	if d.cfg.Embedded() {
-		d.log.Info("DATABASE_URL is unset: starting the embedded Postgres", "dataDir", d.cfg.DataDir)
-		pg, err := embedpg.Start(ctx, embedpg.Config{DataDir: d.cfg.DataDir, Logger: d.log})
+// checkPorts fails when a listen address is taken, before anything slow
+// (initdb, waiting for the database, migrations) is done.
+func checkPorts(cfg Config) error {
+	for _, l := range []struct{ env, addr string }{{"LEDGER_LISTEN", cfg.Listen}, {"LEDGER_ADMIN_LISTEN", cfg.AdminListen}} {
+		ln, err := net.Listen("tcp", l.addr)
 		if err != nil {
-			return fmt.Errorf("embedded Postgres: %w", err)
+			return fmt.Errorf("%s %s cannot be listened on (another ledgerd?): %w", l.env, l.addr, err)
 		}
-		d.stops = append(d.stops, func() {
-			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			defer cancel()
-			if err := pg.Stop(stopCtx); err != nil {
-				d.log.Error("stopping the embedded Postgres", "err", err)
-			} else {
-				d.log.Info("embedded Postgres stopped")
-			}
-		})
-		dbURL = pg.URL()
+		ln.Close()
 	}
-	version, err := schema.MigrateURL(ctx, dbURL)
+	return nil
+}
+
+// openDatabase starts the embedded Postgres when DATABASE_URL is unset,
+// waits for the database, applies the migrations and opens the pool.
+func (d *daemon) openDatabase(ctx context.Context) error {
+	dbURL, err := d.startEmbedded(ctx)
 	if err != nil {
 		return err
 	}
-	d.log.Info("schema migrated", "version", version)
-	if d.db, err = store.Open(ctx, dbURL, store.Options{MaxConns: DefaultPoolSize}); err != nil {
+	srv, err := d.waitForDatabase(ctx, "DATABASE_URL", dbURL)
+	if err != nil {
+		return err
+	}
+	if err := d.migrate(ctx, dbURL, srv); err != nil {
+		return err
+	}
+	opts := d.storeOptions()
+	opts.ExecMode = d.execMode(dbURL, srv)
+	d.log.Info("database", "version", srv.Version, "pooled", srv.Pooled, "execMode", opts.ExecMode, "connectTimeout", opts.ConnectTimeout.String())
+	if d.db, err = store.Open(ctx, dbURL, opts); err != nil {
 		return err
 	}
 	d.stops = append(d.stops, d.db.Close)
+	if err := d.probeHosts(ctx); err != nil {
+		return err
+	}
 	d.reg = prometheus.NewRegistry()
-	d.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), newPoolCollector(d.db))
+	d.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		newPoolCollector(d.db), newBuildInfo())
+	return nil
+}
+
+// probeHosts asks every host of a multi-host DATABASE_URL which is the
+// primary, now and every store.HostProbeInterval, so that a promotion or a
+// second primary is noticed whatever the pool's connections reach.
+func (d *daemon) probeHosts(ctx context.Context) error {
+	if !d.db.MultiHost() {
+		return nil
+	}
+	d.db.ProbeHosts(ctx)
+	var l loop.Loop
+	if err := l.Start(ctx, store.HostProbeInterval, false, d.db.ProbeHosts); err != nil {
+		return err
+	}
+	d.stops = append(d.stops, l.Stop)
 	return nil
 }
 
@@ -226,13 +255,16 @@ func serviceClient(cfg Config) (*provider.Client, error) {
 	return c, nil
 }
 
-// ready is /readyz: the database answers, a signing secret is active and
-// the keyring is fresh.
+// ready is /readyz: the database answers read-write, a single primary is
+// known, a signing secret is active and the keyring is fresh.
 func (d *daemon) ready(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	if err := d.db.Ping(ctx); err != nil {
 		return errors.New("database unreachable")
+	}
+	if err := d.db.CheckPrimary(ctx); err != nil {
+		return err
 	}
 	if d.keys.Len() == 0 {
 		return errors.New("no active signing secret")
@@ -252,11 +284,11 @@ func (d *daemon) serve(ctx context.Context, adminAPI *admin.Server, hooks Hooks)
 		adminLn.Close()
 		return fmt.Errorf("callback listener: %w", err)
 	}
-	adminSrv := newHTTPServer(adminAPI, d.log)
+	adminSrv := newHTTPServer(d.guardUnreplicated(adminAPI, "admin"), d.log)
 	// A reconciliation run is answered when it is done, which may take a
 	// while with many senders to compare against the provider API.
 	adminSrv.WriteTimeout = admin.RunTimeout + time.Minute
-	cbSrv := newHTTPServer(d.cb, d.log)
+	cbSrv := newHTTPServer(d.guardUnreplicated(d.cb, "callbacks"), d.log)
 	// A callback's own deadline is LEDGER_REQUEST_TIMEOUT; the write timeout
 	// leaves room to answer after it, once the database has.
 	cbSrv.WriteTimeout = cfg.RequestTimeout + store.CancelGrace + 5*time.Second
@@ -320,11 +352,12 @@ func listen(srv *http.Server, ln net.Listener, cert, key string) error {
 	return err
 }
 
-// NewLogger returns ledgerd's logger: JSON lines when w is not a terminal,
-// text otherwise.
-func NewLogger(w *os.File, terminal bool) *slog.Logger {
+// NewLogger returns ledgerd's logger at level: JSON lines when w is not a
+// terminal, text otherwise.
+func NewLogger(w *os.File, terminal bool, level slog.Leveler) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
 	if terminal {
-		return slog.New(slog.NewTextHandler(w, nil))
+		return slog.New(slog.NewTextHandler(w, opts))
 	}
-	return slog.New(slog.NewJSONHandler(w, nil))
+	return slog.New(slog.NewJSONHandler(w, opts))
 }

@@ -79,6 +79,11 @@ func interpretCode(pgErr *pgconn.PgError, err error) error {
 		code == "25006", // read-only transaction: a standby
 		code == "0A000" && isPoolerError(pgErr):
 		return ledger.ErrUnavailable.Wrap(err)
+	// A transaction pooler handing a session's prepared statements to
+	// another (pgbouncer with cache_statement): nothing ran; a retry may
+	// meet another server connection. LEDGER_DB_EXEC_MODE avoids it.
+	case code == "26000", code == "42P05":
+		return ledger.ErrUnavailable.Wrap(err)
 	}
 	return err
 }

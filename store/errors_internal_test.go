@@ -44,6 +44,8 @@ func TestInterpret(t *testing.T) {
 		{"KeyMismatch", pg("LA004"), ledger.CodeUnprocessable, ledger.ErrIdempotencyMismatch},
 		{"PoolerRefusal", &pgconn.PgError{Code: "0A000", Message: "pgbouncer cannot do that"}, ledger.CodeUnavailable, nil},
 		{"FeatureNotSupportedIsABug", pg("0A000"), "", nil},
+		{"PooledStatementMissing", &pgconn.PgError{Code: "26000", Message: `prepared statement "stmtcache_1" does not exist`}, ledger.CodeUnavailable, nil},
+		{"PooledStatementExists", &pgconn.PgError{Code: "42P05", Message: `prepared statement "stmtcache_1" already exists`}, ledger.CodeUnavailable, nil},
 		{"UniqueViolationIsABug", pg("23505"), "", nil},
 		{"SyntaxErrorIsABug", pg("42601"), "", nil},
 		{"ConnectionReset", fmt.Errorf("read: %w", syscall.ECONNRESET), ledger.CodeUnavailable, nil},

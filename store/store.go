@@ -33,6 +33,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -55,6 +56,7 @@ const CancelGrace = 2 * time.Second
 type DB struct {
 	pool *pgxpool.Pool
 	now  func() time.Time
+	topo *topology
 }
 
 // Options are the optional settings of Open.
@@ -66,15 +68,46 @@ type Options struct {
 	Now func() time.Time
 	// RuntimeParams are session settings sent at connect.
 	RuntimeParams map[string]string
+	// ExecMode is how statements are sent (pgx's default_query_exec_mode):
+	// one of ExecModes. Empty: the URL's default_query_exec_mode, else
+	// cache_statement (named prepared statements, the fastest on a direct
+	// connection; behind a transaction pooler use cache_describe).
+	ExecMode string
+	// ConnectTimeout bounds each host's connection attempt when the URL
+	// (or PGCONNECT_TIMEOUT) sets no connect_timeout. Zero: none.
+	ConnectTimeout time.Duration
+	// Logger receives the pool's topology events: a promoted primary, a
+	// split brain. Nil discards them.
+	Logger *slog.Logger
+}
+
+// ExecModes are the values of Options.ExecMode (pgx's names).
+var ExecModes = []string{"cache_statement", "cache_describe", "describe_exec", "exec", "simple_protocol"}
+
+var execModes = map[string]pgx.QueryExecMode{
+	"cache_statement": pgx.QueryExecModeCacheStatement,
+	"cache_describe":  pgx.QueryExecModeCacheDescribe,
+	"describe_exec":   pgx.QueryExecModeDescribeExec,
+	"exec":            pgx.QueryExecModeExec,
+	"simple_protocol": pgx.QueryExecModeSimpleProtocol,
 }
 
 // Config parses url into a pool configuration: NUMERIC as decimal.Decimal
 // on every connection, and statements past their context's deadline
 // cancelled by a cancel request (see the package doc).
 func Config(url string, o Options) (*pgxpool.Config, error) {
+	cfg, _, err := configure(url, o)
+	return cfg, err
+}
+
+// configure is Config with the topology its hooks report to: each new
+// connection's server identity is checked (a second primary is refused),
+// connections to a former primary are dropped, and the primary's host is
+// tried first.
+func configure(url string, o Options) (*pgxpool.Config, *topology, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("database URL: %w", err)
+		return nil, nil, fmt.Errorf("database URL: %w", err)
 	}
 	if !strings.Contains(url, "pool_max_conns") {
 		cfg.MaxConns = DefaultMaxConns
@@ -85,6 +118,16 @@ func Config(url string, o Options) (*pgxpool.Config, error) {
 	for k, v := range o.RuntimeParams {
 		cfg.ConnConfig.RuntimeParams[k] = v
 	}
+	if o.ExecMode != "" {
+		mode, ok := execModes[o.ExecMode]
+		if !ok {
+			return nil, nil, fmt.Errorf("exec mode %q is not one of %s", o.ExecMode, strings.Join(ExecModes, ", "))
+		}
+		cfg.ConnConfig.DefaultQueryExecMode = mode
+	}
+	if cfg.ConnConfig.ConnectTimeout == 0 && o.ConnectTimeout > 0 {
+		cfg.ConnConfig.ConnectTimeout = o.ConnectTimeout
+	}
 	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
 		pgxdecimal.Register(conn.TypeMap())
 		return nil
@@ -92,13 +135,19 @@ func Config(url string, o Options) (*pgxpool.Config, error) {
 	cfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: CancelGrace}
 	}
-	return cfg, nil
+	topo := newTopology(o.Logger)
+	cfg.ConnConfig.ValidateConnect = topo.validate(cfg.ConnConfig.ValidateConnect)
+	cfg.ConnConfig.OnNotice = topo.onNotice
+	cfg.ConnConfig.Tracer = commitTracer{}
+	cfg.PrepareConn = topo.prepare
+	cfg.BeforeConnect = topo.preferPrimary
+	return cfg, topo, nil
 }
 
 // Open connects a pool to the database at url (see Config). It does not
 // wait for the database: the first query does.
 func Open(ctx context.Context, url string, o Options) (*DB, error) {
-	cfg, err := Config(url, o)
+	cfg, topo, err := configure(url, o)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +155,9 @@ func Open(ctx context.Context, url string, o Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("database pool: %w", err)
 	}
-	return Wrap(pool, o.Now), nil
+	db := Wrap(pool, o.Now)
+	db.topo = topo
+	return db, nil
 }
 
 // Wrap returns a DB on an existing pool (tests build pools of their own).
@@ -115,7 +166,7 @@ func Wrap(pool *pgxpool.Pool, now func() time.Time) *DB {
 	if now == nil {
 		now = time.Now
 	}
-	return &DB{pool: pool, now: now}
+	return &DB{pool: pool, now: now, topo: newTopology(nil)}
 }
 
 // Close closes the pool.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -38,7 +37,7 @@ func newRoot() *cobra.Command {
 		Version: cli.Version(),
 	})
 	cli.ExitStatus(root, exitStatus)
-	root.AddCommand(migrateCmd(), accountsCmd(), adjustCmd(), instrumentsCmd(), holdsCmd(), secretsCmd(), reconcileCmd(), providerCmdTree())
+	root.AddCommand(migrateCmd(), dbURLCmd(), accountsCmd(), adjustCmd(), instrumentsCmd(), holdsCmd(), secretsCmd(), reconcileCmd(), providerCmdTree())
 	return root
 }
 
@@ -377,6 +376,3 @@ func printHolds(w io.Writer, hs []adminapi.Hold) {
 	}
 	table(w, "HOLD\tPAYOUT\tACCOUNT\tAMOUNT\tSTATUS\tREFERENCE\tPLACED", rows)
 }
-
-// errNoDatabase: migrate needs a database URL.
-var errNoDatabase = errors.New("no database: set --database-url or DATABASE_URL (ledgerd migrates its embedded database itself at start)")

@@ -71,7 +71,9 @@ func TestHelp(t *testing.T) {
 		t.Parallel()
 		for path, envs := range map[string][]string{
 			"accounts get":                 {"(env LEDGER_ADMIN_URL)", "(env LEDGER_ADMIN_TOKEN)"},
-			"migrate":                      {"(env DATABASE_URL)"},
+			"migrate":                      {"(env LEDGER_MIGRATION_DATABASE_URL, else DATABASE_URL)"},
+			"migrate status":               {"(env LEDGER_MIGRATION_DATABASE_URL, else DATABASE_URL)"},
+			"db-url":                       {"(env LEDGER_DATA_DIR)"},
 			"provider participants get":    {"(env SERVICE_BASE_URL)", "(env SERVICE_API_KEY_ID)", "(env SERVICE_API_KEY_SECRET)", "(env SERVICE_VERSION)", "(env SERVICE_PROVIDER_ID, else LEDGER_PROVIDER_ID)"},
 			"provider secrets create":      {"(env LEDGER_ADMIN_URL)", "(env LEDGER_ADMIN_TOKEN)", "(env SERVICE_BASE_URL)"},
 			"provider limit-groups update": {"(env SERVICE_BASE_URL)"},

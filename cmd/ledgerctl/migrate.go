@@ -1,7 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -10,28 +15,147 @@ import (
 	"github.com/provider-ledger/adapter/store"
 )
 
+// errNoMigrationDatabase: the migrate commands need a database URL.
+var errNoMigrationDatabase = errors.New("no database: set --database-url, LEDGER_MIGRATION_DATABASE_URL or DATABASE_URL " +
+	"(ledgerd's embedded database: --database-url \"$(ledgerctl db-url)\")")
+
+// databaseFlag registers --database-url on cmd: the URL migrations run on,
+// a direct or session-pooled one with a role that may change the schema.
+func databaseFlag(cmd *cobra.Command) *string {
+	var dbURL string
+	cmd.Flags().StringVar(&dbURL, "database-url", "", "Postgres URL of ledgerd's database: direct or session-pooled, as a role that may change the schema")
+	cli.Env(cmd.Flags(), "database-url", "LEDGER_MIGRATION_DATABASE_URL", "DATABASE_URL")
+	return &dbURL
+}
+
 func migrateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "migrate",
-		Short: "Apply the schema migrations to a database",
-		Long: `Apply the schema migrations to the database of --database-url, under an
-advisory lock (ledgerd does the same at start unless LEDGER_MIGRATE=off; its
-embedded database it migrates itself).`,
+		Short: "Apply the schema migrations to a database (status, up --dry-run)",
+		Long: `Apply the pending schema migrations to the database of --database-url, under
+tern's session-level advisory lock, so that it is safe beside starting
+ledgerd replicas (ledgerd does the same at start unless LEDGER_MIGRATE=off).
+Use a direct or session-pooled URL, never one through a transaction pooler,
+and a role that may change the schema (docs/runtime-role.sql's owner).
+
+"ledgerctl migrate" is "ledgerctl migrate up"; "migrate status" shows what
+is pending and "migrate up --dry-run" the SQL it would run.`,
+		Args: cli.NoCommand,
+	}
+	dbURL := databaseFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		return up(cmd, *dbURL, schema.DefaultLockTimeout)
+	}
+	cmd.AddCommand(migrateUpCmd(), migrateStatusCmd())
+	return cmd
+}
+
+func migrateUpCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Apply the pending migrations (--dry-run: print them)",
+		Long: `Apply the pending schema migrations to the database of --database-url. With
+--dry-run print each pending migration's name and SQL and change nothing.
+While another process migrates, it says "waiting for the migration lock"
+and gives up after --lock-timeout.`,
 		Args: cli.NoArgs,
 	}
-	var dbURL string
-	cmd.Flags().StringVar(&dbURL, "database-url", "", "Postgres URL of ledgerd's database")
-	cli.Env(cmd.Flags(), "database-url", "DATABASE_URL")
+	dbURL := databaseFlag(cmd)
+	dryRun := cmd.Flags().Bool("dry-run", false, "print the pending migrations and their SQL; apply nothing")
+	timeout := cmd.Flags().Duration("lock-timeout", schema.DefaultLockTimeout, "how long to wait for the migration lock")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if dbURL == "" {
-			return errNoDatabase
+		if *dryRun {
+			return dryRunUp(cmd, *dbURL)
 		}
-		v, err := schema.MigrateURL(cmd.Context(), dbURL)
+		return up(cmd, *dbURL, *timeout)
+	}
+	return cmd
+}
+
+func migrateStatusCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Print the database's schema version and the pending migrations",
+		Long: `Print the schema version of the database of --database-url, this build's
+version and the migrations pending. It reads one table and takes no lock:
+any role that ledgerd runs as may run it, through a pooler too.`,
+		Args: cli.NoArgs,
+	}
+	cli.ExitStatus(cmd, `0  the schema is at this build's version
+1  migrations are pending, the schema is newer than this build, or an error
+2  usage error`)
+	dbURL := databaseFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if *dbURL == "" {
+			return errNoMigrationDatabase
+		}
+		st, err := schema.StatusURL(cmd.Context(), *dbURL)
 		if err != nil {
 			return store.Explain(err)
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "schema at version %d\n", v)
+		printStatus(cmd.OutOrStdout(), st)
+		if !st.UpToDate() {
+			return &cli.ExitError{Code: 1}
+		}
 		return nil
 	}
 	return cmd
+}
+
+func printStatus(w io.Writer, st schema.Status) {
+	fmt.Fprintf(w, "database version  %d\nthis build        %d\n", st.Current, st.Latest)
+	switch {
+	case st.UpToDate():
+		fmt.Fprintln(w, "up to date")
+	case st.Newer():
+		fmt.Fprintln(w, "the database was migrated by a newer build: run that build")
+	default:
+		fmt.Fprintf(w, "pending           %d (apply with: ledgerctl migrate)\n", len(st.Pending))
+		for _, m := range st.Pending {
+			fmt.Fprintf(w, "  %3d  %s\n", m.Version, m.Name)
+		}
+	}
+}
+
+func dryRunUp(cmd *cobra.Command, dbURL string) error {
+	if dbURL == "" {
+		return errNoMigrationDatabase
+	}
+	st, err := schema.StatusURL(cmd.Context(), dbURL)
+	if err != nil {
+		return store.Explain(err)
+	}
+	w := cmd.OutOrStdout()
+	printStatus(w, st)
+	if st.Newer() {
+		return errors.New("the database is newer than this build")
+	}
+	for _, m := range st.Pending {
+		fmt.Fprintf(w, "\n-- migration %d: %s (would apply; dry run)\n%s\n", m.Version, m.Name, strings.TrimSpace(m.SQL))
+	}
+	return nil
+}
+
+func up(cmd *cobra.Command, dbURL string, timeout time.Duration) error {
+	if dbURL == "" {
+		return errNoMigrationDatabase
+	}
+	// Progress (the lock wait, each migration) on stderr, the result on stdout.
+	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		}}))
+	before, v, err := schema.UpURL(cmd.Context(), dbURL, schema.UpOptions{LockTimeout: timeout, Logger: log})
+	if err != nil {
+		return store.Explain(err)
+	}
+	if before.Current == v {
+		fmt.Fprintf(cmd.OutOrStdout(), "schema at version %d: up to date\n", v)
+	} else {
+		fmt.Fprintf(cmd.OutOrStdout(), "schema at version %d (was %d)\n", v, before.Current)
+	}
+	return nil
 }

@@ -1,7 +1,7 @@
 // Command ledgerd serves the ledger callbacks of the payments service and
 // the adapter's admin API. Configuration is env vars and flags (see
 // `ledgerd -h` and the README); with nothing set it runs an embedded
-// Postgres under ./var/ledgerd.
+// Postgres under ./var/ledgerd. `ledgerd --version` prints the build.
 package main
 
 import (
@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/provider-ledger/adapter/internal/buildinfo"
 	"github.com/provider-ledger/adapter/server"
 )
 
@@ -23,11 +24,15 @@ func main() {
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
 	}
+	if errors.Is(err, server.ErrVersion) {
+		fmt.Println("ledgerd", buildinfo.Read())
+		os.Exit(0)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ledgerd:", err)
 		os.Exit(2)
 	}
-	log := server.NewLogger(os.Stderr, term.IsTerminal(int(os.Stderr.Fd())))
+	log := server.NewLogger(os.Stderr, term.IsTerminal(int(os.Stderr.Fd())), cfg.LogLevel)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := server.Run(ctx, cfg, log, server.Hooks{}); err != nil {

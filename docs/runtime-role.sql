@@ -1,0 +1,43 @@
+-- A least-privilege runtime role for ledgerd.
+--
+-- Two roles: ledger_owner owns the database and its schema and runs the
+-- migrations (`ledgerctl migrate`, or ledgerd with LEDGER_MIGRATION_DATABASE_URL);
+-- ledger_runtime is what ledgerd's DATABASE_URL uses: it reads and writes the
+-- tables and calls the functions, and can create, alter, drop or truncate
+-- nothing. Rename them as you like (replace every occurrence).
+--
+-- Once, as a superuser (or a role with CREATEROLE and CREATEDB):
+--
+--   CREATE ROLE ledger_owner LOGIN PASSWORD '…';
+--   CREATE ROLE ledger_runtime LOGIN PASSWORD '…';
+--   CREATE DATABASE ledger OWNER ledger_owner;
+--   -- PostgreSQL 14 and older let every role create in schema public:
+--   -- \c ledger
+--   -- REVOKE CREATE ON SCHEMA public FROM PUBLIC;
+--
+-- Then this file, in the ledger database, as ledger_owner, before or after the
+-- first migration (it is idempotent):
+--
+--   psql "postgres://ledger_owner@db/ledger" -v ON_ERROR_STOP=1 -f docs/runtime-role.sql
+--
+-- server/role_test.go runs it, then ledgerd's callbacks and admin API as
+-- ledger_runtime, and checks that ledger_runtime cannot change the schema.
+
+-- The schema version table, created as tern (the migration runner) creates
+-- it, so that it exists before the default privileges below and the runtime
+-- role can only read it.
+CREATE TABLE IF NOT EXISTS schema_version(version int4 NOT NULL);
+INSERT INTO schema_version(version) SELECT 0 WHERE NOT EXISTS (SELECT FROM schema_version);
+
+GRANT USAGE ON SCHEMA public TO ledger_runtime;
+
+-- What exists now.
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ledger_runtime;
+GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO ledger_runtime;
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO ledger_runtime;
+REVOKE INSERT, UPDATE, DELETE ON TABLE schema_version FROM ledger_runtime;
+
+-- What later migrations (run as ledger_owner) create.
+ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO ledger_runtime;
+ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO ledger_runtime;
+ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT EXECUTE ON FUNCTIONS TO ledger_runtime;

@@ -1,0 +1,214 @@
+package schema
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/tern/v2/migrate"
+)
+
+// Migration is one embedded migration.
+type Migration struct {
+	Version int32  // its sequence number: the database is at Version once it is applied
+	Name    string // its file name, e.g. 006_callback_path_v2.sql
+	SQL     string // what it runs
+}
+
+// List returns the embedded migrations in order.
+func List() ([]Migration, error) {
+	m, err := migrate.NewMigratorEx(context.Background(), nil, VersionTable, &migrate.MigratorOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("schema: %w", err)
+	}
+	if err := m.LoadMigrations(Migrations()); err != nil {
+		return nil, fmt.Errorf("schema: load migrations: %w", err)
+	}
+	out := make([]Migration, len(m.Migrations))
+	for i, mg := range m.Migrations {
+		out[i] = Migration{Version: mg.Sequence, Name: mg.Name, SQL: mg.UpSQL}
+	}
+	return out, nil
+}
+
+// Latest returns the version the embedded migrations bring a database to.
+func Latest() int32 {
+	l, err := List()
+	if err != nil || len(l) == 0 {
+		panic(fmt.Sprintf("schema: the embedded migrations do not load: %v", err)) // a build defect, caught by tests
+	}
+	return l[len(l)-1].Version
+}
+
+// Status is where a database stands against the embedded migrations.
+type Status struct {
+	Current int32       // the version applied; 0 for an empty database
+	Latest  int32       // the version of this build's migrations
+	Pending []Migration // what Up would apply, in order
+}
+
+// UpToDate reports whether the database is at this build's version.
+func (s Status) UpToDate() bool { return s.Current == s.Latest }
+
+// Newer reports whether the database was migrated by a later build.
+func (s Status) Newer() bool { return s.Current > s.Latest }
+
+// ReadStatus reads the database's version, taking no lock
+// and creating nothing: it works with a role that may not change the schema
+// and through a transaction pooler.
+func ReadStatus(ctx context.Context, conn *pgx.Conn) (Status, error) {
+	all, err := List()
+	if err != nil {
+		return Status{}, err
+	}
+	s := Status{Latest: all[len(all)-1].Version}
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", VersionTable).Scan(&exists); err != nil {
+		return Status{}, fmt.Errorf("schema: reading the version: %w", err)
+	}
+	if exists {
+		if err := conn.QueryRow(ctx, "SELECT version FROM "+VersionTable).Scan(&s.Current); err != nil {
+			return Status{}, fmt.Errorf("schema: reading the version: %w", err)
+		}
+	}
+	for _, m := range all {
+		if m.Version > s.Current {
+			s.Pending = append(s.Pending, m)
+		}
+	}
+	return s, nil
+}
+
+// UpOptions are the settings of Up.
+type UpOptions struct {
+	// LockTimeout bounds the wait for the migration lock, which another
+	// process migrating holds (default DefaultLockTimeout).
+	LockTimeout time.Duration
+	// Logger receives "waiting for the migration lock" while the lock is
+	// held elsewhere, and one line per migration applied. Nil discards.
+	Logger *slog.Logger
+}
+
+// DefaultLockTimeout is how long Up waits for the migration lock by default.
+const DefaultLockTimeout = 5 * time.Minute
+
+// lockPoll is how often Up tries the migration lock while another holds it;
+// lockLogEvery how often it says it is still waiting.
+const (
+	lockPoll     = 250 * time.Millisecond
+	lockLogEvery = 10 * time.Second
+)
+
+// ErrLockTimeout is returned by Up when the migration lock was not free
+// within UpOptions.LockTimeout.
+var ErrLockTimeout = errors.New("schema: timed out waiting for the migration lock")
+
+// ErrNewer is returned by Up when the database is at a later version than
+// this build's migrations: a newer ledgerd migrated it.
+var ErrNewer = errors.New("schema: the database was migrated by a newer build")
+
+// Up applies the pending migrations on conn and returns the status before
+// (read under the lock when Up migrates) and the version after. When there is nothing to apply it takes no lock.
+// Otherwise it takes tern's session-level advisory lock, waiting at most
+// o.LockTimeout and logging while it waits, so that replicas starting
+// together apply each migration once; conn must therefore be a direct or
+// session-pooled connection, never one through a transaction pooler.
+func Up(ctx context.Context, conn *pgx.Conn, o UpOptions) (before Status, version int32, err error) {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if before, err = ReadStatus(ctx, conn); err != nil {
+		return before, 0, err
+	}
+	if before.Newer() {
+		return before, before.Current, fmt.Errorf("%w: it is at version %d, this build knows up to %d", ErrNewer, before.Current, before.Latest)
+	}
+	if before.UpToDate() {
+		return before, before.Current, nil
+	}
+	if err := lock(ctx, conn, o.LockTimeout, log); err != nil {
+		return before, 0, err
+	}
+	defer func() {
+		if _, uerr := conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1::int8)", lockNum); uerr != nil && err == nil {
+			err = fmt.Errorf("schema: releasing the migration lock: %w", uerr)
+		}
+	}()
+	// Another process may have migrated while we waited.
+	if before, err = ReadStatus(ctx, conn); err != nil || before.UpToDate() {
+		return before, before.Current, err
+	}
+	m, err := migrate.NewMigrator(ctx, conn, VersionTable) // takes the lock again: reentrant in our session
+	if err != nil {
+		return before, 0, fmt.Errorf("schema: %w", err)
+	}
+	if err := m.LoadMigrations(Migrations()); err != nil {
+		return before, 0, fmt.Errorf("schema: load migrations: %w", err)
+	}
+	m.OnStart = func(seq int32, name, _, _ string) {
+		log.Info("applying migration", "version", seq, "name", name)
+	}
+	if err := m.Migrate(ctx); err != nil {
+		return before, 0, fmt.Errorf("schema: migrate: %w", err)
+	}
+	if version, err = m.GetCurrentVersion(ctx); err != nil {
+		return before, 0, fmt.Errorf("schema: read version: %w", err)
+	}
+	return before, version, nil
+}
+
+// lockNum is tern's advisory lock key (migrate.lockNum): Up takes the same
+// lock tern takes, first without blocking, so that it can time out and say
+// it is waiting; tern's own blocking take is then reentrant.
+const lockNum = int64(9628173550095224)
+
+func lock(ctx context.Context, conn *pgx.Conn, timeout time.Duration, log *slog.Logger) error {
+	if timeout <= 0 {
+		timeout = DefaultLockTimeout
+	}
+	start := time.Now()
+	var lastLog time.Time
+	for {
+		var got bool
+		if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1::int8)", lockNum).Scan(&got); err != nil {
+			return fmt.Errorf("schema: taking the migration lock: %w", err)
+		}
+		if got {
+			if !lastLog.IsZero() {
+				log.Info("got the migration lock", "waited", time.Since(start).Round(time.Millisecond))
+			}
+			return nil
+		}
+		waited := time.Since(start)
+		if waited >= timeout {
+			return fmt.Errorf("%w after %s; held by %s", ErrLockTimeout, timeout, holder(ctx, conn))
+		}
+		if time.Since(lastLog) >= lockLogEvery {
+			log.Warn("waiting for the migration lock", "heldBy", holder(ctx, conn), "waited", waited.Round(time.Second), "timeout", timeout)
+			lastLog = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("schema: waiting for the migration lock: %w", ctx.Err())
+		case <-time.After(lockPoll):
+		}
+	}
+}
+
+// holder describes the session holding the migration lock, for the log and
+// the timeout error: its backend PID, application and client address.
+func holder(ctx context.Context, conn *pgx.Conn) string {
+	var desc string
+	err := conn.QueryRow(ctx, `SELECT coalesce(string_agg(format('pid %s (%s, %s)', a.pid, nullif(a.application_name, ''), a.client_addr), ', '), 'an unknown session')
+		FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+		WHERE l.locktype = 'advisory' AND l.granted AND l.classid = ($1::int8 >> 32)::oid AND l.objid = ($1::int8 & 4294967295)::oid AND l.objsubid = 1`,
+		lockNum).Scan(&desc)
+	if err != nil {
+		return "an unknown session"
+	}
+	return desc
+}

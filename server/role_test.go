@@ -1,0 +1,226 @@
+package server_test
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/schema"
+	"github.com/provider-ledger/adapter/server"
+)
+
+// startErr runs ledgerd with cfg and returns the error it stops with, for
+// configurations that must not start.
+func startErr(t *testing.T, cfg server.Config) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	err := server.Run(ctx, cfg, nil, server.Hooks{Started: func(string, string) {
+		t.Error("ledgerd started")
+		cancel()
+	}})
+	if ctx.Err() != nil && err == nil {
+		t.Fatal("ledgerd neither started nor failed within 60s")
+	}
+	return err
+}
+
+// roles is a database owned by a role of its own (as the owner of a bank's
+// ledger database), with the runtime role of docs/runtime-role.sql.
+type roles struct {
+	ownerURL, runtimeURL, runtime string
+}
+
+// withUser returns dbURL connecting as user (trust authentication).
+func withUser(t *testing.T, dbURL, user string) string {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(user)
+	return u.String()
+}
+
+func sqlExec(t *testing.T, dbURL, sql string) error {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// setupRoles creates two roles of names unique to t, gives the owner an
+// empty database and runs docs/runtime-role.sql in it as the owner. The
+// roles are dropped after the database.
+func setupRoles(t *testing.T) roles {
+	t.Helper()
+	suffix := strings.ToLower(rand.Text()[:10])
+	owner, runtime := "ledger_owner_"+suffix, "ledger_runtime_"+suffix
+	admin := pgtest.AdminURL(t, pgtest.URL(t)) // any database, as the server's superuser
+	if err := sqlExec(t, admin, `CREATE ROLE `+owner+` LOGIN; CREATE ROLE `+runtime+` LOGIN`); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sqlExec(t, admin, `DROP ROLE IF EXISTS `+runtime+`; DROP ROLE IF EXISTS `+owner) })
+	empty := pgtest.EmptyURL(t)
+	if err := sqlExec(t, pgtest.AdminURL(t, empty), `ALTER DATABASE "`+dbName(t, empty)+`" OWNER TO `+owner); err != nil {
+		t.Fatal(err)
+	}
+	file, err := os.ReadFile("../docs/runtime-role.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := roles{ownerURL: withUser(t, empty, owner), runtimeURL: withUser(t, empty, runtime), runtime: runtime}
+	if err := sqlExec(t, r.ownerURL, strings.ReplaceAll(string(file), "ledger_runtime", runtime)); err != nil {
+		t.Fatalf("docs/runtime-role.sql as the owner: %v", err)
+	}
+	return r
+}
+
+func dbName(t *testing.T, dbURL string) string {
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimPrefix(u.Path, "/")
+}
+
+// TestLeastPrivilegeRuntimeRole: migrated by the owner, ledgerd serves the
+// callbacks and the admin API as the runtime role of docs/runtime-role.sql,
+// which cannot change the schema.
+func TestLeastPrivilegeRuntimeRole(t *testing.T) {
+	t.Parallel()
+	secret, b64 := testSecret()
+
+	t.Run("MigratesAsOwnerServesAsRuntime", func(t *testing.T) {
+		t.Parallel()
+		r := setupRoles(t)
+		d := start(t, config(t, "DATABASE_URL", r.runtimeURL, "LEDGER_MIGRATION_DATABASE_URL", r.ownerURL,
+			"LEDGER_PROVIDER_ID", "bank-r", "LEDGER_SIGNING_SECRETS", b64))
+		b := newBank(t, d, "bank-r", secret, "")
+		b.customer("acc-r", "rita", "100.00")
+		b.lifecycle("r1", "acc-r", "rita")
+		b.must(201, "POST", "/v1/signing-secrets", map[string]any{"generate": true})
+		b.must(201, "POST", "/v1/reconciliation/runs", map[string]any{"fix": true})
+		acct := b.must(200, "GET", "/v1/accounts/acc-r", nil)
+		if acct["balance"] != "99.50" || acct["held"] != "0.00" && acct["held"] != "0" {
+			t.Fatalf("account after the lifecycle: %v", acct)
+		}
+
+		for name, ddl := range map[string]string{
+			"CreateTable":          `CREATE TABLE intruder (x int)`,
+			"AlterTable":           `ALTER TABLE accounts ADD COLUMN intruder int`,
+			"DropFunction":         `DROP FUNCTION cb_authorize`,
+			"Truncate":             `TRUNCATE reconciliation_findings`,
+			"CreateFunction":       `CREATE FUNCTION intruder() RETURNS int LANGUAGE sql AS 'SELECT 1'`,
+			"UpdateSchemaVersion":  `UPDATE schema_version SET version = 0`,
+			"DisableJournalGuards": `ALTER TABLE journal DISABLE TRIGGER ALL`,
+		} {
+			var pgErr *pgconn.PgError
+			err := sqlExec(t, r.runtimeURL, ddl)
+			if !errors.As(err, &pgErr) || (pgErr.Code != "42501" && pgErr.Code != "42883" && pgErr.Code != "42P01") {
+				t.Errorf("%s as the runtime role: %v, want permission denied (42501)", name, err)
+			} else if pgErr.Code != "42501" {
+				t.Errorf("%s as the runtime role: %v: the statement names something that does not exist", name, err)
+			}
+		}
+	})
+
+	t.Run("MigrateOffRefusesAnOldSchemaUntilLedgerctlMigrate", func(t *testing.T) {
+		t.Parallel()
+		r := setupRoles(t)
+		cfg := config(t, "DATABASE_URL", r.runtimeURL, "LEDGER_MIGRATE", "off",
+			"LEDGER_PROVIDER_ID", "bank-r", "LEDGER_SIGNING_SECRETS", b64)
+		err := startErr(t, cfg)
+		if err == nil || !strings.Contains(err.Error(), "ledgerctl migrate") || !strings.Contains(err.Error(), "version 0") {
+			t.Fatalf("LEDGER_MIGRATE=off on an empty database: %v, want a refusal naming ledgerctl migrate", err)
+		}
+		// What `ledgerctl migrate` does, as the owner.
+		if _, err := schema.MigrateURL(context.Background(), r.ownerURL); err != nil {
+			t.Fatal(err)
+		}
+		d := start(t, cfg)
+		b := newBank(t, d, "bank-r", secret, "")
+		b.customer("acc-o", "otto", "10.00")
+		b.lifecycle("o1", "acc-o", "otto")
+	})
+
+	t.Run("AutoWithoutDDLRightsFailsNamingTheCause", func(t *testing.T) {
+		t.Parallel()
+		r := setupRoles(t)
+		err := startErr(t, config(t, "DATABASE_URL", r.runtimeURL, "LEDGER_PROVIDER_ID", "bank-r", "LEDGER_SIGNING_SECRETS", b64))
+		if err == nil || !strings.Contains(err.Error(), "permission denied") {
+			t.Fatalf("LEDGER_MIGRATE=auto as the runtime role: %v, want permission denied", err)
+		}
+	})
+}
+
+// TestBuildInfoMetric: /metrics says which build runs.
+func TestBuildInfoMetric(t *testing.T) {
+	t.Parallel()
+	_, b64 := testSecret()
+	d := start(t, config(t, "DATABASE_URL", pgtest.URL(t), "LEDGER_PROVIDER_ID", "bank-v", "LEDGER_SIGNING_SECRETS", b64))
+	resp, err := http.Get("http://" + d.admin + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	line := regexp.MustCompile(`(?m)^ledgerd_build_info\{goversion="go[0-9.]+[^"]*",revision="[^"]+",version="[^"]+"\} 1$`)
+	if !line.Match(body) {
+		t.Fatalf("no ledgerd_build_info line in /metrics:\n%s", body)
+	}
+	for _, m := range []string{"ledgerd_db_primary_changes_total 0", "ledgerd_db_split_brains_total 0", "ledgerd_db_unreplicated_commits_total 0"} {
+		if !strings.Contains(string(body), "\n"+m+"\n") {
+			t.Errorf("/metrics lacks %q", m)
+		}
+	}
+}
+
+// TestReadinessOnAReadOnlyDatabase: a database whose sessions are
+// read-only (a standby, a demoted primary) makes ledgerd not ready, with
+// the reason.
+func TestReadinessOnAReadOnlyDatabase(t *testing.T) {
+	t.Parallel()
+	_, b64 := testSecret()
+	dbURL := pgtest.URL(t)
+	d := start(t, config(t, "DATABASE_URL", dbURL, "LEDGER_PROVIDER_ID", "bank-o", "LEDGER_SIGNING_SECRETS", b64))
+	if code := get(t, "http://"+d.admin+"/readyz", nil); code != http.StatusOK {
+		t.Fatalf("readyz = %d", code)
+	}
+	admin := pgtest.AdminURL(t, dbURL)
+	db := dbName(t, dbURL)
+	if err := sqlExec(t, admin, `ALTER DATABASE "`+db+`" SET default_transaction_read_only = on`); err != nil {
+		t.Fatal(err)
+	}
+	// The pool's sessions end; the new ones are read-only.
+	if err := sqlExec(t, admin, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '`+db+`' AND pid <> pg_backend_pid()`); err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]any
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		code := get(t, "http://"+d.admin+"/readyz", &body)
+		if detail, _ := body["detail"].(string); code == http.StatusServiceUnavailable && strings.Contains(detail, "read-only") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("readyz on a read-only database: %d %v", code, body)
+		}
+	}
+}
