@@ -17,6 +17,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -194,7 +195,7 @@ func spawn(ctx context.Context, cfg spawnConfig, stdout, stderr io.Writer, h Hoo
 		}
 		sp.bin = filepath.Join(work, "ledgerd")
 		logf("building ledgerd from %s", root)
-		b := exec.CommandContext(ctx, "go", "build", "-o", sp.bin, "./cmd/ledgerd")
+		b := exec.CommandContext(ctx, goTool(), "build", "-o", sp.bin, "./cmd/ledgerd")
 		b.Dir = root
 		if out, err := b.CombinedOutput(); err != nil {
 			return setupExit(fmt.Errorf("go build ./cmd/ledgerd: %v: %s", err, strings.TrimSpace(string(out))))
@@ -248,6 +249,19 @@ func spawn(ctx context.Context, cfg spawnConfig, stdout, stderr io.Writer, h Hoo
 	cancel()
 	return s.finish(rep)
 }
+
+// goTool is the go command: on PATH, else the one of this binary's GOROOT.
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
+		return p
+	}
+	return "go"
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // moduleRoot finds the adapter's module root from the working directory up.
 func moduleRoot() (string, error) {
@@ -647,7 +661,10 @@ func (sp *spawned) ceilingURL(ctx context.Context) (string, error) {
 			Path: "/" + name, RawQuery: "sslmode=disable"}
 		return u.String(), nil
 	}
-	name += "_" + strings.ToLower(hex.EncodeToString(randomBytes(4)))
+	if len(sp.scratch) == 0 {
+		return "", errors.New("no scratch database")
+	}
+	name = sp.scratch[0] + "_ceiling"
 	dbURL, _, err := withDatabase(sp.serverURL, name)
 	if err != nil {
 		return "", err
