@@ -130,43 +130,15 @@ func (ps *planSource) plan(round int) Plan {
 // a setup error: nothing was checked.
 func (s *session) drive(ctx context.Context) (*Report, error) {
 	cfg := s.cfg
-	started := time.Now().UTC()
-	rep := &Report{Command: cfg.cmd, Callbacks: cfg.callbacks, Admin: cfg.admin, StartedAt: started, ProviderID: cfg.providerID}
-
+	rep := &Report{Command: cfg.cmd, Callbacks: cfg.callbacks, Admin: cfg.admin, StartedAt: time.Now().UTC(), ProviderID: cfg.providerID}
 	// The key, before anything is seeded: a ledgerd that cannot take it
 	// must not be left with half a storm.
-	if !s.keyReady {
-		if cfg.secretFile != "" {
-			key, err := readSecret(cfg.secretFile)
-			if err != nil {
-				return nil, setupError{err}
-			}
-			s.key = key
-		} else {
-			key, err := s.adm.generateSecret(ctx)
-			if err != nil {
-				return nil, setupError{err}
-			}
-			s.key = key
-			// Only this run holds the secret: retire it when the run ends,
-			// so no active key outlives the one process that knows it.
-			defer func() {
-				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-				defer cancel()
-				if _, _, err := retryAdmin(rctx, func(ctx context.Context) (struct{}, *adminapi.Response, error) {
-					return struct{}{}, nil, s.adm.retireSecret(ctx, key.ID)
-				}); err != nil {
-					s.logf("retiring signing secret %s: %v", key.ID, err)
-				}
-			}()
-			s.logf("installed signing secret %s (fingerprint %s); it is retired at the end of the run", key.ID, key.Fingerprint())
-		}
-		if err := s.adm.waitForKey(ctx, s.key, cfg.secretFile); err != nil {
-			return nil, setupError{err}
-		}
+	retire, err := s.prepareKey(ctx)
+	if err != nil {
+		return nil, err
 	}
+	defer retire()
 	rep.SecretFingerprint = s.key.Fingerprint()
-
 	src, err := s.planSource(ctx, rep)
 	if err != nil {
 		return nil, err
@@ -176,71 +148,140 @@ func (s *session) drive(ctx context.Context) (*Report, error) {
 	if first.Header.ProviderID != "" {
 		rep.ProviderID = first.Header.ProviderID
 	}
-	m := newModel(rep.Prefix)
+	m, err := s.seed(ctx, first)
+	if err != nil {
+		return nil, err
+	}
+	st := s.storm(ctx, src, first, m)
+	var abort errAbort
+	if errors.As(st.err, &abort) {
+		return nil, setupError{abort}
+	}
+	s.describe(rep, st, first)
+	if st.err != nil || ctx.Err() != nil {
+		rep.Interrupted = true
+		if st.err != nil && ctx.Err() == nil {
+			rep.Notes = append(rep.Notes, "stopped: "+st.err.Error())
+		}
+	} else if err := s.check(ctx, rep, st, first, m); err != nil {
+		return nil, err
+	}
+	rep.FinishedAt = time.Now().UTC()
+	rep.OK = !rep.Interrupted
+	for _, c := range rep.Checks {
+		rep.OK = rep.OK && c.OK
+	}
+	return rep, nil
+}
+
+// prepareKey reads --secret-file or installs a fresh secret, and waits
+// until ledgerd's keyring holds it. The returned func retires an installed
+// secret: only this run knows it, so no active key may outlive the run.
+func (s *session) prepareKey(ctx context.Context) (func(), error) {
+	if s.keyReady {
+		return func() {}, nil
+	}
+	retire := func() {}
+	if s.cfg.secretFile != "" {
+		key, err := readSecret(s.cfg.secretFile)
+		if err != nil {
+			return retire, setupError{err}
+		}
+		s.key = key
+	} else {
+		key, err := s.adm.generateSecret(ctx)
+		if err != nil {
+			return retire, setupError{err}
+		}
+		s.key = key
+		retire = func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if _, _, err := retryAdmin(rctx, func(ctx context.Context) (struct{}, *adminapi.Response, error) {
+				return struct{}{}, nil, s.adm.retireSecret(ctx, key.ID)
+			}); err != nil {
+				s.logf("retiring signing secret %s: %v", key.ID, err)
+			}
+		}
+		s.logf("installed signing secret %s (fingerprint %s); it is retired at the end of the run", key.ID, key.Fingerprint())
+	}
+	if err := s.adm.waitForKey(ctx, s.key, s.cfg.secretFile); err != nil {
+		retire()
+		return func() {}, setupError{err}
+	}
+	return retire, nil
+}
+
+// seed builds the model of the first plan and seeds its accounts.
+func (s *session) seed(ctx context.Context, first Plan) (*model, error) {
+	m := newModel(first.Header.Prefix)
 	if err := m.add(first); err != nil {
 		return nil, setupf("%v", err)
 	}
-	s.logf("seeding %d accounts (prefix %s)", len(first.Header.Accounts), rep.Prefix)
-	if err := seedAll(ctx, s.adm, first.Header.Accounts, min(cfg.loop.conc, 16), m); err != nil {
+	s.logf("seeding %d accounts (prefix %s)", len(first.Header.Accounts), first.Header.Prefix)
+	if err := seedAll(ctx, s.adm, first.Header.Accounts, min(s.cfg.loop.conc, 16), m); err != nil {
 		return nil, setupf("seeding through the admin API: %w", cli.AdminAPI.Explain(err))
 	}
 	if s.env.Ledgerd == "" {
 		s.env.Ledgerd = ledgerdGo(ctx, s.adm)
 	}
+	return m, nil
+}
 
+// stormResult is what sending the storm left for the report and checks.
+type stormResult struct {
+	x             *runner
+	err           error // an interruption or an abort
+	rounds        int
+	phaseRequests [numPhases]int
+	outages       []Outage
+	resources     Resources
+}
+
+// storm sends the rounds (one, without --duration) with the progress line,
+// the readings of /metrics and the chaos, then lets ledgerd idle and reads
+// it once more.
+func (s *session) storm(ctx context.Context, src *planSource, first Plan, m *model) stormResult {
+	cfg := s.cfg
 	client := &callbacks.Client{BaseURL: cfg.callbacks, Key: s.key, HTTP: s.hc}
-	stormStart := time.Now()
-	smp := newSampler(s.adm, cfg.sample, stormStart)
+	start := time.Now()
+	smp := newSampler(s.adm, cfg.sample, start)
 	before, _ := smp.read(ctx)
 	sctx, stopSampling := context.WithCancel(ctx)
-	go smp.run(sctx)
 	defer stopSampling()
+	go smp.run(sctx)
 
-	x := newRunner(client, cfg.loop, m, stormStart)
-	bar := s.hooks.Terminal
-	prog := newProgress(s.stderr, bar, cfg.progress, "loadtest "+cfg.cmd, x, stormStart, cfg.duration)
+	st := stormResult{x: newRunner(client, cfg.loop, m, start)}
+	prog := newProgress(s.stderr, s.hooks.Terminal, cfg.progress, "loadtest "+cfg.cmd, st.x, start, cfg.duration)
 	prog.begin()
 	if s.chaos != nil {
-		s.chaos.begin(ctx, x, stormStart, cfg.duration, prog)
+		s.chaos.begin(ctx, st.x, start, cfg.duration, prog)
 	}
-	var runErr error
-	var phaseRequests [numPhases]int
-	rounds := 0
-	for round := 0; ; round++ {
-		if round > 0 && (cfg.duration == 0 || time.Since(stormStart) >= cfg.duration) {
-			break
-		}
+	for round := 0; round == 0 || cfg.duration > 0 && time.Since(start) < cfg.duration; round++ {
 		p := first
 		if round > 0 {
 			p = src.plan(round)
-			if err := m.add(p); err != nil {
-				runErr = err
+			if st.err = m.add(p); st.err != nil {
 				break
 			}
 			if err := fundAll(ctx, s.adm, p.Header.Accounts, min(cfg.loop.conc, 16), m); err != nil {
-				runErr = fmt.Errorf("funding round %d: %w", round, cli.AdminAPI.Explain(err))
+				st.err = fmt.Errorf("funding round %d: %w", round, cli.AdminAPI.Explain(err))
 				break
 			}
 		}
 		for _, r := range p.Requests {
-			phaseRequests[r.Phase]++
+			st.phaseRequests[r.Phase]++
 		}
-		rounds++
-		if runErr = x.run(ctx, p); runErr != nil {
+		st.rounds++
+		if st.err = st.x.run(ctx, p); st.err != nil {
 			break
 		}
 	}
-	stormEnd := time.Since(stormStart)
+	end := time.Since(start)
 	prog.end()
-	var outages []Outage
 	if s.chaos != nil {
-		outages = s.chaos.wait()
+		st.outages = s.chaos.wait()
 	}
-	var abort errAbort
-	if errors.As(runErr, &abort) {
-		return nil, setupError{abort}
-	}
-
 	// The idle ledgerd after the storm: our connections closed, a moment
 	// for its goroutines to end.
 	s.hc.CloseIdleConnections()
@@ -253,66 +294,66 @@ func (s *session) drive(ctx context.Context) (*Report, error) {
 	after, _ := smp.read(ctx)
 	stopSampling()
 	smp.stop()
-	res := smp.summary(before.Goroutines, after.Goroutines, stormEnd.Seconds())
-	rep.Resources = &res
+	st.resources = smp.summary(before.Goroutines, after.Goroutines, end.Seconds())
+	return st
+}
 
-	rep.Rounds = rounds
+// describe puts the storm's figures into the report.
+func (s *session) describe(rep *Report, st stormResult, first Plan) {
+	x := st.x
+	rep.Rounds = st.rounds
 	rep.Settings = s.settings(first)
 	for ph := range numPhases {
-		rep.Phases = append(rep.Phases, PhaseReport{Name: phaseNames[ph], Requests: phaseRequests[ph], Seconds: round2(x.phases[ph].Seconds())})
+		rep.Phases = append(rep.Phases, PhaseReport{Name: phaseNames[ph], Requests: st.phaseRequests[ph], Seconds: round2(x.phases[ph].Seconds())})
 	}
 	rep.Endpoints, rep.Overall = x.endpointReports()
 	x.mu.Lock()
 	rep.Series = x.tl.series()
 	x.mu.Unlock()
 	rep.Histograms = x.histograms()
-	rep.Outages = outages
+	rep.Resources = &st.resources
+	rep.Outages = st.outages
 	rep.Environment = s.env
+}
 
-	if runErr != nil || ctx.Err() != nil {
-		rep.Interrupted = true
-		if runErr != nil && ctx.Err() == nil {
-			rep.Notes = append(rep.Notes, "stopped: "+runErr.Error())
-		}
-	} else {
-		if s.hooks.BeforeCheck != nil {
-			if err := s.hooks.BeforeCheck(ctx, first); err != nil {
-				return nil, setupf("before the check: %v", err)
-			}
-		}
-		s.logf("checking %d accounts and %d payouts through the admin API", len(m.accOrder), len(m.order))
-		checks, err := checkLedger(ctx, s.adm, m, min(cfg.loop.conc, 32), started.Add(-5*time.Minute))
-		if err != nil {
-			return nil, setupf("checking the ledger: %v", err)
-		}
-		repeated, diffs, nDiff := x.consistency()
-		rep.Checks = append(rep.Checks, Check{Name: "replays: every 200 answer to one idempotency key decrypts to the same outcome, references and reason",
-			OK: nDiff == 0, Checked: repeated, Failed: nDiff, Detail: diffs})
-		x.mu.Lock()
-		rep.Checks = append(rep.Checks, Check{Name: "requests: every request answered 200 approved with its references (no terminal 4xx, none given up)",
-			OK: x.nProblem == 0, Checked: rep.Overall.Requests, Failed: x.nProblem, Detail: x.problems})
-		rep.Failures, rep.FailureCount = x.problems, x.nProblem
-		x.mu.Unlock()
-		rep.Checks = append(rep.Checks, checks...)
-		s.logf("reconciling (up to %s)", cfg.reconcile)
-		rep.Reconciliation = reconcile(ctx, s.adm, m, cfg.reconcile)
-		rep.Checks = append(rep.Checks, rep.Reconciliation.check())
-		if cfg.duration >= time.Minute && s.chaos == nil {
-			rep.Checks = append(rep.Checks, soakCheck(res, cfg.rssLimitMB))
-		}
-		if s.chaos != nil {
-			rep.Checks = append(rep.Checks, s.chaos.check(outages))
-		}
-		if s.ceiling != nil && ctx.Err() == nil {
-			rep.Ceiling = s.ceiling(ctx, s.key)
+// check runs the checks from the outside: the replays, the requests, the
+// ledger through the admin API, the reconciliation, and the soak and chaos
+// when there were; then the ceiling when asked.
+func (s *session) check(ctx context.Context, rep *Report, st stormResult, first Plan, m *model) error {
+	cfg, x := s.cfg, st.x
+	if s.hooks.BeforeCheck != nil {
+		if err := s.hooks.BeforeCheck(ctx, first); err != nil {
+			return setupf("before the check: %v", err)
 		}
 	}
-	rep.FinishedAt = time.Now().UTC()
-	rep.OK = !rep.Interrupted
-	for _, c := range rep.Checks {
-		rep.OK = rep.OK && c.OK
+	s.logf("checking %d accounts and %d payouts through the admin API", len(m.accOrder), len(m.order))
+	// Holds placed since the run began, with a margin for ledgerd's clock.
+	ledger, err := checkLedger(ctx, s.adm, m, min(cfg.loop.conc, 32), rep.StartedAt.Add(-5*time.Minute))
+	if err != nil {
+		return setupf("checking the ledger: %v", err)
 	}
-	return rep, nil
+	repeated, diffs, nDiff := x.consistency()
+	rep.Checks = append(rep.Checks, Check{Name: "replays: every 200 answer to one idempotency key decrypts to the same outcome, references and reason",
+		OK: nDiff == 0, Checked: repeated, Failed: nDiff, Detail: diffs})
+	x.mu.Lock()
+	rep.Checks = append(rep.Checks, Check{Name: "requests: every request answered 200 approved with its references (no terminal 4xx, none given up)",
+		OK: x.nProblem == 0, Checked: rep.Overall.Requests, Failed: x.nProblem, Detail: x.problems})
+	rep.Failures, rep.FailureCount = x.problems, x.nProblem
+	x.mu.Unlock()
+	rep.Checks = append(rep.Checks, ledger...)
+	s.logf("reconciling (up to %s)", cfg.reconcile)
+	rep.Reconciliation = reconcile(ctx, s.adm, m, cfg.reconcile)
+	rep.Checks = append(rep.Checks, rep.Reconciliation.check())
+	if cfg.duration >= time.Minute && s.chaos == nil {
+		rep.Checks = append(rep.Checks, soakCheck(st.resources, cfg.rssLimitMB))
+	}
+	if s.chaos != nil {
+		rep.Checks = append(rep.Checks, s.chaos.check(st.outages))
+	}
+	if s.ceiling != nil && ctx.Err() == nil {
+		rep.Ceiling = s.ceiling(ctx, s.key)
+	}
+	return nil
 }
 
 // planSource reads or generates the storm. A recording replayed against a
