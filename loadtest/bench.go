@@ -50,6 +50,9 @@ func bench(ctx context.Context, cfg benchConfig, stdout, stderr io.Writer, h Hoo
 	}
 	defer cleanup()
 	client := &callbacks.Client{BaseURL: cfg.callbacks, Key: key, HTTP: hc}
+	if err := probeCallbacks(ctx, hc, cfg.callbacks); err != nil {
+		return setupExit(err)
+	}
 	prefix := NewPrefix(time.Now().UnixNano()%(1<<40), h.now())
 	accounts, err := seedBenchAccounts(ctx, adm, prefix, cfg.providerID, cfg.accounts, logf)
 	if err != nil {
@@ -63,7 +66,15 @@ func bench(ctx context.Context, cfg benchConfig, stdout, stderr io.Writer, h Hoo
 		}
 		rep.Runs = append(rep.Runs, r)
 	}
-	printBench(stdout, rep)
+	if cfg.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return setupExit(err)
+		}
+	} else {
+		printBench(stdout, rep)
+	}
 	if cfg.report != "" {
 		b, _ := json.MarshalIndent(rep, "", "  ")
 		if err := os.WriteFile(cfg.report, append(b, '\n'), 0o644); err != nil {

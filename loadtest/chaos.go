@@ -65,6 +65,7 @@ type chaos struct {
 	mu      sync.Mutex
 	outages []Outage
 	done    chan struct{}
+	cancel  context.CancelFunc
 }
 
 // newChaos plans three ledgerd kills and, with postgres, one Postgres
@@ -97,6 +98,7 @@ func (c *chaos) describe() string {
 // duration after start. x tells when callbacks are answered again.
 func (c *chaos) begin(ctx context.Context, x *runner, start time.Time, duration time.Duration, prog *progress) {
 	c.lastOK = x.lastOKTime
+	ctx, c.cancel = context.WithCancel(ctx)
 	go func() {
 		defer close(c.done)
 		for _, e := range c.events {
@@ -159,10 +161,15 @@ func (c *chaos) run(ctx context.Context, e chaosEvent, start time.Time, prog *pr
 	return o
 }
 
-// wait waits for the events still to come (those the storm outlasted) and
-// returns the outages.
-func (c *chaos) wait() []Outage {
+// wait returns the outages once the events are over: the one under way
+// finishes; with stop, those still to come are called off (the storm
+// stopped early), else they are waited for.
+func (c *chaos) wait(stop bool) []Outage {
+	if stop {
+		c.cancel()
+	}
 	<-c.done
+	c.cancel()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]Outage(nil), c.outages...)

@@ -118,6 +118,9 @@ func clean(ctx context.Context, cfg cleanConfig, stdout, stderr io.Writer) error
 		hc := &http.Client{Transport: newTransport(cfg.conc), Timeout: 30 * time.Second}
 		defer hc.CloseIdleConnections()
 		client := &callbacks.Client{BaseURL: cfg.target.callbacks, Key: key, HTTP: hc}
+		if err := probeCallbacks(ctx, hc, cfg.target.callbacks); err != nil {
+			return setupExit(err)
+		}
 		_ = forEach(ctx, held, cfg.conc, func(h adminapi.Hold) error {
 			svc, err := releaseHold(ctx, client, cfg.target.providerID, cfg.prefix, h)
 			switch {

@@ -113,15 +113,16 @@ func shapeFlags(cmd *cobra.Command, s *Shape, seed *int64, payouts, credits, acc
 }
 
 // driveFlags are the flags of sending a storm and reporting on it.
-func driveFlags(cmd *cobra.Command, cfg *driveConfig, withDuration bool) {
+func driveFlags(cmd *cobra.Command, cfg *driveConfig, withDuration bool, duration time.Duration) {
 	fs := cmd.Flags()
 	fs.IntVar(&cfg.loop.conc, "concurrency", 16, "closed loop: requests in flight, each worker sending its next when the last is answered")
 	fs.Float64Var(&cfg.loop.rate, "rate", 0, "open loop: requests started per second whatever is in flight, latency measured from each one's intended send time (0: closed loop)")
 	fs.IntVar(&cfg.loop.maxInflight, "max-inflight", 2000, "open loop: most requests in flight at once (later starts wait, their latency still counts from the intended time)")
 	if withDuration {
-		fs.DurationVar(&cfg.duration, "duration", 0, "run the storm's shape in rounds until this much time has passed (soak: 5m); 0: one storm of the counts")
+		fs.DurationVar(&cfg.duration, "duration", duration, "run the storm's shape in rounds until this much time has passed (soak: 5m); 0: one storm of the counts")
 	}
 	fs.StringVar(&cfg.report, "report", "", "file to write the JSON report to")
+	fs.BoolVar(&cfg.json, "json", false, "print the report as JSON on stdout instead of the table")
 	fs.StringVar(&cfg.html, "html", "", "file to write the HTML report to: one self-contained page of charts")
 	fs.DurationVar(&cfg.reconcile, "reconcile-timeout", DefaultReconcileTimeout, "how long to wait for the final reconciliation run; past it the run says \"not checked\"")
 	fs.DurationVar(&cfg.progress, "progress", 2*time.Second, "interval of the progress line on stderr (0: none)")
@@ -244,7 +245,7 @@ func newStormCmd(h Hooks) *cobra.Command {
 	cli.ExitStatus(cmd, exitStatus)
 	targetFlags(cmd, &cfg, secretUsage)
 	shapeFlags(cmd, &cfg.shape, &cfg.seed, 1000, 200, 20)
-	driveFlags(cmd, &cfg, true)
+	driveFlags(cmd, &cfg, true, 0)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg.cmd = "storm"
 		if err := cfg.validateShape(); err != nil {
@@ -332,7 +333,7 @@ that it measured stored answers); --reprefix always uses a fresh prefix.`,
 	}
 	cli.ExitStatus(cmd, exitStatus)
 	targetFlags(cmd, &cfg, secretUsage)
-	driveFlags(cmd, &cfg, false)
+	driveFlags(cmd, &cfg, false, 0)
 	cmd.Flags().StringVar(&cfg.in, "in", "", "recorded storm to replay (instead of the argument)")
 	cmd.Flags().BoolVar(&reprefix, "reprefix", false, "always send the recording under a fresh prefix, as a new storm")
 	cmd.Flags().BoolVar(&keep, "keep-prefix", false, "send the recording as recorded even if it was sent to this ledgerd before (stored answers only)")
@@ -383,6 +384,7 @@ type benchConfig struct {
 	duration, warmup                                     time.Duration
 	accounts                                             int
 	ceilingDB, report                                    string
+	json                                                 bool
 }
 
 func newBenchCmd(h Hooks) *cobra.Command {
@@ -410,6 +412,7 @@ generator.`,
 	fs.IntVar(&cfg.accounts, "accounts", 1000, "funded accounts the cycles pick from")
 	fs.StringVar(&cfg.ceilingDB, "ceiling-db", "", "URL of a scratch database on ledgerd's Postgres server: run the pgbench ceiling there after each adapter run and report the ratio (its tables are dropped and recreated)")
 	fs.StringVar(&cfg.report, "report", "", "file to write the JSON report to")
+	fs.BoolVar(&cfg.json, "json", false, "print the report as JSON on stdout instead of the table")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		cfg.callbacks, cfg.admin, cfg.adminToken, cfg.providerID, cfg.secretFile = dc.callbacks, dc.admin, dc.adminToken, dc.providerID, dc.secretFile
 		for _, c := range strings.Split(clients, ",") {

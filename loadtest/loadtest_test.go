@@ -435,3 +435,51 @@ func TestUsage(t *testing.T) {
 		})
 	}
 }
+
+// TestBench: the cycle workload against a real ledgerd completes cycles,
+// every one approved, and reports their latencies; the JSON report is
+// written.
+func TestBench(t *testing.T) {
+	t.Parallel()
+	l := startLedgerd(t)
+	report := filepath.Join(t.TempDir(), "bench.json")
+	code, out, errs := run(t, l.args("bench", "--clients", "2", "--duration", "1s", "--warmup", "0s", "--accounts", "5", "--report", report), loadtest.Hooks{})
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep loadtest.BenchReport
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Runs) != 1 || rep.Runs[0].Adapter.Cycles == 0 || rep.Runs[0].Adapter.Failed != 0 || rep.Runs[0].Adapter.Authorize.P50 <= 0 {
+		t.Fatalf("bench report %+v", rep)
+	}
+	if n := metric(t, l.admin, "ledgerd_callback_undecryptable_total"); n != 0 {
+		t.Errorf("%v undecryptable callbacks: the key probe reached the callbacks", n)
+	}
+}
+
+// TestWrongCallbacks: a --callbacks URL that is not ledgerd's callback
+// listener fails at once, before seeding, saying what to check, and sends
+// no callback.
+func TestWrongCallbacks(t *testing.T) {
+	t.Parallel()
+	l := startLedgerd(t)
+	for _, wrong := range []string{l.admin + "/ledger", strings.TrimSuffix(l.callbacks, "/ledger") + "/callbacks"} {
+		start := time.Now()
+		code, out, errs := run(t, []string{"storm", "--callbacks", wrong, "--admin", l.admin, "--provider-id", providerID}, loadtest.Hooks{})
+		if code != 2 || !strings.Contains(errs, "does not look like ledgerd's callback listener") || strings.Contains(errs, "seeding") {
+			t.Fatalf("%s: exit %d\n%s\n%s", wrong, code, out, errs)
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Errorf("%s: took %s to fail", wrong, time.Since(start))
+		}
+	}
+	if n := metric(t, l.admin, "ledgerd_callback_requests_total"); n != 0 {
+		t.Errorf("%v callbacks reached ledgerd", n)
+	}
+}

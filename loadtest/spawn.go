@@ -57,8 +57,10 @@ loopback ports with a fresh admin token and signing secret, on a scratch
 database: by default ledgerd's own embedded Postgres cluster in a temporary
 data directory (the PostgreSQL server packages must be installed); with
 DATABASE_URL (or --database-url) a scratch database created on that server.
-Then it runs a storm (every storm flag applies), checks it, optionally
-measures the pgbench ceiling (--ceiling) and tears down: ledgerd is stopped
+Then it runs a storm (every storm flag applies; rounds of its shape for
+--duration, 20s by default, or one storm of the counts with --duration 0),
+checks it, optionally measures the pgbench ceiling (--ceiling) and tears
+down: ledgerd is stopped
 and the data directory, or the scratch database, is removed (--keep keeps
 them; a failed run keeps the data directory and says where).
 
@@ -81,7 +83,7 @@ func newSpawnCmd(h Hooks) *cobra.Command {
 	cli.ExitStatus(cmd, exitStatus)
 	d := &cfg.drive
 	shapeFlags(cmd, &d.shape, &d.seed, 8000, 2000, 100)
-	driveFlags(cmd, d, true)
+	driveFlags(cmd, d, true, 20*time.Second)
 	providerFlag(cmd, &d.providerID)
 	fs := cmd.Flags()
 	fs.StringVar(&cfg.databaseURL, "database-url", "", "a Postgres server to create the scratch database on (unset: ledgerd's embedded cluster in a temporary directory)")
@@ -105,7 +107,7 @@ func newSpawnCmd(h Hooks) *cobra.Command {
 		if cfg.chaos && cfg.chaosPG && cfg.databaseURL != "" {
 			return cli.Usagef("--chaos restarts Postgres, which spawn does only to its own embedded cluster, not to the server of DATABASE_URL: unset DATABASE_URL, or give --chaos-postgres=false to kill only ledgerd")
 		}
-		if cfg.chaos && d.duration == 0 {
+		if cfg.chaos && !cmd.Flags().Changed("duration") {
 			d.duration = 40 * time.Second
 		}
 		if cfg.chaos && d.duration < 15*time.Second {

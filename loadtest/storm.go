@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/provider-ledger/adapter/adminapi"
@@ -38,6 +39,7 @@ type driveConfig struct {
 	duration   time.Duration
 	report     string
 	html       string
+	json       bool
 	reconcile  time.Duration
 	progress   time.Duration
 	sample     time.Duration
@@ -133,6 +135,17 @@ func (s *session) drive(ctx context.Context) (*Report, error) {
 	rep := &Report{Command: cfg.cmd, Callbacks: cfg.callbacks, Admin: cfg.admin, StartedAt: time.Now().UTC(), ProviderID: cfg.providerID}
 	// The key, before anything is seeded: a ledgerd that cannot take it
 	// must not be left with half a storm.
+	// What is local first (the secret file), then the callbacks.
+	if cfg.secretFile != "" && !s.keyReady {
+		key, err := readSecret(cfg.secretFile)
+		if err != nil {
+			return nil, setupError{err}
+		}
+		s.key = key
+	}
+	if err := probeCallbacks(ctx, s.hc, cfg.callbacks); err != nil {
+		return nil, setupError{err}
+	}
 	retire, err := s.prepareKey(ctx)
 	if err != nil {
 		return nil, err
@@ -174,21 +187,40 @@ func (s *session) drive(ctx context.Context) (*Report, error) {
 	return rep, nil
 }
 
-// prepareKey reads --secret-file or installs a fresh secret, and waits
-// until ledgerd's keyring holds it. The returned func retires an installed
+// probeCallbacks makes sure --callbacks is ledgerd's callback listener
+// without sending a callback: a GET of a callback route is answered 405
+// by the router (callbacks are POST), before any decryption. A wrong URL
+// then fails at once with what to do, rather than after every request of
+// the storm has been retried for a minute.
+func probeCallbacks(ctx context.Context, hc *http.Client, base string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	u := strings.TrimSuffix(base, "/") + "/" + callbacks.Authorize
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return cli.Usagef("--callbacks: %v", err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return cli.Callbacks.Explain(err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		return fmt.Errorf("--callbacks %s does not look like ledgerd's callback listener (GET %s answered %d, want 405): check the address (LEDGER_LISTEN) and the prefix (LEDGER_CALLBACK_PREFIX, default /ledger)", base, u, resp.StatusCode)
+	}
+	return nil
+}
+
+// prepareKey installs a fresh secret unless --secret-file gave one, and
+// waits until ledgerd's keyring holds it. The returned func retires an installed
 // secret: only this run knows it, so no active key may outlive the run.
 func (s *session) prepareKey(ctx context.Context) (func(), error) {
 	if s.keyReady {
 		return func() {}, nil
 	}
 	retire := func() {}
-	if s.cfg.secretFile != "" {
-		key, err := readSecret(s.cfg.secretFile)
-		if err != nil {
-			return retire, setupError{err}
-		}
-		s.key = key
-	} else {
+	if s.cfg.secretFile == "" {
 		key, err := s.adm.generateSecret(ctx)
 		if err != nil {
 			return retire, setupError{err}
@@ -280,7 +312,7 @@ func (s *session) storm(ctx context.Context, src *planSource, first Plan, m *mod
 	end := time.Since(start)
 	prog.end()
 	if s.chaos != nil {
-		st.outages = s.chaos.wait()
+		st.outages = s.chaos.wait(st.err != nil)
 	}
 	// The idle ledgerd after the storm: our connections closed, a moment
 	// for its goroutines to end.
@@ -444,9 +476,18 @@ func countEndpoint(p Plan, ep string) int {
 	return n
 }
 
-// finish prints the report, writes its files and returns the exit error.
+// finish prints the report (as JSON with --json), writes its files and
+// returns the exit error.
 func (s *session) finish(rep *Report) error {
-	rep.Print(s.stdout)
+	if s.cfg.json {
+		enc := json.NewEncoder(s.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return &cli.ExitError{Code: ExitSetup, Err: err}
+		}
+	} else {
+		rep.Print(s.stdout)
+	}
 	if s.cfg.report != "" {
 		b, _ := json.MarshalIndent(rep, "", "  ")
 		if err := os.WriteFile(s.cfg.report, append(b, '\n'), 0o644); err != nil {
