@@ -322,7 +322,9 @@ func checkLedger(ctx context.Context, adm *adminClient, m *model, conc int, sinc
 			continue
 		}
 		jobs <- func() {
-			hs, err := adm.holdsOf(ctx, id)
+			cctx, cancel := context.WithTimeout(ctx, adminCallTimeout)
+			defer cancel()
+			hs, err := adm.holdsOf(cctx, id)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -344,10 +346,15 @@ func checkLedger(ctx context.Context, adm *adminClient, m *model, conc int, sinc
 	return []Check{accounts, holdsCheck}, nil
 }
 
+// listTimeout bounds the listing of a run's holds (a page is 100 holds).
+const listTimeout = 15 * time.Minute
+
 // listRunHolds lists the holds placed since (newest first, until an older
 // one) and keeps those of the run's payouts. A listing that fails is
 // returned with its error: the caller then reads each payout alone.
 func listRunHolds(ctx context.Context, adm *adminClient, m *model, since time.Time) (map[string][]adminapi.Hold, error) {
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
 	out := map[string][]adminapi.Hold{}
 	for h, err := range adm.Holds.ListIter(ctx, &adminapi.HoldListOptions{Limit: 100}) {
 		if err != nil {

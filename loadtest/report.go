@@ -267,8 +267,9 @@ func (r *Report) Print(w io.Writer) {
 	}
 	rc := r.Reconciliation
 	switch {
-	case !rc.Available || !rc.Checked:
+	case rc.Note != "" && (!rc.Available || !rc.Checked):
 		fmt.Fprintf(w, "reconciliation: %s\n", rc.Note)
+	case !rc.Available || !rc.Checked:
 	default:
 		fmt.Fprintf(w, "reconciliation run %s (%.1fs): %d findings about this run (%d expected: duplicate_credit_attempt of its second credits, %d unexpected); %d findings not tied to this run (%d critical), not counted\n",
 			rc.RunID, rc.Seconds, rc.Expected+rc.Unexpected, rc.Expected, rc.Unexpected, rc.Unrelated, rc.UnrelatedCritical)

@@ -187,21 +187,9 @@ func spawn(ctx context.Context, cfg spawnConfig, stdout, stderr io.Writer, h Hoo
 		}
 	}()
 
-	root := ""
-	if cfg.ledgerdBin != "" {
-		sp.bin = cfg.ledgerdBin
-	} else {
-		var err error
-		if root, err = moduleRoot(); err != nil {
-			return setupExit(err)
-		}
-		sp.bin = filepath.Join(work, "ledgerd")
-		logf("building ledgerd from %s", root)
-		b := exec.CommandContext(ctx, goTool(), "build", "-o", sp.bin, "./cmd/ledgerd")
-		b.Dir = root
-		if out, err := b.CombinedOutput(); err != nil {
-			return setupExit(fmt.Errorf("go build ./cmd/ledgerd: %v: %s", err, strings.TrimSpace(string(out))))
-		}
+	root, err := sp.build(ctx, cfg.ledgerdBin, work)
+	if err != nil {
+		return setupExit(err)
 	}
 	if err := sp.configure(ctx, cfg); err != nil {
 		return setupExit(err)
@@ -241,7 +229,8 @@ func spawn(ctx context.Context, cfg spawnConfig, stdout, stderr io.Writer, h Hoo
 	if err != nil {
 		return setupExit(err)
 	}
-	failed = !rep.OK
+	// An interrupted run is no failure to inspect: it is torn down.
+	failed = !rep.OK && !rep.Interrupted
 	if failed && !cfg.keep {
 		rep.Notes = append(rep.Notes, "spawn keeps its work directory after a failed run: "+work)
 	}
@@ -250,6 +239,27 @@ func spawn(ctx context.Context, cfg spawnConfig, stdout, stderr io.Writer, h Hoo
 	sp.teardown(tctx)
 	cancel()
 	return s.finish(rep)
+}
+
+// build builds ledgerd from the checkout into work, unless bin names one
+// to run; it returns the checkout's root ("" with bin).
+func (sp *spawned) build(ctx context.Context, bin, work string) (string, error) {
+	if bin != "" {
+		sp.bin = bin
+		return "", nil
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	sp.bin = filepath.Join(work, "ledgerd")
+	sp.logf("building ledgerd from %s", root)
+	b := exec.CommandContext(ctx, goTool(), "build", "-o", sp.bin, "./cmd/ledgerd")
+	b.Dir = root
+	if out, err := b.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/ledgerd: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return root, nil
 }
 
 // goTool is the go command: on PATH, else the one of this binary's GOROOT.
