@@ -56,17 +56,20 @@ type model struct {
 	refs map[string]bool
 }
 
+// accountModel is one account: its seed and the balance and held the
+// storm implies.
 type accountModel struct {
 	seed          AccountSeed
 	balance, held int64 // cents
 }
 
+// payoutModel is one payout: its account and amount, the state the storm
+// leaves it in (held, captured, released), and the references answered.
 type payoutModel struct {
 	account                string
 	amount                 int64 // cents
 	final                  string
-	hold, capture, release string // answered references
-	holdSeen, settleSeen   bool
+	hold, capture, release string
 }
 
 func newModel(prefix string) *model {
