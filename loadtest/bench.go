@@ -3,18 +3,17 @@ package loadtest
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/internal/cli"
 )
 
 // BenchReport is the report of `loadtest bench`: the adapter's
@@ -36,171 +35,145 @@ type BenchResult struct {
 	CeilingErr string  `json:"ceilingError,omitempty"`
 }
 
-type benchConfig struct {
-	callbacks, admin, adminToken, providerID, secretFile string
-	clients                                              []int
-	duration, warmup                                     time.Duration
-	accounts                                             int
-	ceilingDB, report                                    string
-}
-
-func parseBench(args []string, stderr io.Writer, h Hooks) (benchConfig, error) {
-	cfg := benchConfig{adminToken: h.Getenv("LEDGER_ADMIN_TOKEN")}
-	fs := flag.NewFlagSet("loadtest bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&cfg.callbacks, "callbacks", "http://127.0.0.1:8080/ledger", "base URL of ledgerd's callbacks")
-	fs.StringVar(&cfg.admin, "admin", "http://127.0.0.1:8081", "base URL of ledgerd's admin API (bearer token: env LEDGER_ADMIN_TOKEN)")
-	fs.StringVar(&cfg.providerID, "provider-id", "local", "this provider's account ID (ledgerd's LEDGER_PROVIDER_ID)")
-	fs.StringVar(&cfg.secretFile, "secret-file", "", "file holding a Base64 signing secret ledgerd knows (default: install a fresh one through the admin API)")
-	clients := fs.String("clients", "16,64", "comma-separated client counts, one run each")
-	fs.DurationVar(&cfg.duration, "duration", 20*time.Second, "measured window per run (adapter and each pgbench script)")
-	fs.DurationVar(&cfg.warmup, "warmup", 3*time.Second, "run before each adapter window, not counted")
-	fs.IntVar(&cfg.accounts, "accounts", 1000, "funded accounts the cycles pick from")
-	fs.StringVar(&cfg.ceilingDB, "ceiling-db", "", "URL of a scratch database on ledgerd's Postgres server: run the pgbench ceiling there after each adapter run and report the ratio (its tables are dropped and recreated)")
-	fs.StringVar(&cfg.report, "report", "", "file to write the JSON report to")
-	if err := fs.Parse(args); err != nil {
-		return cfg, err
-	}
-	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	for _, c := range strings.Split(*clients, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(c))
-		if err != nil || n < 1 || n > 1024 {
-			return cfg, fmt.Errorf("--clients %q: each must be 1 to 1024", *clients)
-		}
-		cfg.clients = append(cfg.clients, n)
-	}
-	if cfg.duration < time.Second || cfg.warmup < 0 {
-		return cfg, fmt.Errorf("--duration must be at least 1s and --warmup not negative")
-	}
-	if cfg.accounts < 1 || cfg.accounts > 100000 {
-		return cfg, fmt.Errorf("--accounts must be 1 to 100000")
-	}
-	return cfg, nil
-}
-
 // bench runs `loadtest bench`.
-func bench(ctx context.Context, args []string, stdout, stderr io.Writer, h Hooks) int {
-	cfg, err := parseBench(args, stderr, h)
-	if err != nil {
-		if err == flag.ErrHelp {
-			return ExitOK
-		}
-		fmt.Fprintf(stderr, "loadtest bench: %v\n", err)
-		return ExitSetup
-	}
+func bench(ctx context.Context, cfg benchConfig, stdout, stderr io.Writer, h Hooks) error {
 	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "loadtest bench: "+format+"\n", a...) }
-	transport := &http.Transport{Proxy: nil, MaxIdleConns: 2048, MaxIdleConnsPerHost: 2048, IdleConnTimeout: 90 * time.Second}
-	defer transport.CloseIdleConnections()
-	hc := &http.Client{Transport: transport, Timeout: 30 * time.Second}
-	adm, err := newAdminClient(cfg.admin, cfg.adminToken, hc)
+	hc := &http.Client{Transport: newTransport(1024), Timeout: 30 * time.Second}
+	defer hc.CloseIdleConnections()
+	adm, err := newAdminClient(cfg.admin, cfg.adminToken, &http.Client{Transport: newTransport(16)})
 	if err != nil {
-		logf("--admin: %v", err)
-		return ExitSetup
+		return cli.Usagef("--admin: %v", err)
 	}
 	key, cleanup, err := benchKey(ctx, adm, cfg.secretFile, logf)
 	if err != nil {
-		logf("%v", err)
-		return ExitSetup
+		return setupExit(err)
 	}
 	defer cleanup()
 	client := &callbacks.Client{BaseURL: cfg.callbacks, Key: key, HTTP: hc, RawOnly: true}
-	if err := warmUp(ctx, client, cfg.providerID); err != nil {
-		logf("%v", err)
-		return ExitSetup
+	if err := probeCallbacks(ctx, hc, cfg.callbacks); err != nil {
+		return setupExit(err)
 	}
-	prefix := NewPrefix(time.Now().UnixNano()%(1<<40), h.Now())
-	plan := Generate(Shape{Seed: 1, Prefix: prefix, ProviderID: cfg.providerID, Accounts: cfg.accounts, Payouts: 0, Credits: 1})
-	for i := range plan.Header.Accounts {
-		plan.Header.Accounts[i].Funding = "1000000000.00"
-	}
-	logf("seeding %d accounts (prefix %s)", cfg.accounts, prefix)
-	if err := seedAll(ctx, adm, plan.Header.Accounts, 16); err != nil {
-		logf("seeding through the admin API: %v", err)
-		return ExitSetup
+	prefix := NewPrefix(time.Now().UnixNano()%(1<<40), h.now())
+	accounts, err := seedBenchAccounts(ctx, adm, prefix, cfg.providerID, cfg.accounts, logf)
+	if err != nil {
+		return setupExit(err)
 	}
 	rep := BenchReport{Prefix: prefix, StartedAt: time.Now().UTC()}
 	for ri, c := range cfg.clients {
-		logf("adapter: %d clients, %s (+%s warm-up)", c, cfg.duration, cfg.warmup)
-		var cpuPG procCPU
-		var ledgerd0, self0 time.Duration
-		var ok0 bool
-		sample := func(start bool) {
-			if start {
-				ledgerd0, ok0 = adm.cpuSeconds(ctx)
-				self0 = selfCPU()
-				cpuPG.start()
-				return
-			}
+		r := benchOne(ctx, adm, client, cfg.providerID, fmt.Sprintf("%s-r%d", prefix, ri), accounts, c, cfg.duration, cfg.warmup, cfg.ceilingDB, logf)
+		if ctx.Err() != nil {
+			return &cli.ExitError{Code: ExitSetup, Err: ctx.Err()}
 		}
-		r := BenchResult{}
-		r.Adapter = runCycles(ctx, client, cfg.providerID, fmt.Sprintf("%s-r%d", prefix, ri), plan.Header.Accounts,
-			CycleSettings{Clients: c, Duration: cfg.duration, Warmup: cfg.warmup}, sample)
-		if cpuPG.stopc != nil && r.Adapter.Cycles > 0 {
+		rep.Runs = append(rep.Runs, r)
+	}
+	if cfg.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return setupExit(err)
+		}
+	} else {
+		printBench(stdout, rep)
+	}
+	if cfg.report != "" {
+		b, _ := json.MarshalIndent(rep, "", "  ")
+		if err := os.WriteFile(cfg.report, append(b, '\n'), 0o644); err != nil {
+			return setupExit(fmt.Errorf("writing the report: %w", err))
+		}
+	}
+	for _, r := range rep.Runs {
+		if r.Adapter.Cycles == 0 || r.CeilingErr != "" {
+			return &cli.ExitError{Code: ExitFailed}
+		}
+	}
+	return nil
+}
+
+// seedBenchAccounts seeds n richly funded accounts for the cycle workload.
+func seedBenchAccounts(ctx context.Context, adm *adminClient, prefix, providerID string, n int, logf func(string, ...any)) ([]AccountSeed, error) {
+	plan := Generate(Shape{Seed: 1, Prefix: prefix, ProviderID: providerID, Accounts: n, Payouts: 0, Credits: 1})
+	for i := range plan.Header.Accounts {
+		plan.Header.Accounts[i].Funding = "1000000000.00"
+	}
+	logf("seeding %d accounts (prefix %s)", n, prefix)
+	if err := seedAll(ctx, adm, plan.Header.Accounts, 16, newModel(prefix)); err != nil {
+		return nil, fmt.Errorf("seeding through the admin API: %w", cli.AdminAPI.Explain(err))
+	}
+	return plan.Header.Accounts, nil
+}
+
+// benchOne runs the cycle workload at clients for duration (after warmup),
+// sampling CPU per cycle, then the ceiling on ceilingDB when given.
+func benchOne(ctx context.Context, adm *adminClient, client *callbacks.Client, providerID, prefix string, accounts []AccountSeed,
+	clients int, duration, warmup time.Duration, ceilingDB string, logf func(string, ...any)) BenchResult {
+	logf("adapter: %d clients, %s (+%s warm-up)", clients, duration, warmup)
+	var cpuPG procCPU
+	var ledgerd0, self0 time.Duration
+	var ok0 bool
+	sample := func(start bool) {
+		if start {
+			ledgerd0, ok0 = adm.cpuSeconds(ctx)
+			self0 = selfCPU()
+			cpuPG.start()
+		}
+	}
+	r := BenchResult{}
+	r.Adapter = runCycles(ctx, client, providerID, prefix, accounts, CycleSettings{Clients: clients, Duration: duration, Warmup: warmup}, sample)
+	if cpuPG.stopc != nil {
+		pg := cpuPG.stop()
+		if r.Adapter.Cycles > 0 {
 			n := float64(r.Adapter.Cycles)
-			cpu := &CPUPerCycle{Postgres: round(cpuPG.stop() / n), Loadgen: round(float64((selfCPU() - self0).Microseconds()) / n)}
+			cpu := &CPUPerCycle{Postgres: round(pg / n), Loadgen: round(float64((selfCPU() - self0).Microseconds()) / n)}
 			if l1, ok1 := adm.cpuSeconds(ctx); ok0 && ok1 {
 				cpu.Ledgerd = round(float64((l1 - ledgerd0).Microseconds()) / n)
 			}
 			r.Adapter.CPU = cpu
 		}
-		if ctx.Err() != nil {
-			return ExitSetup
-		}
-		if cfg.ceilingDB != "" {
-			cr, err := ceiling(ctx, cfg.ceilingDB, c, cfg.duration, logf)
-			if err != nil {
-				r.CeilingErr = err.Error()
-				logf("ceiling: %v", err)
-			} else {
-				r.Ceiling = &cr
-				if cr.CyclesPerSec > 0 {
-					r.Ratio = round2(r.Adapter.CyclesPerSec / cr.CyclesPerSec)
-				}
+	}
+	if ceilingDB != "" && ctx.Err() == nil {
+		cr, err := ceiling(ctx, ceilingDB, clients, duration, logf)
+		if err != nil {
+			r.CeilingErr = err.Error()
+			logf("ceiling: %v", err)
+		} else {
+			r.Ceiling = &cr
+			if cr.CyclesPerSec > 0 {
+				r.Ratio = round2(r.Adapter.CyclesPerSec / cr.CyclesPerSec)
 			}
 		}
-		rep.Runs = append(rep.Runs, r)
 	}
-	printBench(stdout, rep)
-	if cfg.report != "" {
-		b, _ := json.MarshalIndent(rep, "", "  ")
-		if err := os.WriteFile(cfg.report, append(b, '\n'), 0o644); err != nil {
-			logf("writing the report: %v", err)
-			return ExitSetup
-		}
-	}
-	for _, r := range rep.Runs {
-		if r.Adapter.Cycles == 0 || r.CeilingErr != "" {
-			return ExitFailed
-		}
-	}
-	return ExitOK
+	return r
 }
 
 // benchKey reads the secret file or installs a fresh secret that is
-// retired by the returned cleanup.
+// retired by the returned cleanup; either way it waits until ledgerd's
+// keyring holds it.
 func benchKey(ctx context.Context, adm *adminClient, file string, logf func(string, ...any)) (envelope.Key, func(), error) {
+	cleanup := func() {}
+	var key envelope.Key
+	var err error
 	if file != "" {
-		k, err := readSecret(file)
-		return k, func() {}, err
-	}
-	secret, id, _, err := adm.generateSecret(ctx)
-	if err != nil {
-		return envelope.Key{}, nil, err
-	}
-	raw, err := envelope.ParseSecret(secret)
-	if err != nil {
-		return envelope.Key{}, nil, err
-	}
-	logf("installed signing secret %s; it is retired at the end", id)
-	return envelope.Key{ID: id, Secret: raw}, func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if err := adm.retireSecret(rctx, id); err != nil {
-			logf("retiring signing secret %s: %v", id, err)
+		if key, err = readSecret(file); err != nil {
+			return key, nil, err
 		}
-	}, nil
+	} else {
+		if key, err = adm.generateSecret(ctx); err != nil {
+			return key, nil, err
+		}
+		logf("installed signing secret %s; it is retired at the end", key.ID)
+		cleanup = func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			defer cancel()
+			if err := adm.retireSecret(rctx, key.ID); err != nil {
+				logf("retiring signing secret %s: %v", key.ID, err)
+			}
+		}
+	}
+	if err := adm.waitForKey(ctx, key, file); err != nil {
+		cleanup()
+		return key, nil, err
+	}
+	return key, cleanup, nil
 }
 
 func printBench(w io.Writer, rep BenchReport) {

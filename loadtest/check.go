@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/shopspring/decimal"
 
+	"github.com/provider-ledger/adapter/adminapi"
 	"github.com/provider-ledger/adapter/callbacks"
 )
 
@@ -18,6 +21,9 @@ type Check struct {
 	Checked int      `json:"checked"`
 	Failed  int      `json:"failed"`
 	Detail  []string `json:"detail,omitempty"`
+	// NotChecked says why the check could not be made (it then counts as
+	// passed, and the report says so).
+	NotChecked string `json:"notChecked,omitempty"`
 }
 
 func (c *Check) failf(format string, args ...any) {
@@ -27,21 +33,48 @@ func (c *Check) failf(format string, args ...any) {
 	}
 }
 
-// payoutExpect is what the storm leaves of one payout.
-type payoutExpect struct {
-	account string
-	amount  decimal.Decimal
-	final   string // held, captured, released
+// The model is the ledger state a run implies, derived from its plans and
+// from what the callbacks answered, in cents (every storm is USD): per
+// account funding − captured + credited (each requestID once) and the sum
+// of the holds left held; per payout its last state and the references
+// answered.
+type model struct {
+	prefix string
+
+	mu       sync.Mutex
+	accounts map[string]*accountModel
+	accOrder []string
+	payouts  map[string]*payoutModel
+	order    []string // payoutIDs in plan order
+	credited map[string]bool
+	// secondCredits are the requestIDs the run credited under a second
+	// idempotency key on purpose: reconciliation reports each as an
+	// expected duplicate_credit_attempt.
+	secondCredits map[string]bool
+	// references the run was answered or given (holds, captures, releases,
+	// credits, funding transactions): a finding about one is the run's.
+	refs map[string]bool
 }
 
-// expectation is the ledger state the storm implies, derived from the plan
-// alone: funding − captured + credited (each requestID once) per account,
-// the holds left held, and each payout's last state.
-type expectation struct {
-	balance map[string]decimal.Decimal
-	held    map[string]decimal.Decimal
-	payouts map[string]payoutExpect
-	order   []string // payoutIDs in plan order
+// accountModel is one account: its seed and the balance and held the
+// storm implies.
+type accountModel struct {
+	seed          AccountSeed
+	balance, held int64 // cents
+}
+
+// payoutModel is one payout: its account and amount, the state the storm
+// leaves it in (held, captured, released), and the references answered.
+type payoutModel struct {
+	account                string
+	amount                 int64 // cents
+	final                  string
+	hold, capture, release string
+}
+
+func newModel(prefix string) *model {
+	return &model{prefix: prefix, accounts: map[string]*accountModel{}, payouts: map[string]*payoutModel{},
+		credited: map[string]bool{}, secondCredits: map[string]bool{}, refs: map[string]bool{}}
 }
 
 func amountOf(svc map[string]any) (decimal.Decimal, error) {
@@ -50,20 +83,43 @@ func amountOf(svc map[string]any) (decimal.Decimal, error) {
 	return decimal.NewFromString(v)
 }
 
-func expect(p Plan) (expectation, error) {
-	e := expectation{balance: map[string]decimal.Decimal{}, held: map[string]decimal.Decimal{}, payouts: map[string]payoutExpect{}}
+// cents converts an amount of two decimal places to cents; it refuses any
+// other.
+func cents(d decimal.Decimal) (int64, error) {
+	c := d.Shift(decimalPlaces)
+	if !c.Equal(c.Truncate(0)) {
+		return 0, fmt.Errorf("%s has more than %d decimal places", d, decimalPlaces)
+	}
+	return c.IntPart(), nil
+}
+
+func centsString(c int64) string { return decimal.New(c, -decimalPlaces).StringFixed(decimalPlaces) }
+
+// add folds a plan (a round, or a whole recorded storm) into the model:
+// its funding, and the effect of every first attempt.
+func (m *model) add(p Plan) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	bySource, byDest := map[string]string{}, map[string]string{}
 	for _, a := range p.Header.Accounts {
 		f, err := decimal.NewFromString(a.Funding)
 		if err != nil {
-			return e, fmt.Errorf("account %s: funding %q: %w", a.AccountID, a.Funding, err)
+			return fmt.Errorf("account %s: funding %q: %w", a.AccountID, a.Funding, err)
 		}
-		e.balance[a.AccountID] = f
-		e.held[a.AccountID] = decimal.Zero
+		fc, err := cents(f)
+		if err != nil {
+			return fmt.Errorf("account %s: funding: %w", a.AccountID, err)
+		}
+		am := m.accounts[a.AccountID]
+		if am == nil {
+			am = &accountModel{seed: a}
+			m.accounts[a.AccountID] = am
+			m.accOrder = append(m.accOrder, a.AccountID)
+		}
+		am.balance += fc
 		bySource[a.SourceToken], byDest[a.DestinationToken] = a.AccountID, a.AccountID
 	}
 	final := map[string]string{}
-	credited := map[string]bool{}
 	for _, r := range p.Requests {
 		switch r.Endpoint {
 		case callbacks.Capture:
@@ -74,6 +130,9 @@ func expect(p Plan) (expectation, error) {
 	}
 	for _, r := range p.Requests {
 		if r.SecondOf != 0 {
+			if r.Endpoint == callbacks.CreditAccount {
+				m.secondCredits[str(r.Service, "requestID")] = true
+			}
 			continue
 		}
 		switch r.Endpoint {
@@ -81,135 +140,202 @@ func expect(p Plan) (expectation, error) {
 			acct, ok := bySource[str(r.Service, "fundingSource")]
 			amt, err := amountOf(r.Service)
 			if !ok || err != nil {
-				return e, fmt.Errorf("seq %d: authorize from an unseeded source or without an amount", r.Seq)
+				return fmt.Errorf("seq %d: authorize from an unseeded source or without an amount", r.Seq)
+			}
+			c, err := cents(amt)
+			if err != nil {
+				return fmt.Errorf("seq %d: %w", r.Seq, err)
 			}
 			id := str(r.Service, "payoutID")
-			pe := payoutExpect{account: acct, amount: amt, final: final[id]}
-			if r.LeaveHeld || pe.final == "" {
-				pe.final = "held"
-				e.held[acct] = e.held[acct].Add(amt)
-			} else if pe.final == "captured" {
-				e.balance[acct] = e.balance[acct].Sub(amt)
+			pm := &payoutModel{account: acct, amount: c, final: final[id]}
+			if r.LeaveHeld || pm.final == "" {
+				pm.final = "held"
+				m.accounts[acct].held += c
+			} else if pm.final == "captured" {
+				m.accounts[acct].balance -= c
 			}
-			e.payouts[id] = pe
-			e.order = append(e.order, id)
+			if _, dup := m.payouts[id]; dup {
+				return fmt.Errorf("seq %d: payout %s authorized twice in the storm", r.Seq, id)
+			}
+			m.payouts[id] = pm
+			m.order = append(m.order, id)
 		case callbacks.CreditAccount:
 			acct, ok := byDest[str(r.Service, "fundingDestination")]
 			amt, err := amountOf(r.Service)
 			if !ok || err != nil {
-				return e, fmt.Errorf("seq %d: credit to an unseeded destination or without an amount", r.Seq)
+				return fmt.Errorf("seq %d: credit to an unseeded destination or without an amount", r.Seq)
 			}
-			if rq := str(r.Service, "requestID"); !credited[rq] {
-				credited[rq] = true
-				e.balance[acct] = e.balance[acct].Add(amt)
+			c, err := cents(amt)
+			if err != nil {
+				return fmt.Errorf("seq %d: %w", r.Seq, err)
+			}
+			if rq := str(r.Service, "requestID"); !m.credited[rq] {
+				m.credited[rq] = true
+				m.accounts[acct].balance += c
 			}
 		}
 	}
-	return e, nil
+	return nil
 }
 
-// checkLedger reads every seeded account and every payout's holds through
-// the admin API and compares them with what the storm implies and with
-// what the callbacks answered.
-func checkLedger(ctx context.Context, adm *adminClient, p Plan, x *runner, conc int) ([]Check, error) {
-	e, err := expect(p)
-	if err != nil {
-		return nil, err
+// answered records the reference a first attempt was answered.
+func (m *model) answered(r Request, ref string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.refs[ref] = true
+	switch r.Endpoint {
+	case callbacks.Authorize:
+		if p := m.payouts[str(r.Service, "payoutID")]; p != nil {
+			p.hold = ref
+		}
+	case callbacks.Capture:
+		if p := m.payouts[r.HoldOf]; p != nil {
+			p.capture = ref
+		}
+	case callbacks.Release:
+		if p := m.payouts[r.HoldOf]; p != nil {
+			p.release = ref
+		}
 	}
+}
+
+// holdRef is the holdReference the payout's authorize was answered.
+func (m *model) holdRef(payout string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if p := m.payouts[payout]; p != nil {
+		return p.hold
+	}
+	return ""
+}
+
+// reference notes a reference the run was given outside the callbacks (a
+// funding adjustment's transaction).
+func (m *model) reference(ref string) {
+	if ref == "" {
+		return
+	}
+	m.mu.Lock()
+	m.refs[ref] = true
+	m.mu.Unlock()
+}
+
+// ours reports whether a finding's subject is tied to the run: it carries
+// the run's prefix (accounts, payouts, requestIDs, keys) or is a reference
+// the run was answered or given.
+func (m *model) ours(subject string) bool {
+	if m.prefix != "" && strings.Contains(subject, m.prefix) {
+		return true
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.refs[subject] {
+		return true
+	}
+	// "account key" (an adjustment's subject) and similar compound subjects.
+	for _, f := range strings.Fields(subject) {
+		if m.refs[f] {
+			return true
+		}
+	}
+	return false
+}
+
+// checkLedger reads every account of the run and every payout's holds
+// through the admin API and compares them with the model. Holds are read
+// by listing the holds placed since the run began (newest first), and one
+// payout at a time for any the listing did not show.
+func checkLedger(ctx context.Context, adm *adminClient, m *model, conc int, since time.Time) ([]Check, error) {
 	accounts := Check{Name: "accounts: balance = funded − captured + credited (each requestID once); held = holds left held; available = balance − held ≥ 0"}
 	holdsCheck := Check{Name: "holds: one per payout, in the state of the storm's last action, with the references answered"}
 	var mu sync.Mutex
 	jobs := make(chan func(), conc)
 	var wg sync.WaitGroup
-	for range conc {
+	for range max(conc, 1) {
 		wg.Go(func() {
 			for j := range jobs {
 				j()
 			}
 		})
 	}
-	for _, a := range p.Header.Accounts {
+	m.mu.Lock()
+	accOrder := slices.Clone(m.accOrder)
+	m.mu.Unlock()
+	for _, id := range accOrder {
+		want := m.accounts[id]
 		jobs <- func() {
-			got, _, err := adm.Accounts.Get(ctx, a.AccountID)
+			got, _, err := retryAdmin(ctx, func(ctx context.Context) (*adminapi.Account, *adminapi.Response, error) {
+				return adm.Accounts.Get(ctx, id)
+			})
 			mu.Lock()
 			defer mu.Unlock()
 			accounts.Checked++
 			if err != nil {
-				accounts.failf("%s: %v", a.AccountID, err)
+				accounts.failf("%s: %v", id, err)
 				return
 			}
 			bal, err1 := got.Balance.Decimal()
 			held, err2 := got.Held.Decimal()
 			avail, err3 := got.Available.Decimal()
+			wantBal, wantHeld := decimal.New(want.balance, -decimalPlaces), decimal.New(want.held, -decimalPlaces)
 			switch {
 			case err1 != nil || err2 != nil || err3 != nil:
-				accounts.failf("%s: amounts not decimal: %+v", a.AccountID, got)
-			case !bal.Equal(e.balance[a.AccountID]):
-				accounts.failf("%s: balance %s, want %s", a.AccountID, got.Balance, e.balance[a.AccountID].StringFixed(decimalPlaces))
-			case !held.Equal(e.held[a.AccountID]):
-				accounts.failf("%s: held %s, want %s", a.AccountID, got.Held, e.held[a.AccountID].StringFixed(decimalPlaces))
+				accounts.failf("%s: amounts not decimal: %+v", id, got)
+			case !bal.Equal(wantBal):
+				accounts.failf("%s: balance %s, want %s", id, got.Balance, centsString(want.balance))
+			case !held.Equal(wantHeld):
+				accounts.failf("%s: held %s, want %s", id, got.Held, centsString(want.held))
 			case !avail.Equal(bal.Sub(held)) || avail.IsNegative():
-				accounts.failf("%s: available %s with balance %s and held %s", a.AccountID, got.Available, got.Balance, got.Held)
-			case got.Currency != Currency || got.OwnerExternalID != a.OwnerExternalID || got.Status != "open":
-				accounts.failf("%s: currency %s owner %s status %s", a.AccountID, got.Currency, got.OwnerExternalID, got.Status)
+				accounts.failf("%s: available %s with balance %s and held %s", id, got.Available, got.Balance, got.Held)
+			case got.Currency != Currency || got.OwnerExternalID != want.seed.OwnerExternalID || got.Status != adminapi.AccountOpen:
+				accounts.failf("%s: currency %s owner %s status %s", id, got.Currency, got.OwnerExternalID, got.Status)
 			}
 		}
 	}
-	x.mu.Lock()
-	answered := map[string][3]string{} // payoutID → hold, capture, release reference answered
-	for _, r := range p.Requests {
-		svc, ok := x.finals[r.Seq]
-		if !ok || r.SecondOf != 0 {
-			continue
+	listed, listErr := listRunHolds(ctx, adm, m, since)
+	check := func(id string, hs []adminapi.Hold) {
+		want := m.payouts[id]
+		holdsCheck.Checked++
+		if len(hs) != 1 {
+			holdsCheck.failf("payout %s: %d holds, want 1", id, len(hs))
+			return
 		}
-		switch r.Endpoint {
-		case callbacks.Authorize:
-			v := answered[str(r.Service, "payoutID")]
-			v[0] = str(svc, "holdReference")
-			answered[str(r.Service, "payoutID")] = v
-		case callbacks.Capture:
-			v := answered[r.HoldOf]
-			v[1] = str(svc, "captureReference")
-			answered[r.HoldOf] = v
-		case callbacks.Release:
-			v := answered[r.HoldOf]
-			v[2] = str(svc, "releaseReference")
-			answered[r.HoldOf] = v
+		h := hs[0]
+		amt, err := h.Amount.Decimal()
+		switch {
+		case h.Status != want.final:
+			holdsCheck.failf("payout %s: hold %s, want %s", id, h.Status, want.final)
+		case err != nil || !amt.Equal(decimal.New(want.amount, -decimalPlaces)) || h.AccountID != want.account || h.Currency != Currency:
+			holdsCheck.failf("payout %s: hold of %s %s on %s, want %s on %s", id, h.Amount, h.Currency, h.AccountID, centsString(want.amount), want.account)
+		case want.hold != "" && h.HoldReference != want.hold:
+			holdsCheck.failf("payout %s: holdReference %s, answered %s", id, h.HoldReference, want.hold)
+		case want.final == "captured" && (h.CaptureReference == "" || want.capture != "" && h.CaptureReference != want.capture):
+			holdsCheck.failf("payout %s: captureReference %q, answered %q", id, h.CaptureReference, want.capture)
+		case want.final == "released" && (h.ReleaseReference == "" || want.release != "" && h.ReleaseReference != want.release):
+			holdsCheck.failf("payout %s: releaseReference %q, answered %q", id, h.ReleaseReference, want.release)
+		case want.final == "captured" && h.ReleaseReference != "" || want.final == "released" && h.CaptureReference != "":
+			holdsCheck.failf("payout %s: both captured and released", id)
 		}
 	}
-	x.mu.Unlock()
-	for _, id := range e.order {
-		want := e.payouts[id]
-		ans := answered[id]
+	for _, id := range m.order {
+		if hs, ok := listed[id]; ok && listErr == nil {
+			mu.Lock()
+			check(id, hs)
+			mu.Unlock()
+			continue
+		}
 		jobs <- func() {
-			hs, err := adm.holdsOf(ctx, id)
+			cctx, cancel := context.WithTimeout(ctx, adminCallTimeout)
+			defer cancel()
+			hs, err := adm.holdsOf(cctx, id)
 			mu.Lock()
 			defer mu.Unlock()
-			holdsCheck.Checked++
 			if err != nil {
+				holdsCheck.Checked++
 				holdsCheck.failf("payout %s: %v", id, err)
 				return
 			}
-			if len(hs) != 1 {
-				holdsCheck.failf("payout %s: %d holds, want 1", id, len(hs))
-				return
-			}
-			h := hs[0]
-			amt, err := h.Amount.Decimal()
-			switch {
-			case h.Status != want.final:
-				holdsCheck.failf("payout %s: hold %s, want %s", id, h.Status, want.final)
-			case err != nil || !amt.Equal(want.amount) || h.AccountID != want.account || h.Currency != Currency:
-				holdsCheck.failf("payout %s: hold of %s %s on %s, want %s on %s", id, h.Amount, h.Currency, h.AccountID, want.amount.StringFixed(decimalPlaces), want.account)
-			case ans[0] != "" && h.HoldReference != ans[0]:
-				holdsCheck.failf("payout %s: holdReference %s, answered %s", id, h.HoldReference, ans[0])
-			case want.final == "captured" && (h.CaptureReference == "" || ans[1] != "" && h.CaptureReference != ans[1]):
-				holdsCheck.failf("payout %s: captureReference %q, answered %q", id, h.CaptureReference, ans[1])
-			case want.final == "released" && (h.ReleaseReference == "" || ans[2] != "" && h.ReleaseReference != ans[2]):
-				holdsCheck.failf("payout %s: releaseReference %q, answered %q", id, h.ReleaseReference, ans[2])
-			case want.final == "captured" && h.ReleaseReference != "" || want.final == "released" && h.CaptureReference != "":
-				holdsCheck.failf("payout %s: both captured and released", id)
-			}
+			check(id, hs)
 		}
 	}
 	close(jobs)
@@ -221,4 +347,28 @@ func checkLedger(ctx context.Context, adm *adminClient, p Plan, x *runner, conc 
 	slices.Sort(accounts.Detail)
 	slices.Sort(holdsCheck.Detail)
 	return []Check{accounts, holdsCheck}, nil
+}
+
+// listTimeout bounds the listing of a run's holds (a page is 100 holds).
+const listTimeout = 15 * time.Minute
+
+// listRunHolds lists the holds placed since (newest first, until an older
+// one) and keeps those of the run's payouts. A listing that fails is
+// returned with its error: the caller then reads each payout alone.
+func listRunHolds(ctx context.Context, adm *adminClient, m *model, since time.Time) (map[string][]adminapi.Hold, error) {
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	out := map[string][]adminapi.Hold{}
+	for h, err := range adm.Holds.ListIter(ctx, &adminapi.HoldListOptions{Limit: 100}) {
+		if err != nil {
+			return out, err
+		}
+		if h.PlacedAt.Before(since) {
+			break
+		}
+		if _, ok := m.payouts[h.PayoutID]; ok {
+			out[h.PayoutID] = append(out[h.PayoutID], *h)
+		}
+	}
+	return out, nil
 }

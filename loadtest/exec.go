@@ -11,7 +11,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/provider-ledger/adapter/callbacks"
 )
@@ -30,87 +33,92 @@ const (
 
 var endpoints = []string{callbacks.Authorize, callbacks.Capture, callbacks.Release, callbacks.CreditAccount}
 
-// endpointStats counts one endpoint's traffic.
+// endpointIndex is the position of an endpoint in endpoints.
+func endpointIndex(ep string) int { return slices.Index(endpoints, ep) }
+
+const numEndpoints = 4
+
+// endpointStats counts one endpoint's traffic over the whole run. The
+// runner's mutex guards it.
 type endpointStats struct {
-	mu          sync.Mutex
-	requests    int // logical requests (idempotency keys sent)
-	sent        int // HTTP attempts
-	ok          int // 200 answers
-	retried     int // attempts that retried a lost or retryable answer
-	replays     int // deliberate repeats: duplicates and concurrent second sends
-	dropped     int // answers discarded as lost
-	statuses    map[int]int
-	transport   int
-	latencies   []time.Duration
+	requests  int // logical requests (idempotency keys sent)
+	sent      int // HTTP attempts
+	ok        int // 200 answers
+	retried   int // attempts that retried a lost or retryable answer
+	replays   int // deliberate repeats: duplicates and concurrent second sends
+	dropped   int // answers discarded as lost
+	statuses  map[int]int
+	transport int
+	// hist holds the latency of every measured attempt in microseconds
+	// (see runner.attempt).
+	hist        *hdrhistogram.Histogram
 	first, last time.Time
 }
 
-func (s *endpointStats) attempt(start time.Time, lat time.Duration, status int, transportErr, measured bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.sent++
-	if s.first.IsZero() || start.Before(s.first) {
-		s.first = start
-	}
-	if end := start.Add(lat); end.After(s.last) {
-		s.last = end
-	}
-	if transportErr {
-		s.transport++
-		return
-	}
-	s.statuses[status]++
-	if status == http.StatusOK {
-		s.ok++
-	}
-	if measured {
-		s.latencies = append(s.latencies, lat)
-	}
+// loop is how requests are started.
+type loop struct {
+	// conc closed-loop workers, each sending its next request when the
+	// last is answered; used when rate is 0.
+	conc int
+	// rate > 0: open loop. Requests are started at rate per second whatever
+	// is in flight (up to maxInflight), and each request's first attempt is
+	// measured from its intended send time, so time spent queued behind a
+	// slow ledgerd counts (no coordinated omission).
+	rate        float64
+	maxInflight int
 }
 
-func (s *endpointStats) add(f func(s *endpointStats)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f(s)
-}
+// errAbort carries why a run stopped before its end: a refusal that every
+// later request would get as well.
+type errAbort struct{ err error }
 
-// answer is one opened 200 answer to an idempotency key.
-type answer struct {
-	seq       int
-	canonical string // the decrypted service claims, canonical JSON
-}
+func (e errAbort) Error() string { return e.err.Error() }
+func (e errAbort) Unwrap() error { return e.err }
 
-// runner sends a plan and remembers what was answered.
+// runner sends plans and remembers what was answered: the counts, the
+// latencies, the timeline, and in the model what the ledger must now hold.
 type runner struct {
-	plan   Plan
 	client *callbacks.Client
-	conc   int
-	rate   float64
+	loop   loop
+	model  *model
+	abort  context.CancelCauseFunc // set by run
 
-	stats map[string]*endpointStats
-
-	mu       sync.Mutex
-	answers  map[string][]answer    // endpoint|scope|key → every 200 answer
-	finals   map[int]map[string]any // seq → the answer the caller acted on
-	holdRefs map[string]string      // payoutID → holdReference (first attempt)
-	problems []string               // failures of the storm itself
+	mu    sync.Mutex
+	stats [numEndpoints]*endpointStats
+	tl    *timeline
+	all   *hdrhistogram.Histogram // every measured attempt, for progress
+	// answers keeps the first 200 answer to each key that the delivery plan
+	// sends more than once (no other key can be answered 200 twice).
+	answers  map[string]*keyAnswers
+	problems []string // failures of the storm itself
 	nProblem int
 	phases   [numPhases]time.Duration
 	// authorizeRate is the 200 answers to authorize per second of the
-	// authorize phase, which sends nothing else.
-	authorizeRate float64
+	// authorize phases, which send nothing else.
+	authorizeOK   int
+	authorizeTime time.Duration
 
-	pace struct {
-		sync.Mutex
-		next time.Time
-	}
+	lastOK atomic.Int64 // UnixNano of the end of the latest 200 answer
+	done   atomic.Int64 // logical requests finished
+	total  atomic.Int64 // logical requests planned so far
+	round  atomic.Int64
+	phase  atomic.Int64
 }
 
-func newRunner(plan Plan, client *callbacks.Client, conc int, rate float64) *runner {
-	x := &runner{plan: plan, client: client, conc: conc, rate: rate, stats: map[string]*endpointStats{},
-		answers: map[string][]answer{}, finals: map[int]map[string]any{}, holdRefs: map[string]string{}}
-	for _, ep := range endpoints {
-		x.stats[ep] = &endpointStats{statuses: map[int]int{}}
+// keyAnswers is what one idempotency key was answered.
+type keyAnswers struct {
+	first string // canonical JSON of the first 200 answer's service claims
+	n     int
+	diff  string // the first answer that differs, if any
+}
+
+func newRunner(client *callbacks.Client, l loop, m *model, start time.Time) *runner {
+	x := &runner{client: client, loop: l, model: m, tl: newTimeline(start), all: newHist(), answers: map[string]*keyAnswers{}}
+	for i := range x.stats {
+		x.stats[i] = &endpointStats{statuses: map[int]int{}, hist: newHist()}
+	}
+	if x.model == nil {
+		x.model = newModel("")
 	}
 	return x
 }
@@ -126,74 +134,149 @@ func (x *runner) fail(format string, args ...any) {
 	}
 }
 
-// wait paces request starts at x.rate per second (0: flat out).
-func (x *runner) wait(ctx context.Context) error {
-	if x.rate <= 0 {
-		return ctx.Err()
+// attempt records one HTTP attempt that ended at end. measured attempts
+// (those whose answer the caller read) go into the latency histograms, from
+// start, which for the first attempt of an open-loop request is its
+// intended send time.
+func (x *runner) attempt(ep string, start, end time.Time, status int, transportErr, measured bool) {
+	lat := end.Sub(start).Microseconds()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	s := x.stats[endpointIndex(ep)]
+	s.sent++
+	if s.first.IsZero() || start.Before(s.first) {
+		s.first = start
 	}
-	interval := time.Duration(float64(time.Second) / x.rate)
-	x.pace.Lock()
-	now := time.Now()
-	at := x.pace.next
-	if at.Before(now) {
-		at = now
+	if end.After(s.last) {
+		s.last = end
 	}
-	x.pace.next = at.Add(interval)
-	x.pace.Unlock()
-	t := time.NewTimer(time.Until(at))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	switch {
+	case transportErr:
+		s.transport++
+	default:
+		s.statuses[status]++
+		if status == http.StatusOK {
+			s.ok++
+			x.lastOK.Store(end.UnixNano())
+		}
 	}
+	if measured {
+		_ = s.hist.RecordValue(max(lat, 1))
+		_ = x.all.RecordValue(max(lat, 1))
+	}
+	x.tl.attempt(endpointIndex(ep), end, status, transportErr, measured, lat)
 }
 
-// run sends every phase in turn, each over x.conc workers.
-func (x *runner) run(ctx context.Context) error {
+func (x *runner) count(ep string, f func(s *endpointStats)) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	f(x.stats[endpointIndex(ep)])
+}
+
+// run sends every phase of p in turn. It returns ctx's error, or the cause
+// of an abort.
+func (x *runner) run(ctx context.Context, p Plan) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	x.abort = cancel
+	x.round.Store(int64(p.Header.Round))
+	x.total.Add(int64(len(p.Requests)))
+	rs := &roundState{finals: map[int]string{}}
 	for ph := range numPhases {
 		var reqs []Request
-		for _, r := range x.plan.Requests {
+		for _, r := range p.Requests {
 			if r.Phase == ph {
 				reqs = append(reqs, r)
 			}
 		}
+		x.phase.Store(int64(ph))
 		start := time.Now()
-		work := make(chan Request)
-		var wg sync.WaitGroup
-		for range min(x.conc, max(len(reqs), 1)) {
-			wg.Go(func() {
-				for r := range work {
-					x.deliver(ctx, r)
-				}
-			})
+		if x.loop.rate > 0 {
+			x.openLoop(ctx, rs, reqs)
+		} else {
+			x.closedLoop(ctx, rs, reqs)
 		}
-	feed:
-		for _, r := range reqs {
-			if err := x.wait(ctx); err != nil {
-				break feed
-			}
-			select {
-			case work <- r:
-			case <-ctx.Done():
-				break feed
-			}
+		took := time.Since(start)
+		x.mu.Lock()
+		x.phases[ph] += took
+		if ph == PhaseAuthorize {
+			x.authorizeTime += took
 		}
-		close(work)
-		wg.Wait()
-		x.phases[ph] = time.Since(start)
-		if ph == PhaseAuthorize && x.phases[ph] > 0 {
-			st := x.stats[callbacks.Authorize]
-			st.mu.Lock()
-			x.authorizeRate = float64(st.ok) / x.phases[ph].Seconds()
-			st.mu.Unlock()
-		}
+		x.mu.Unlock()
 		if ctx.Err() != nil {
+			if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
+				return c
+			}
 			return ctx.Err()
 		}
 	}
 	return nil
+}
+
+func (x *runner) closedLoop(ctx context.Context, rs *roundState, reqs []Request) {
+	work := make(chan Request)
+	var wg sync.WaitGroup
+	for range min(x.loop.conc, max(len(reqs), 1)) {
+		wg.Go(func() {
+			for r := range work {
+				x.deliver(ctx, rs, r, time.Time{})
+			}
+		})
+	}
+feed:
+	for _, r := range reqs {
+		select {
+		case work <- r:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+}
+
+// openLoop starts request i at start + i/rate, whatever is in flight, up to
+// maxInflight at once. When that many are in flight the next start waits,
+// but its latency still counts from its intended time.
+func (x *runner) openLoop(ctx context.Context, rs *roundState, reqs []Request) {
+	interval := time.Duration(float64(time.Second) / x.loop.rate)
+	sem := make(chan struct{}, max(x.loop.maxInflight, 1))
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, r := range reqs {
+		intended := start.Add(time.Duration(i) * interval)
+		if d := time.Until(intended); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			x.deliver(ctx, rs, r, intended)
+		})
+	}
+	wg.Wait()
+}
+
+// roundState is what one round's requests need from each other: the
+// reference each first attempt was answered (second attempts must answer
+// the same).
+type roundState struct {
+	mu     sync.Mutex
+	finals map[int]string // seq → reference of the answer acted on
 }
 
 func scopeOf(r Request) string {
@@ -210,13 +293,13 @@ func scopeOf(r Request) string {
 func str(m map[string]any, k string) string { s, _ := m[k].(string); return s }
 
 // deliver sends one logical request as its delivery plan says and checks the
-// answer the caller acts on.
-func (x *runner) deliver(ctx context.Context, r Request) {
+// answer the caller acts on. intended is the open loop's send time (zero in
+// a closed loop).
+func (x *runner) deliver(ctx context.Context, rs *roundState, r Request, intended time.Time) {
+	defer x.done.Add(1)
 	svc := clone(r.Service)
 	if r.HoldOf != "" {
-		x.mu.Lock()
-		ref := x.holdRefs[r.HoldOf]
-		x.mu.Unlock()
+		ref := x.model.holdRef(r.HoldOf)
 		if ref == "" {
 			x.fail("seq %d %s: payout %s has no approved hold; not sent", r.Seq, r.Endpoint, r.HoldOf)
 			return
@@ -224,33 +307,34 @@ func (x *runner) deliver(ctx context.Context, r Request) {
 		svc["holdReference"] = ref
 	}
 	r.Service = svc
-	st := x.stats[r.Endpoint]
-	st.add(func(s *endpointStats) { s.requests++ })
+	x.count(r.Endpoint, func(s *endpointStats) { s.requests++ })
+	multi := r.Delivery.Drop || r.Delivery.Concurrent || r.Delivery.Duplicate
 	if r.Delivery.Drop {
 		x.dropped(ctx, r)
+		intended = time.Time{} // the next send is a retry, measured from its own start
 	}
 	var final map[string]any
 	if r.Delivery.Concurrent {
 		var wg sync.WaitGroup
 		var second map[string]any
-		wg.Go(func() { final = x.send(ctx, r, r.Delivery.Drop) })
-		wg.Go(func() { second = x.send(ctx, r, r.Delivery.Drop) })
+		wg.Go(func() { final = x.send(ctx, r, r.Delivery.Drop, intended, multi) })
+		wg.Go(func() { second = x.send(ctx, r, r.Delivery.Drop, intended, multi) })
 		wg.Wait()
-		st.add(func(s *endpointStats) { s.replays++ })
+		x.count(r.Endpoint, func(s *endpointStats) { s.replays++ })
 		if final == nil {
 			final = second
 		}
 	} else {
-		final = x.send(ctx, r, r.Delivery.Drop)
+		final = x.send(ctx, r, r.Delivery.Drop, intended, multi)
 	}
 	if final == nil {
 		return // send recorded why
 	}
 	if r.Delivery.Duplicate {
-		st.add(func(s *endpointStats) { s.replays++ })
-		x.send(ctx, r, false)
+		x.count(r.Endpoint, func(s *endpointStats) { s.replays++ })
+		x.send(ctx, r, false, time.Time{}, multi)
 	}
-	x.expect(r, final)
+	x.expect(rs, r, final)
 }
 
 // dropped sends r once and discards the answer, as a caller whose
@@ -258,7 +342,6 @@ func (x *runner) deliver(ctx context.Context, r Request) {
 // fire before or after ledgerd commits, half the time by ignoring a full
 // answer. A 200 answer still counts for the replay-consistency check.
 func (x *runner) dropped(ctx context.Context, r Request) {
-	st := x.stats[r.Endpoint]
 	actx := ctx
 	if r.Seq%2 == 1 {
 		var cancel context.CancelFunc
@@ -267,18 +350,21 @@ func (x *runner) dropped(ctx context.Context, r Request) {
 	}
 	start := time.Now()
 	reply, err := x.client.Send(actx, r.Endpoint, r.Service)
-	lat := time.Since(start)
+	end := time.Now()
 	if ctx.Err() != nil {
 		return
 	}
 	if reply == nil {
 		// Timed out by the caller (or a real transport error): either way
 		// an attempt whose answer is lost, not counted as a status.
-		st.add(func(s *endpointStats) { s.sent++ })
+		x.count(r.Endpoint, func(s *endpointStats) { s.sent++ })
 	} else {
-		st.attempt(start, lat, reply.Status, false, false)
+		x.attempt(r.Endpoint, start, end, reply.Status, false, false)
 	}
-	st.add(func(s *endpointStats) { s.dropped++ })
+	x.count(r.Endpoint, func(s *endpointStats) { s.dropped++ })
+	x.mu.Lock()
+	x.tl.dropped(end)
+	x.mu.Unlock()
 	if err == nil && reply.Status == http.StatusOK {
 		x.record(r, reply.Service)
 	}
@@ -293,22 +379,29 @@ func statusOr(r *callbacks.Reply) int {
 
 // send delivers r under the retry policy and returns the opened service
 // claims of the 200 answer, or nil after recording why there is none.
-// retrying says the first attempt is already a retry (its answer was lost).
-func (x *runner) send(ctx context.Context, r Request, retrying bool) map[string]any {
-	st := x.stats[r.Endpoint]
+// retrying says the first attempt is already a retry (its answer was lost);
+// intended, when set, is the open loop's send time of the first attempt;
+// keep says the answer is kept for the replay-consistency check.
+func (x *runner) send(ctx context.Context, r Request, retrying bool, intended time.Time, keep bool) map[string]any {
 	deadline := time.Now().Add(maxRetryTime)
 	var last string
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		if attempt > 0 || retrying {
-			st.add(func(s *endpointStats) { s.retried++ })
+			x.count(r.Endpoint, func(s *endpointStats) { s.retried++ })
+			x.mu.Lock()
+			x.tl.retry(time.Now())
+			x.mu.Unlock()
 		}
 		start := time.Now()
+		if attempt == 0 && !intended.IsZero() {
+			start = intended
+		}
 		reply, err := x.client.Send(ctx, r.Endpoint, r.Service)
-		lat := time.Since(start)
+		end := time.Now()
 		if ctx.Err() != nil {
 			return nil
 		}
-		st.attempt(start, lat, statusOr(reply), err != nil && reply == nil, true)
+		x.attempt(r.Endpoint, start, end, statusOr(reply), err != nil && reply == nil, true)
 		var wait time.Duration
 		switch {
 		case err != nil && reply != nil:
@@ -319,7 +412,9 @@ func (x *runner) send(ctx context.Context, r Request, retrying bool) map[string]
 		case err != nil:
 			last = "transport error: " + err.Error()
 		case reply.Status == http.StatusOK:
-			x.record(r, reply.Service)
+			if keep {
+				x.record(r, reply.Service)
+			}
 			return reply.Service
 		case reply.Retryable():
 			last = fmt.Sprintf("status %d %s", reply.Status, problemType(reply))
@@ -327,7 +422,7 @@ func (x *runner) send(ctx context.Context, r Request, retrying bool) map[string]
 				wait = min(time.Duration(s)*time.Second, retryAfterMax)
 			}
 		default:
-			x.fail("seq %d %s key %s: terminal status %d %s", r.Seq, r.Endpoint, str(r.Service, "idempotencyKey"), reply.Status, problemType(reply))
+			x.terminal(r, reply)
 			return nil
 		}
 		backoff := min(backoffBase<<min(attempt, 10), backoffMax)
@@ -348,6 +443,23 @@ func (x *runner) send(ctx context.Context, r Request, retrying bool) map[string]
 	return nil
 }
 
+// terminal records a terminal answer. Two refusals say that every request
+// of the run would be refused the same way: another provider (403) and a
+// key ledgerd does not know (400 undecryptable); they abort the run with
+// what to do.
+func (x *runner) terminal(r Request, reply *callbacks.Reply) {
+	pt := problemType(reply)
+	switch {
+	case reply.Status == http.StatusForbidden && strings.HasSuffix(pt, "wrong-provider") && x.abort != nil:
+		x.abort(errAbort{fmt.Errorf("ledgerd refuses provider %q (403 wrong-provider): set --provider-id to its LEDGER_PROVIDER_ID",
+			str(r.Service, "providerID"))})
+	case reply.Status == http.StatusBadRequest && strings.HasSuffix(pt, "undecryptable") && x.abort != nil:
+		x.abort(errAbort{errors.New("ledgerd cannot open the callbacks (400 undecryptable): its keyring does not hold the signing secret; " +
+			"check --secret-file, or let loadtest install one (no --secret-file)")})
+	}
+	x.fail("seq %d %s key %s: terminal status %d %s", r.Seq, r.Endpoint, str(r.Service, "idempotencyKey"), reply.Status, pt)
+}
+
 func problemType(r *callbacks.Reply) string {
 	if r == nil || r.Problem == nil {
 		return ""
@@ -361,8 +473,17 @@ func (x *runner) record(r Request, service map[string]any) {
 	b, _ := json.Marshal(service) // maps marshal with sorted keys: canonical
 	k := r.Endpoint + "|" + scopeOf(r) + "|" + str(r.Service, "idempotencyKey")
 	x.mu.Lock()
-	x.answers[k] = append(x.answers[k], answer{seq: r.Seq, canonical: string(b)})
-	x.mu.Unlock()
+	defer x.mu.Unlock()
+	a := x.answers[k]
+	switch {
+	case a == nil:
+		x.answers[k] = &keyAnswers{first: string(b), n: 1}
+	default:
+		a.n++
+		if a.diff == "" && string(b) != a.first {
+			a.diff = string(b)
+		}
+	}
 }
 
 // referenceClaim is the reference an approved answer of each endpoint carries.
@@ -372,7 +493,7 @@ var referenceClaim = map[string]string{callbacks.Authorize: "holdReference", cal
 // expect checks the answer the caller acts on: every request of a storm is
 // valid and funded, so every one is approved with a reference and echoes
 // its key; a second attempt under a new key answers the first's reference.
-func (x *runner) expect(r Request, svc map[string]any) {
+func (x *runner) expect(rs *roundState, r Request, svc map[string]any) {
 	refName := referenceClaim[r.Endpoint]
 	ref := str(svc, refName)
 	if got, want := str(svc, "idempotencyKey"), str(r.Service, "idempotencyKey"); got != want {
@@ -382,23 +503,18 @@ func (x *runner) expect(r Request, svc map[string]any) {
 		x.fail("seq %d %s: outcome %q reason %q %s %q; want approved with a reference", r.Seq, r.Endpoint, o, str(svc, "reason"), refName, ref)
 		return
 	}
-	var msg string
-	x.mu.Lock()
-	x.finals[r.Seq] = svc
-	switch first, ok := x.finals[r.SecondOf]; {
+	rs.mu.Lock()
+	rs.finals[r.Seq] = ref
+	first, ok := rs.finals[r.SecondOf]
+	rs.mu.Unlock()
+	switch {
 	case r.SecondOf == 0:
-		if r.Endpoint == callbacks.Authorize {
-			x.holdRefs[str(r.Service, "payoutID")] = ref
-		}
+		x.model.answered(r, ref)
 	case !ok:
-		msg = fmt.Sprintf("seq %d %s: the first attempt (seq %d) has no approved answer", r.Seq, r.Endpoint, r.SecondOf)
-	case str(first, refName) != ref:
-		msg = fmt.Sprintf("seq %d %s: a second attempt under a new key answered %s %q, the first (seq %d) %q",
-			r.Seq, r.Endpoint, refName, ref, r.SecondOf, str(first, refName))
-	}
-	x.mu.Unlock()
-	if msg != "" {
-		x.fail("%s", msg)
+		x.fail("seq %d %s: the first attempt (seq %d) has no approved answer", r.Seq, r.Endpoint, r.SecondOf)
+	case first != ref:
+		x.fail("seq %d %s: a second attempt under a new key answered %s %q, the first (seq %d) %q",
+			r.Seq, r.Endpoint, refName, ref, r.SecondOf, first)
 	}
 }
 
@@ -408,28 +524,21 @@ func (x *runner) consistency() (repeated int, diffs []string, nDiff int) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	keys := make([]string, 0, len(x.answers))
-	for k := range x.answers {
-		keys = append(keys, k)
+	for k, a := range x.answers {
+		if a.n > 1 {
+			keys = append(keys, k)
+		}
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		as := x.answers[k]
-		if len(as) < 2 {
-			continue
-		}
+		a := x.answers[k]
 		repeated++
-		for _, a := range as[1:] {
-			if a.canonical != as[0].canonical {
-				nDiff++
-				if len(diffs) < maxListed {
-					diffs = append(diffs, fmt.Sprintf("%s: %s vs %s", k, as[0].canonical, a.canonical))
-				}
-				break
+		if a.diff != "" {
+			nDiff++
+			if len(diffs) < maxListed {
+				diffs = append(diffs, fmt.Sprintf("%s: %s vs %s", k, a.first, a.diff))
 			}
 		}
 	}
 	return repeated, diffs, nDiff
 }
-
-// errUndecryptable tells the warm-up that the keyring does not know the key yet.
-var errUndecryptable = errors.New("undecryptable")

@@ -67,8 +67,14 @@ func testRunner(t *testing.T, f *fakeLedger) *runner {
 	}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	return newRunner(Plan{}, &callbacks.Client{BaseURL: srv.URL + "/ledger", Key: f.key, HTTP: srv.Client()}, 1, 0)
+	m := newModel("p")
+	m.payouts["p-1"] = &payoutModel{}
+	return newRunner(&callbacks.Client{BaseURL: srv.URL + "/ledger", Key: f.key, HTTP: srv.Client()}, loop{conc: 1}, m, time.Now())
 }
+
+func newRound() *roundState { return &roundState{finals: map[int]string{}} }
+
+func authStats(x *runner) *endpointStats { return x.stats[endpointIndex(callbacks.Authorize)] }
 
 func authorizeRequest() Request {
 	return Request{Seq: 1, Endpoint: callbacks.Authorize, Service: map[string]any{"payoutID": "p-1", "providerID": "bank", "idempotencyKey": "k-1"}}
@@ -82,8 +88,8 @@ func TestRetryPolicy(t *testing.T) {
 		t.Parallel()
 		f := &fakeLedger{script: []int{503, 429, 408, 500}}
 		x := testRunner(t, f)
-		svc := x.send(context.Background(), authorizeRequest(), false)
-		st := x.stats[callbacks.Authorize]
+		svc := x.send(context.Background(), authorizeRequest(), false, time.Time{}, true)
+		st := authStats(x)
 		if svc == nil || str(svc, "holdReference") != "hold-1" || f.calls != 5 || st.retried != 4 || st.sent != 5 || st.ok != 1 || x.nProblem != 0 {
 			t.Fatalf("svc %v calls %d stats %+v problems %v", svc, f.calls, st, x.problems)
 		}
@@ -96,7 +102,7 @@ func TestRetryPolicy(t *testing.T) {
 			t.Parallel()
 			f := &fakeLedger{script: []int{status}}
 			x := testRunner(t, f)
-			if svc := x.send(context.Background(), authorizeRequest(), false); svc != nil || f.calls != 1 || x.nProblem != 1 ||
+			if svc := x.send(context.Background(), authorizeRequest(), false, time.Time{}, true); svc != nil || f.calls != 1 || x.nProblem != 1 ||
 				!strings.Contains(x.problems[0], "terminal status") {
 				t.Fatalf("svc %v calls %d problems %v", svc, f.calls, x.problems)
 			}
@@ -104,13 +110,13 @@ func TestRetryPolicy(t *testing.T) {
 	}
 	t.Run("RetriesTransportErrors", func(t *testing.T) {
 		t.Parallel()
-		x := newRunner(Plan{}, &callbacks.Client{BaseURL: "http://127.0.0.1:1/ledger", Key: envelope.Key{Secret: bytes.Repeat([]byte{7}, 32)}}, 1, 0)
+		x := newRunner(&callbacks.Client{BaseURL: "http://127.0.0.1:1/ledger", Key: envelope.Key{Secret: bytes.Repeat([]byte{7}, 32)}}, loop{conc: 1}, nil, time.Now())
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
-		if svc := x.send(ctx, authorizeRequest(), false); svc != nil {
+		if svc := x.send(ctx, authorizeRequest(), false, time.Time{}, true); svc != nil {
 			t.Fatal("an answer from nowhere")
 		}
-		if st := x.stats[callbacks.Authorize]; st.transport < 2 || st.retried < 1 {
+		if st := authStats(x); st.transport < 2 || st.retried < 1 {
 			t.Fatalf("transport errors were not retried: %+v", st)
 		}
 	})
@@ -126,8 +132,8 @@ func TestDeliver(t *testing.T) {
 		x := testRunner(t, f)
 		r := authorizeRequest()
 		r.Delivery = Delivery{Duplicate: true, Concurrent: true, Drop: true}
-		x.deliver(context.Background(), r)
-		st := x.stats[callbacks.Authorize]
+		x.deliver(context.Background(), newRound(), r, time.Time{})
+		st := authStats(x)
 		// drop (1) + two concurrent sends + one duplicate. The dropped send
 		// may time out client-side before it reaches the server (a drop is
 		// a timeout of 0.2 to 10 ms), so the server sees 3 or 4 calls.
@@ -137,8 +143,8 @@ func TestDeliver(t *testing.T) {
 		if repeated, diffs, n := x.consistency(); repeated != 1 || n != 0 {
 			t.Fatalf("consistency: %d %v", repeated, diffs)
 		}
-		if x.holdRefs["p-1"] != "hold-1" {
-			t.Fatalf("hold refs %v", x.holdRefs)
+		if ref := x.model.holdRef("p-1"); ref != "hold-1" {
+			t.Fatalf("hold reference in the model: %q", ref)
 		}
 	})
 	t.Run("DifferentAnswersFail", func(t *testing.T) {
@@ -147,7 +153,7 @@ func TestDeliver(t *testing.T) {
 		x := testRunner(t, f)
 		r := authorizeRequest()
 		r.Delivery = Delivery{Duplicate: true}
-		x.deliver(context.Background(), r)
+		x.deliver(context.Background(), newRound(), r, time.Time{})
 		if repeated, diffs, n := x.consistency(); repeated != 1 || n != 1 || !strings.Contains(diffs[0], "hold-1") || !strings.Contains(diffs[0], "hold-2") {
 			t.Fatalf("consistency: %d %d %v", repeated, n, diffs)
 		}
@@ -156,12 +162,13 @@ func TestDeliver(t *testing.T) {
 		t.Parallel()
 		f := &fakeLedger{ref: func(call int) string { return "hold-" + string(rune('0'+call)) }}
 		x := testRunner(t, f)
-		x.deliver(context.Background(), authorizeRequest())
+		rs := newRound()
+		x.deliver(context.Background(), rs, authorizeRequest(), time.Time{})
 		second := authorizeRequest()
 		second.Seq, second.SecondOf = 2, 1
 		second.Service = clone(second.Service)
 		second.Service["idempotencyKey"] = "k-2"
-		x.deliver(context.Background(), second)
+		x.deliver(context.Background(), rs, second, time.Time{})
 		if x.nProblem != 1 || !strings.Contains(x.problems[0], "second attempt") {
 			t.Fatalf("problems %v", x.problems)
 		}
@@ -170,7 +177,7 @@ func TestDeliver(t *testing.T) {
 		t.Parallel()
 		f := &fakeLedger{}
 		x := testRunner(t, f)
-		x.deliver(context.Background(), Request{Seq: 3, Endpoint: callbacks.Capture, HoldOf: "p-9", Service: map[string]any{"idempotencyKey": "k"}})
+		x.deliver(context.Background(), newRound(), Request{Seq: 3, Endpoint: callbacks.Capture, HoldOf: "p-9", Service: map[string]any{"idempotencyKey": "k"}}, time.Time{})
 		if f.calls != 0 || x.nProblem != 1 {
 			t.Fatalf("calls %d problems %v", f.calls, x.problems)
 		}
@@ -189,8 +196,8 @@ func TestPlan(t *testing.T) {
 	if b, _ := json.Marshal(p); !bytes.Equal(b, again) {
 		t.Fatal("Generate is not deterministic")
 	}
-	e, err := expect(p)
-	if err != nil {
+	e := newModel(shape.Prefix)
+	if err := e.add(p); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[int]Request{}
@@ -219,7 +226,7 @@ func TestPlan(t *testing.T) {
 		seen[r.Seq] = r
 	}
 	for _, a := range p.Header.Accounts {
-		if bal := e.balance[a.AccountID]; bal.Sub(e.held[a.AccountID]).IsNegative() {
+		if am := e.accounts[a.AccountID]; am.balance-am.held < 0 {
 			t.Fatalf("account %s is not funded for its payouts", a.AccountID)
 		}
 	}
@@ -231,7 +238,7 @@ func TestPlan(t *testing.T) {
 	if err != nil || len(back.Requests) != len(p.Requests) || back.Header.Prefix != shape.Prefix {
 		t.Fatalf("read back: %v", err)
 	}
-	if eb, err := expect(back); err != nil || len(eb.payouts) != 60 {
+	if eb := newModel(shape.Prefix); eb.add(back) != nil || len(eb.payouts) != 60 {
 		t.Fatalf("expectation of the read-back storm: %v", err)
 	}
 	fresh, err := Read(bytes.NewReader(buf.Bytes()), "ltzzz9")

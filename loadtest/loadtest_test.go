@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -128,10 +129,32 @@ func check(r loadtest.Report, prefix string) *loadtest.Check {
 var stormShape = loadtest.Shape{Seed: 7, ProviderID: providerID, Accounts: 4, Payouts: 40, Credits: 10, Duplicates: 0.3,
 	ConcurrentDupes: 0.2, Drop: 0.2, CaptureRatio: 0.7, LeaveHeld: 0.15, SecondAttempts: 0.2}
 
-func stormArgs(l *ledgerd, report string) []string {
-	return l.args("storm", "--accounts", "4", "--payouts", "40", "--credits", "10", "--concurrency", "8", "--duplicates", "0.3",
+func stormArgs(l *ledgerd, report string, more ...string) []string {
+	return l.args("storm", append([]string{"--accounts", "4", "--payouts", "40", "--credits", "10", "--concurrency", "8", "--duplicates", "0.3",
 		"--concurrent-dupes", "0.2", "--drop", "0.2", "--capture-ratio", "0.7", "--leave-held", "0.15", "--second-attempts", "0.2",
-		"--seed", "7", "--report", report)
+		"--seed", "7", "--report", report}, more...)...)
+}
+
+// metric sums the samples of a metric on the admin listener's /metrics.
+func metric(t *testing.T, admin, name string) float64 {
+	t.Helper()
+	resp, err := http.Get(admin + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var sum float64
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, name+" ") || strings.HasPrefix(line, name+"{") {
+			f, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			sum += f
+		}
+	}
+	return sum
 }
 
 // TestStorm: a small storm with every kind of repeated delivery against a
@@ -140,11 +163,25 @@ func TestStorm(t *testing.T) {
 	t.Parallel()
 	l := startLedgerd(t)
 	report := filepath.Join(t.TempDir(), "report.json")
-	code, out, errs := run(t, stormArgs(l, report), loadtest.Hooks{})
+	html := filepath.Join(t.TempDir(), "report.html")
+	code, out, errs := run(t, stormArgs(l, report, "--html", html, "--progress", "100ms"), loadtest.Hooks{})
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
 	r := readReport(t, report)
+	// The key probe asked the admin API, never the callbacks.
+	if n := metric(t, l.admin, "ledgerd_callback_undecryptable_total"); n != 0 {
+		t.Errorf("%v undecryptable callbacks: the key probe reached the callbacks", n)
+	}
+	if !strings.Contains(errs, "answers/s") || !strings.Contains(errs, "p99") {
+		t.Errorf("no progress lines on stderr:\n%s", errs)
+	}
+	if b, err := os.ReadFile(html); err != nil || !bytes.Contains(b, []byte(r.Prefix)) || !bytes.Contains(b, []byte(`id="report-data"`)) {
+		t.Errorf("HTML report: %v", err)
+	}
+	if len(r.Series.T) == 0 || len(r.Histograms) != 4 || r.Resources == nil || len(r.Resources.Samples) < 2 || r.Environment.Cores == 0 {
+		t.Errorf("report lacks series, histograms, resources or environment: %d points, %d histograms, %+v", len(r.Series.T), len(r.Histograms), r.Resources)
+	}
 	if !r.OK || r.FailureCount != 0 {
 		t.Fatalf("report not ok: %s", out)
 	}
@@ -199,12 +236,16 @@ func TestStorm(t *testing.T) {
 	if c := check(r, "replays:"); c == nil || !c.OK || c.Checked < dup {
 		t.Errorf("replay check %+v (want at least %d keys answered twice)", c, dup)
 	}
-	if r.Reconciliation.Available {
-		if r.Reconciliation.Critical != 0 {
-			t.Errorf("reconciliation: %+v", r.Reconciliation)
+	// Every second credit is an expected duplicate_credit_attempt, and
+	// nothing else about the run is found.
+	secondCredits := 0
+	for _, q := range plan.Requests {
+		if q.Endpoint == "credit-account" && q.SecondOf != 0 {
+			secondCredits++
 		}
-	} else if r.Reconciliation.Note != "reconciliation endpoint not available" || !strings.Contains(out, "reconciliation endpoint not available") {
-		t.Errorf("reconciliation note %q", r.Reconciliation.Note)
+	}
+	if rc := r.Reconciliation; !rc.Checked || rc.Unexpected != 0 || rc.Expected != secondCredits || secondCredits == 0 {
+		t.Errorf("reconciliation %+v; the plan has %d second credits", rc, secondCredits)
 	}
 	// The secret the run installed is retired when it ends.
 	var secrets struct {
@@ -340,12 +381,18 @@ func TestRecordReplay(t *testing.T) {
 	if first.Prefix != header["prefix"] || endpoint(first, "authorize").Requests < 20 || first.Overall.OK < lines-1 {
 		t.Fatalf("first replay %+v", first)
 	}
+	// Sent again, the recording would get stored answers only: by default
+	// it goes under a fresh prefix, and says so.
 	again := replay("--rate", "500", storm)
-	if again.Prefix != first.Prefix || !again.OK {
-		t.Fatalf("second replay %+v", again)
+	if again.Prefix == first.Prefix || !again.OK || len(again.Notes) != 1 || !strings.Contains(again.Notes[0], "fresh prefix") || again.Settings.Loop != "open" {
+		t.Fatalf("second replay: prefix %s (first %s), notes %q, loop %s", again.Prefix, first.Prefix, again.Notes, again.Settings.Loop)
+	}
+	stored := replay("--keep-prefix", storm)
+	if stored.Prefix != first.Prefix || !stored.OK || len(stored.Notes) != 1 || !strings.Contains(stored.Notes[0], "stored answers") {
+		t.Fatalf("replay with --keep-prefix: prefix %s, notes %q", stored.Prefix, stored.Notes)
 	}
 	fresh := replay("--reprefix", storm)
-	if fresh.Prefix == first.Prefix || !fresh.OK {
+	if fresh.Prefix == first.Prefix || fresh.Prefix == again.Prefix || !fresh.OK || len(fresh.Notes) != 0 {
 		t.Fatalf("reprefixed replay %+v", fresh)
 	}
 }
@@ -359,10 +406,10 @@ func TestUsage(t *testing.T) {
 		want int
 		says string
 	}{
-		{"NoCommand", nil, 2, "usage"},
+		{"NoCommand", nil, 2, "missing command"},
 		{"UnknownCommand", []string{"hurricane"}, 2, "unknown command"},
-		{"Help", []string{"-h"}, 0, ""},
-		{"StormHelp", []string{"storm", "-h"}, 0, "-concurrent-dupes"},
+		{"Help", []string{"-h"}, 0, "spawn"},
+		{"StormHelp", []string{"storm", "-h"}, 0, "--concurrent-dupes"},
 		{"ZeroConcurrency", []string{"storm", "--concurrency", "0"}, 2, "--concurrency"},
 		{"DropOverOne", []string{"storm", "--drop", "1.5"}, 2, "--drop"},
 		{"NegativeDuplicates", []string{"storm", "--duplicates", "-0.1"}, 2, "--duplicates"},
@@ -370,12 +417,18 @@ func TestUsage(t *testing.T) {
 		{"NothingToSend", []string{"storm", "--payouts", "0", "--credits", "0"}, 2, "--payouts"},
 		{"BadURL", []string{"storm", "--callbacks", "ftp://x/ledger"}, 2, "--callbacks"},
 		{"NegativeRate", []string{"replay", "--rate", "-1", "x.jsonl"}, 2, "--rate"},
+		{"MaxInflightWithoutRate", []string{"storm", "--max-inflight", "10"}, 2, "--rate"},
 		{"ReplayWithoutFile", []string{"replay"}, 2, "recorded storm"},
 		{"ReplayMissingFile", []string{"replay", filepath.Join(t.TempDir(), "none.jsonl")}, 2, "no such file"},
-		{"StrayArgument", []string{"storm", "extra"}, 2, "unexpected arguments"},
+		{"ReplayBothPrefixModes", []string{"replay", "--reprefix", "--keep-prefix", "x.jsonl"}, 2, "contradict"},
+		{"StrayArgument", []string{"storm", "extra"}, 2, "unexpected argument"},
 		{"UnknownFlag", []string{"storm", "--bogus"}, 2, "bogus"},
-		{"AdminUnreachable", []string{"storm", "--admin", "http://127.0.0.1:1", "--callbacks", "http://127.0.0.1:1/ledger"}, 2, "signing secret"},
+		{"AdminUnreachable", []string{"storm", "--admin", "http://127.0.0.1:1", "--callbacks", "http://127.0.0.1:1/ledger"}, 2, "is ledgerd running?"},
 		{"SecretFileMissing", []string{"storm", "--secret-file", filepath.Join(t.TempDir(), "none")}, 2, "--secret-file"},
+		{"ChaosOnSharedPostgres", []string{"spawn", "--chaos", "--database-url", "postgres://postgres@127.0.0.1:5432/postgres"}, 2, "--chaos-postgres=false"},
+		{"ChaosTooShort", []string{"spawn", "--chaos", "--duration", "5s", "--database-url="}, 2, "at least 15s"},
+		{"CleanWithoutPrefix", []string{"clean"}, 2, "--prefix"},
+		{"BenchBadClients", []string{"bench", "--clients", "0"}, 2, "--clients"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -384,5 +437,53 @@ func TestUsage(t *testing.T) {
 				t.Fatalf("exit %d (want %d), output lacks %q:\n%s\n%s", code, tc.want, tc.says, out, errs)
 			}
 		})
+	}
+}
+
+// TestBench: the cycle workload against a real ledgerd completes cycles,
+// every one approved, and reports their latencies; the JSON report is
+// written.
+func TestBench(t *testing.T) {
+	t.Parallel()
+	l := startLedgerd(t)
+	report := filepath.Join(t.TempDir(), "bench.json")
+	code, out, errs := run(t, l.args("bench", "--clients", "2", "--duration", "1s", "--warmup", "0s", "--accounts", "5", "--report", report), loadtest.Hooks{})
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	b, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep loadtest.BenchReport
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Runs) != 1 || rep.Runs[0].Adapter.Cycles == 0 || rep.Runs[0].Adapter.Failed != 0 || rep.Runs[0].Adapter.Authorize.P50 <= 0 {
+		t.Fatalf("bench report %+v", rep)
+	}
+	if n := metric(t, l.admin, "ledgerd_callback_undecryptable_total"); n != 0 {
+		t.Errorf("%v undecryptable callbacks: the key probe reached the callbacks", n)
+	}
+}
+
+// TestWrongCallbacks: a --callbacks URL that is not ledgerd's callback
+// listener fails at once, before seeding, saying what to check, and sends
+// no callback.
+func TestWrongCallbacks(t *testing.T) {
+	t.Parallel()
+	l := startLedgerd(t)
+	for _, wrong := range []string{l.admin + "/ledger", strings.TrimSuffix(l.callbacks, "/ledger") + "/callbacks"} {
+		start := time.Now()
+		code, out, errs := run(t, []string{"storm", "--callbacks", wrong, "--admin", l.admin, "--provider-id", providerID}, loadtest.Hooks{})
+		if code != 2 || !strings.Contains(errs, "does not look like ledgerd's callback listener") || strings.Contains(errs, "seeding") {
+			t.Fatalf("%s: exit %d\n%s\n%s", wrong, code, out, errs)
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Errorf("%s: took %s to fail", wrong, time.Since(start))
+		}
+	}
+	if n := metric(t, l.admin, "ledgerd_callback_requests_total"); n != 0 {
+		t.Errorf("%v callbacks reached ledgerd", n)
 	}
 }

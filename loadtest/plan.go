@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,17 +44,20 @@ var phaseNames = [numPhases]string{"authorize", "second-attempts+credits", "sett
 // Header is the first line of a recorded storm. It carries no secret: only
 // the fingerprint of the one the recorder was given, if any.
 type Header struct {
-	Kind              string        `json:"kind"` // "header"
-	Version           int           `json:"version"`
-	Seed              int64         `json:"seed"`
-	Prefix            string        `json:"prefix"`
-	ProviderID        string        `json:"providerID"`
-	Currency          string        `json:"currency"`
-	Payouts           int           `json:"payouts"`
-	Credits           int           `json:"credits"`
-	SecretFingerprint string        `json:"secretFingerprint,omitempty"`
-	CreatedAt         time.Time     `json:"createdAt"`
-	Accounts          []AccountSeed `json:"accounts"`
+	Kind              string `json:"kind"` // "header"
+	Version           int    `json:"version"`
+	Seed              int64  `json:"seed"`
+	Prefix            string `json:"prefix"`
+	ProviderID        string `json:"providerID"`
+	Currency          string `json:"currency"`
+	Payouts           int    `json:"payouts"`
+	Credits           int    `json:"credits"`
+	SecretFingerprint string `json:"secretFingerprint,omitempty"`
+	// Round is the round of a storm that runs in rounds (0 for the first,
+	// and for every recording).
+	Round     int           `json:"round,omitempty"`
+	CreatedAt time.Time     `json:"createdAt"`
+	Accounts  []AccountSeed `json:"accounts"`
 }
 
 // AccountSeed is one customer account the storm seeds through the admin
@@ -129,9 +133,18 @@ func NewPrefix(seed int64, now time.Time) string {
 
 // Generate builds a storm from shape, deterministically for a seed and
 // prefix. Every account is funded with what its payouts need plus a margin,
-// so every authorize of the storm must be approved.
-func Generate(s Shape) Plan {
-	rng := rand.New(rand.NewPCG(uint64(s.Seed), 0x6c6f6164746573)) // "loadtes"
+// so every authorize of the storm must be approved. It is round 0 of
+// GenerateRound.
+func Generate(s Shape) Plan { return GenerateRound(s, 0, nil) }
+
+// GenerateRound builds round round of a storm that runs in rounds (a storm
+// with a duration): round 0 creates the accounts; a later round reuses
+// accounts (those of round 0) and funds them again with what its own
+// payouts need, under fresh funding keys, so that every round's authorizes
+// find the money whatever earlier rounds left held. Payout IDs, request IDs
+// and idempotency keys are fresh in every round; all carry the prefix.
+func GenerateRound(s Shape, round int, accounts []AccountSeed) Plan {
+	rng := rand.New(rand.NewPCG(uint64(s.Seed), 0x6c6f6164746573+uint64(round))) // "loadtes"
 	newUUID := func() string {
 		var b [16]byte
 		for i := range b {
@@ -155,23 +168,31 @@ func Generate(s Shape) Plan {
 	}
 	key := func() string { return s.Prefix + "-" + newUUID() }
 	p := Plan{Header: Header{Kind: "header", Version: FormatVersion, Seed: s.Seed, Prefix: s.Prefix, ProviderID: s.ProviderID,
-		Currency: Currency, Payouts: s.Payouts, Credits: s.Credits}}
-	for i := range s.Accounts {
-		p.Header.Accounts = append(p.Header.Accounts, AccountSeed{
-			AccountID:        fmt.Sprintf("%s-%010d", s.Prefix, 1000000000+i*7919),
-			OwnerExternalID:  fmt.Sprintf("%s-cust-%s", s.Prefix, hex(12)),
-			SourceToken:      fmt.Sprintf("%s-src-%s", s.Prefix, hex(24)),
-			DestinationToken: fmt.Sprintf("%s-dst-%s", s.Prefix, hex(24)),
-			FundingKey:       key(),
-		})
+		Currency: Currency, Payouts: s.Payouts, Credits: s.Credits, Round: round}}
+	if accounts == nil {
+		for i := range s.Accounts {
+			p.Header.Accounts = append(p.Header.Accounts, AccountSeed{
+				AccountID:        AccountID(s.Prefix, i),
+				OwnerExternalID:  fmt.Sprintf("%s-cust-%s", s.Prefix, hex(12)),
+				SourceToken:      fmt.Sprintf("%s-src-%s", s.Prefix, hex(24)),
+				DestinationToken: fmt.Sprintf("%s-dst-%s", s.Prefix, hex(24)),
+				FundingKey:       key(),
+			})
+		}
+	} else {
+		p.Header.Accounts = slices.Clone(accounts)
+		for i := range p.Header.Accounts {
+			p.Header.Accounts[i].FundingKey = key()
+		}
 	}
-	need := make([]decimal.Decimal, s.Accounts)
+	n := len(p.Header.Accounts)
+	need := make([]decimal.Decimal, n)
 	delivery := func() Delivery {
 		return Delivery{Duplicate: rng.Float64() < s.Duplicates, Concurrent: rng.Float64() < s.ConcurrentDupes, Drop: rng.Float64() < s.Drop}
 	}
 	var phases [numPhases][]Request
 	for range s.Payouts {
-		ai := rng.IntN(s.Accounts)
+		ai := rng.IntN(n)
 		a := p.Header.Accounts[ai]
 		amount := cents(100, 25000) // 1.00 .. 250.00
 		need[ai] = need[ai].Add(amount)
@@ -208,7 +229,7 @@ func Generate(s Shape) Plan {
 		}
 	}
 	for range s.Credits {
-		a := p.Header.Accounts[rng.IntN(s.Accounts)]
+		a := p.Header.Accounts[rng.IntN(n)]
 		credit := Request{Endpoint: callbacks.CreditAccount, Delivery: delivery(), Service: map[string]any{
 			"providerID": s.ProviderID, "idempotencyKey": key(), "requesterExternalID": a.OwnerExternalID,
 			"fundingDestination": a.DestinationToken, "amount": money(cents(100, 50000)), "requestID": s.Prefix + "-" + newUUID()}}
@@ -245,6 +266,12 @@ func Generate(s Shape) Plan {
 		p.Requests = append(p.Requests, phases[ph]...)
 	}
 	return p
+}
+
+// AccountID is the ID of the storm's i-th account (from 0). The numbering is
+// what `loadtest clean` follows to find a prefix's accounts.
+func AccountID(prefix string, i int) string {
+	return fmt.Sprintf("%s-%010d", prefix, 1000000000+i*7919)
 }
 
 func clone(m map[string]any) map[string]any {

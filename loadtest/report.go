@@ -8,10 +8,12 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/provider-ledger/adapter/callbacks"
 )
 
-// Report is the JSON report of a run (--report) and the source of the
-// table printed at the end.
+// Report is the JSON report of a run (--report), the source of the table
+// printed at the end and of the HTML report (--html).
 type Report struct {
 	Command           string           `json:"command"`
 	OK                bool             `json:"ok"`
@@ -25,16 +27,38 @@ type Report struct {
 	FinishedAt        time.Time        `json:"finishedAt"`
 	Settings          Settings         `json:"settings"`
 	Phases            []PhaseReport    `json:"phases"`
+	Rounds            int              `json:"rounds"`
 	Endpoints         []EndpointReport `json:"endpoints"`
 	Overall           Overall          `json:"overall"`
 	Checks            []Check          `json:"checks"`
 	Reconciliation    Reconciliation   `json:"reconciliation"`
+	// Notes are things a reader must know to read the figures (a replay
+	// of stored answers, a setting overridden).
+	Notes []string `json:"notes,omitempty"`
+	// Series is the run over time; Histograms each endpoint's latency
+	// distribution.
+	Series     Series      `json:"series"`
+	Histograms []Histogram `json:"histograms"`
+	// Resources is ledgerd's memory, goroutines and pool over the run
+	// (from its /metrics).
+	Resources *Resources `json:"resources,omitempty"`
+	// Outages are the chaos of a spawned run: each kill or restart and how
+	// long ledgerd was unavailable.
+	Outages     []Outage    `json:"outages,omitempty"`
+	Environment Environment `json:"environment"`
+	// Ceiling is the bench measure of a spawned run (--ceiling): the
+	// adapter's authorize+capture cycles against the pgbench ceiling.
+	Ceiling *BenchResult `json:"ceiling,omitempty"`
 	// Failures lists the first failures of the storm itself (terminal
 	// statuses, unexpected outcomes, gave up after retries).
 	Failures     []string `json:"failures,omitempty"`
 	FailureCount int      `json:"failureCount"`
 	Interrupted  bool     `json:"interrupted,omitempty"`
 }
+
+// DeadlinesMs are the service's callback deadline (2 to 3 s), drawn on the
+// latency charts.
+var DeadlinesMs = []float64{2000, 3000}
 
 // Settings are the knobs of the run.
 type Settings struct {
@@ -48,7 +72,15 @@ type Settings struct {
 	CaptureRatio    float64 `json:"captureRatio"`
 	LeaveHeld       float64 `json:"leaveHeld"`
 	SecondAttempts  float64 `json:"secondAttempts"`
-	Rate            float64 `json:"rate"`
+	// Loop is "closed" (Concurrency workers) or "open" (Rate requests
+	// started per second, at most MaxInflight in flight).
+	Loop        string  `json:"loop"`
+	Rate        float64 `json:"rate"`
+	MaxInflight int     `json:"maxInflight,omitempty"`
+	// DurationSeconds is --duration (0: one storm of the counts).
+	DurationSeconds  float64 `json:"durationSeconds,omitempty"`
+	ReconcileTimeout string  `json:"reconcileTimeout"`
+	Chaos            bool    `json:"chaos,omitempty"`
 }
 
 // PhaseReport is one phase of the storm.
@@ -95,38 +127,22 @@ type Overall struct {
 	Seconds       float64 `json:"seconds"`
 	ThroughputOK  float64 `json:"throughputOkPerSec"`
 	ThroughputAll float64 `json:"throughputSentPerSec"`
-}
-
-// Reconciliation is the outcome of POST /v1/reconciliation/runs.
-type Reconciliation struct {
-	Available bool      `json:"available"`
-	Note      string    `json:"note,omitempty"`
-	RunID     string    `json:"runID,omitempty"`
-	Findings  []Finding `json:"findings,omitempty"`
-	Critical  int       `json:"critical"`
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func percentiles(lat []time.Duration) Latency {
-	if len(lat) == 0 {
-		return Latency{}
-	}
-	s := slices.Clone(lat)
-	slices.Sort(s)
-	at := func(q float64) time.Duration { return s[min(len(s)-1, int(q*float64(len(s))))] }
-	return Latency{P50: ms(at(0.50)), P90: ms(at(0.90)), P99: ms(at(0.99)), Max: ms(s[len(s)-1])}
+	LatencyMs     Latency `json:"latencyMs"`
+	// AuthorizeOKPerSec is 200 answers per second of the authorize phases,
+	// which send nothing but first authorizes.
+	AuthorizeOKPerSec float64 `json:"authorizeOkPerSec"`
 }
 
 func (x *runner) endpointReports() ([]EndpointReport, Overall) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	var out []EndpointReport
 	var all Overall
 	var first, last time.Time
-	for _, ep := range endpoints {
-		s := x.stats[ep]
-		s.mu.Lock()
+	for i, ep := range endpoints {
+		s := x.stats[i]
 		er := EndpointReport{Endpoint: ep, Requests: s.requests, Sent: s.sent, OK: s.ok, Retried: s.retried, Replays: s.replays,
-			Dropped: s.dropped, Transport: s.transport, Statuses: map[string]int{}, LatencyMs: percentiles(s.latencies)}
+			Dropped: s.dropped, Transport: s.transport, Statuses: map[string]int{}, LatencyMs: latencyOf(s.hist)}
 		for code, n := range s.statuses {
 			er.Statuses[strconv.Itoa(code)] = n
 		}
@@ -139,7 +155,6 @@ func (x *runner) endpointReports() ([]EndpointReport, Overall) {
 		if s.last.After(last) {
 			last = s.last
 		}
-		s.mu.Unlock()
 		all.Requests += er.Requests
 		all.Sent += er.Sent
 		all.OK += er.OK
@@ -150,7 +165,22 @@ func (x *runner) endpointReports() ([]EndpointReport, Overall) {
 		all.ThroughputOK = round(float64(all.OK) / span.Seconds())
 		all.ThroughputAll = round(float64(all.Sent) / span.Seconds())
 	}
+	all.LatencyMs = latencyOf(x.all)
+	if x.authorizeTime > 0 {
+		all.AuthorizeOKPerSec = round(float64(x.stats[endpointIndex(callbacks.Authorize)].ok) / x.authorizeTime.Seconds())
+	}
 	return out, all
+}
+
+// histograms returns each endpoint's latency distribution.
+func (x *runner) histograms() []Histogram {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var out []Histogram
+	for i, ep := range endpoints {
+		out = append(out, logHistogram(ep, x.stats[i].hist))
+	}
+	return out
 }
 
 func round(f float64) float64 {
@@ -161,14 +191,23 @@ func round(f float64) float64 {
 // Print writes the report as readable tables.
 func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "loadtest %s: prefix %s, seed %d, provider %s, key %s\n", r.Command, r.Prefix, r.Seed, r.ProviderID, r.SecretFingerprint)
-	fmt.Fprintf(w, "%d accounts, %d payouts, %d credits, concurrency %d, duplicates %.2f, concurrent %.2f, drop %.2f",
-		r.Settings.Accounts, r.Settings.Payouts, r.Settings.Credits, r.Settings.Concurrency, r.Settings.Duplicates, r.Settings.ConcurrentDupes, r.Settings.Drop)
-	if r.Settings.Rate > 0 {
-		fmt.Fprintf(w, ", rate %.0f/s", r.Settings.Rate)
+	st := r.Settings
+	fmt.Fprintf(w, "%d accounts, %d payouts and %d credits per round, duplicates %.2f, concurrent %.2f, drop %.2f, ",
+		st.Accounts, st.Payouts, st.Credits, st.Duplicates, st.ConcurrentDupes, st.Drop)
+	if st.Loop == "open" {
+		fmt.Fprintf(w, "open loop at %.0f requests/s (at most %d in flight)", st.Rate, st.MaxInflight)
+	} else {
+		fmt.Fprintf(w, "closed loop, concurrency %d", st.Concurrency)
+	}
+	if st.DurationSeconds > 0 {
+		fmt.Fprintf(w, ", %d rounds in %s", r.Rounds, time.Duration(st.DurationSeconds*float64(time.Second)))
 	}
 	fmt.Fprintln(w)
 	for _, p := range r.Phases {
 		fmt.Fprintf(w, "  phase %-24s %6d requests in %.2fs\n", p.Name, p.Requests, p.Seconds)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -185,27 +224,55 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%s\t\n", e.Endpoint, e.Requests, e.Sent, e.OK, e.Retried,
 			e.Replays, e.Dropped, e.LatencyMs.P50, e.LatencyMs.P90, e.LatencyMs.P99, e.LatencyMs.Max, e.RatePerSec, strings.Join(codes, " "))
 	}
-	fmt.Fprintf(tw, "all\t%d\t%d\t%d\t\t\t\t\t\t\t\t%.1f\t\t\n", r.Overall.Requests, r.Overall.Sent, r.Overall.OK, r.Overall.ThroughputOK)
+	o := r.Overall
+	fmt.Fprintf(tw, "all\t%d\t%d\t%d\t\t\t\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t\t\n", o.Requests, o.Sent, o.OK,
+		o.LatencyMs.P50, o.LatencyMs.P90, o.LatencyMs.P99, o.LatencyMs.Max, o.ThroughputOK)
 	_ = tw.Flush()
-	fmt.Fprintf(w, "\n%.2fs, %.1f answers/s, %.1f requests sent/s\n\n", r.Overall.Seconds, r.Overall.ThroughputOK, r.Overall.ThroughputAll)
+	fmt.Fprintf(w, "\n%.2fs, %.1f answers/s, %.1f requests sent/s; authorize alone %.1f answers/s\n", o.Seconds, o.ThroughputOK, o.ThroughputAll, o.AuthorizeOKPerSec)
+	if st.Loop == "open" {
+		fmt.Fprintln(w, "latencies are measured from each request's intended send time (open loop)")
+	}
+	for _, ot := range r.Outages {
+		fmt.Fprintf(w, "outage: %s at %.1fs, ledgerd ready again after %.1fs, first approved answer after %.1fs\n", ot.What, ot.Start, ot.ReadyAfter(), ot.AnsweredAfter())
+	}
+	if res := r.Resources; res != nil && len(res.Samples) > 0 {
+		fmt.Fprintf(w, "ledgerd: RSS peak %.1f MB", res.RSSMaxMB)
+		if res.RSSEarlyMB > 0 && res.RSSLateMB > 0 {
+			fmt.Fprintf(w, " (median %.1f MB early, %.1f MB late in the storm, slope %.2f MB/min)", res.RSSEarlyMB, res.RSSLateMB, res.RSSSlopeMBPerMin)
+		}
+		fmt.Fprintf(w, "; goroutines %d before the storm, peak %d, %d after; pool peak %d in use of %d\n",
+			res.GoroutinesBefore, res.GoroutinesPeak, res.GoroutinesAfter, res.PoolAcquiredPeak, res.Samples[len(res.Samples)-1].PoolMax)
+	}
+	if c := r.Ceiling; c != nil {
+		fmt.Fprintln(w)
+		printBench(w, BenchReport{Runs: []BenchResult{*c}})
+	}
+	fmt.Fprintln(w)
 	for _, c := range r.Checks {
 		mark := "ok  "
-		if !c.OK {
+		switch {
+		case !c.OK:
 			mark = "FAIL"
+		case c.NotChecked != "":
+			mark = "n/a "
 		}
-		fmt.Fprintf(w, "%s %s (%d checked, %d failed)\n", mark, c.Name, c.Checked, c.Failed)
+		if c.NotChecked != "" {
+			fmt.Fprintf(w, "%s %s (%s)\n", mark, c.Name, c.NotChecked)
+		} else {
+			fmt.Fprintf(w, "%s %s (%d checked, %d failed)\n", mark, c.Name, c.Checked, c.Failed)
+		}
 		for _, d := range c.Detail {
 			fmt.Fprintf(w, "       %s\n", d)
 		}
 	}
+	rc := r.Reconciliation
 	switch {
-	case !r.Reconciliation.Available:
-		fmt.Fprintf(w, "note reconciliation: %s\n", r.Reconciliation.Note)
+	case rc.Note != "" && (!rc.Available || !rc.Checked):
+		fmt.Fprintf(w, "reconciliation: %s\n", rc.Note)
+	case !rc.Available || !rc.Checked:
 	default:
-		fmt.Fprintf(w, "reconciliation run %s: %d findings, %d critical\n", r.Reconciliation.RunID, len(r.Reconciliation.Findings), r.Reconciliation.Critical)
-		for _, f := range r.Reconciliation.Findings {
-			fmt.Fprintf(w, "       %s %s %s %s\n", f.Severity, f.Kind, f.Subject, f.Detail)
-		}
+		fmt.Fprintf(w, "reconciliation run %s (%.1fs): %d findings about this run (%d expected: duplicate_credit_attempt of its second credits, %d unexpected); %d findings not tied to this run (%d critical), not counted\n",
+			rc.RunID, rc.Seconds, rc.Expected+rc.Unexpected, rc.Expected, rc.Unexpected, rc.Unrelated, rc.UnrelatedCritical)
 	}
 	if r.FailureCount > 0 {
 		fmt.Fprintf(w, "%d request failures:\n", r.FailureCount)

@@ -1,7 +1,10 @@
 // Command loadtest plays the payments service against a ledgerd: callback
 // storms with duplicate, concurrent and lost deliveries under the service's
 // retry policy, record and replay, an invariant check through the admin API
-// and a latency report (design section 6). The work is in package loadtest.
+// and reconciliation, JSON and HTML reports, soak and chaos runs, the
+// throughput bench, and `loadtest spawn`, which builds, starts, storms,
+// checks and tears down a ledgerd in one command (design section 6). The
+// work is in package loadtest; `loadtest --help` describes every command.
 package main
 
 import (

@@ -1,0 +1,709 @@
+package loadtest
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/embedpg"
+	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/internal/cli"
+)
+
+// spawn: build ledgerd from this checkout, start it on a scratch database
+// (its own embedded Postgres cluster by default, or a scratch database
+// created on the server of DATABASE_URL), storm it, check it, optionally
+// measure the ceiling and bring chaos, then tear everything down.
+
+type spawnConfig struct {
+	drive       driveConfig
+	databaseURL string
+	ledgerdBin  string
+	workDir     string
+	keep        bool
+	chaos       bool
+	chaosPG     bool
+	ceiling     bool
+	ceilClients int
+	ceilDur     time.Duration
+	readyWait   time.Duration
+}
+
+const spawnLong = `spawn is loadtest in one command, for a fresh machine: it builds ledgerd from
+this checkout (go build ./cmd/ledgerd, or --ledgerd-bin), starts it on
+loopback ports with a fresh admin token and signing secret, on a scratch
+database: by default ledgerd's own embedded Postgres cluster in a temporary
+data directory (the PostgreSQL server packages must be installed); with
+DATABASE_URL (or --database-url) a scratch database created on that server.
+Then it runs a storm (every storm flag applies; rounds of its shape for
+--duration, 20s by default, or one storm of the counts with --duration 0),
+checks it, optionally measures the pgbench ceiling (--ceiling) and tears
+down: ledgerd is stopped
+and the data directory, or the scratch database, is removed (--keep keeps
+them; a failed run keeps the data directory and says where).
+
+--chaos kills ledgerd with SIGKILL and restarts it three times during the
+storm and restarts Postgres once (an immediate stop, then a start): it runs
+for --duration (40s unless given), and every check must still hold. With
+DATABASE_URL, Postgres is a shared server that spawn does not own: give
+--chaos-postgres=false to kill only ledgerd.`
+
+func newSpawnCmd(h Hooks) *cobra.Command {
+	var cfg spawnConfig
+	cmd := &cobra.Command{
+		Use:   "spawn",
+		Short: "Build and start ledgerd on a scratch database, storm it, check it, tear it down",
+		Long:  spawnLong,
+		Example: "  loadtest spawn --html report.html\n  loadtest spawn --chaos --html chaos.html\n" +
+			"  loadtest spawn --duration 5m --rate 600 --html soak.html\n  loadtest spawn --ceiling",
+		Args: cli.NoArgs,
+	}
+	cli.ExitStatus(cmd, exitStatus)
+	d := &cfg.drive
+	shapeFlags(cmd, &d.shape, &d.seed, 8000, 2000, 100)
+	driveFlags(cmd, d, true, 20*time.Second)
+	providerFlag(cmd, &d.providerID)
+	fs := cmd.Flags()
+	fs.StringVar(&cfg.databaseURL, "database-url", "", "a Postgres server to create the scratch database on (unset: ledgerd's embedded cluster in a temporary directory)")
+	cli.Env(fs, "database-url", "DATABASE_URL")
+	fs.StringVar(&cfg.ledgerdBin, "ledgerd-bin", "", "a ledgerd binary to run instead of building ./cmd/ledgerd from the checkout")
+	fs.StringVar(&cfg.workDir, "work-dir", "", "directory for the binary, data and logs (default: a new temporary directory)")
+	fs.BoolVar(&cfg.keep, "keep", false, "keep the work directory and the scratch database at the end")
+	fs.BoolVar(&cfg.chaos, "chaos", false, "kill ledgerd (SIGKILL) and restart it 3 times, and restart Postgres once, during the storm")
+	fs.BoolVar(&cfg.chaosPG, "chaos-postgres", true, "with --chaos, restart Postgres too (only spawn's own embedded cluster)")
+	fs.BoolVar(&cfg.ceiling, "ceiling", false, "after the checks, run the bench cycles and the pgbench ceiling on the same Postgres (needs psql and pgbench)")
+	fs.IntVar(&cfg.ceilClients, "ceiling-clients", 16, "with --ceiling: clients of the bench cycles and of pgbench")
+	fs.DurationVar(&cfg.ceilDur, "ceiling-duration", 10*time.Second, "with --ceiling: measured window of the cycles and of each pgbench script")
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		d.cmd = "spawn"
+		if err := d.validateShape(); err != nil {
+			return err
+		}
+		if err := d.validateDrive(cmd); err != nil {
+			return err
+		}
+		if cfg.chaos && cfg.chaosPG && cfg.databaseURL != "" {
+			return cli.Usagef("--chaos restarts Postgres, which spawn does only to its own embedded cluster, not to the server of DATABASE_URL: unset DATABASE_URL, or give --chaos-postgres=false to kill only ledgerd")
+		}
+		if cfg.chaos && !cmd.Flags().Changed("duration") {
+			d.duration = 40 * time.Second
+		}
+		if cfg.chaos && d.duration < 15*time.Second {
+			return cli.Usagef("--chaos needs a --duration of at least 15s to fit its outages")
+		}
+		if cfg.ceilClients < 1 || cfg.ceilClients > 1024 || cfg.ceilDur < time.Second {
+			return cli.Usagef("--ceiling-clients must be 1 to 1024 and --ceiling-duration at least 1s")
+		}
+		cfg.readyWait = 2 * time.Minute
+		d.pickSeed(cmd)
+		return spawn(cmd.Context(), cfg, cmd.OutOrStdout(), cmd.ErrOrStderr(), h)
+	}
+	return cmd
+}
+
+// spawned is a running ledgerd that spawn started, and what it needs to
+// start it again and to tear it down.
+type spawned struct {
+	logf      func(format string, a ...any)
+	bin       string
+	env       []string
+	logPath   string
+	dataDir   string // LEDGER_DATA_DIR
+	embedded  bool
+	adminURL  string
+	callbacks string
+	token     string
+	secret    []byte
+	hc        *http.Client
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{}
+	waitEr error
+
+	// scratch databases to drop, and the server's URL (DATABASE_URL mode).
+	serverURL string
+	scratch   []string
+}
+
+func spawn(ctx context.Context, cfg spawnConfig, stdout, stderr io.Writer, h Hooks) error {
+	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "loadtest spawn: %s\n", fmt.Sprintf(format, a...)) }
+	work := cfg.workDir
+	made := false
+	if work == "" {
+		var err error
+		if work, err = os.MkdirTemp("", "loadtest-spawn-"); err != nil {
+			return setupExit(err)
+		}
+		made = true
+	} else if err := os.MkdirAll(work, 0o700); err != nil {
+		return setupExit(err)
+	}
+	// As root, ledgerd's embedded Postgres runs as the postgres user, which
+	// must be able to reach the data directory inside.
+	_ = os.Chmod(work, 0o711)
+	sp := &spawned{logf: logf, logPath: filepath.Join(work, "ledgerd.log"), dataDir: filepath.Join(work, "data"),
+		embedded: cfg.databaseURL == "", hc: &http.Client{Timeout: 5 * time.Second}}
+	failed := true
+	defer func() {
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		sp.teardown(tctx)
+		switch {
+		case cfg.keep:
+			logf("kept %s (ledgerd.log, data)%s", work, sp.keptDB())
+		case failed:
+			logf("the run failed: kept %s (ledgerd.log, data) for inspection; remove it when done", work)
+			sp.dropScratch(tctx)
+		default:
+			sp.dropScratch(tctx)
+			if made {
+				_ = os.RemoveAll(work)
+			} else {
+				_ = os.RemoveAll(filepath.Join(work, "data"))
+			}
+		}
+	}()
+
+	root, err := sp.build(ctx, cfg.ledgerdBin, work)
+	if err != nil {
+		return setupExit(err)
+	}
+	if err := sp.configure(ctx, cfg); err != nil {
+		return setupExit(err)
+	}
+	logf("starting ledgerd (%s; callbacks %s, admin %s, log %s)", sp.describeDB(), sp.callbacks, sp.adminURL, sp.logPath)
+	if err := sp.startLedgerd(); err != nil {
+		return setupExit(err)
+	}
+	if err := sp.waitReady(ctx, cfg.readyWait); err != nil {
+		return setupExit(err)
+	}
+
+	d := cfg.drive
+	d.callbacks, d.admin, d.adminToken = sp.callbacks, sp.adminURL, sp.token
+	s, err := newSession(d, stdout, stderr, h)
+	if err != nil {
+		return err
+	}
+	defer s.close()
+	s.key, s.keyReady = envelope.Key{ID: "spawn", Secret: sp.secret}, true
+	s.env.Ledgerd = binaryVersion(sp.bin)
+	if root != "" {
+		s.env.Commit = gitCommit(ctx, root)
+	}
+	s.env.Postgres = sp.postgresVersion(ctx)
+	s.env.Database = sp.describeDB()
+	if cfg.chaos {
+		s.chaos = newChaos(sp, cfg.chaosPG)
+		logf("chaos: %s during a %s storm", s.chaos.describe(), d.duration)
+	}
+	if cfg.ceiling {
+		s.ceiling = func(ctx context.Context, key envelope.Key) *BenchResult {
+			return sp.ceiling(ctx, s, key, d.providerID, cfg.ceilClients, cfg.ceilDur)
+		}
+	}
+	rep, err := s.drive(ctx)
+	if err != nil {
+		return setupExit(err)
+	}
+	// An interrupted run is no failure to inspect: it is torn down.
+	failed = !rep.OK && !rep.Interrupted
+	if failed && !cfg.keep {
+		rep.Notes = append(rep.Notes, "spawn keeps its work directory after a failed run: "+work)
+	}
+	// Tear down before printing, so that the report is the last thing said.
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	sp.teardown(tctx)
+	cancel()
+	return s.finish(rep)
+}
+
+// build builds ledgerd from the checkout into work, unless bin names one
+// to run; it returns the checkout's root ("" with bin).
+func (sp *spawned) build(ctx context.Context, bin, work string) (string, error) {
+	if bin != "" {
+		sp.bin = bin
+		return "", nil
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	sp.bin = filepath.Join(work, "ledgerd")
+	sp.logf("building ledgerd from %s", root)
+	b := exec.CommandContext(ctx, goTool(), "build", "-o", sp.bin, "./cmd/ledgerd")
+	b.Dir = root
+	if out, err := b.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/ledgerd: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return root, nil
+}
+
+// goTool is the go command: on PATH, else the one of this binary's GOROOT.
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); fileExists(p) {
+		return p
+	}
+	return "go"
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// moduleRoot finds the adapter's module root from the working directory up.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.Contains(string(b), "module github.com/provider-ledger/adapter\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("not inside a checkout of the adapter (no go.mod of github.com/provider-ledger/adapter above the working directory): run spawn from the checkout, or give --ledgerd-bin")
+		}
+		dir = parent
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func randomBytes(n int) []byte {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return b
+}
+
+// configure picks ports and secrets and prepares the database.
+func (sp *spawned) configure(ctx context.Context, cfg spawnConfig) error {
+	cbPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	admPort, err := freePort()
+	if err != nil {
+		return err
+	}
+	sp.callbacks = fmt.Sprintf("http://127.0.0.1:%d/ledger", cbPort)
+	sp.adminURL = fmt.Sprintf("http://127.0.0.1:%d", admPort)
+	sp.token = hex.EncodeToString(randomBytes(24))
+	sp.secret = randomBytes(32)
+	env := map[string]string{
+		"LEDGER_LISTEN":          fmt.Sprintf("127.0.0.1:%d", cbPort),
+		"LEDGER_ADMIN_LISTEN":    fmt.Sprintf("127.0.0.1:%d", admPort),
+		"LEDGER_ADMIN_TOKEN":     sp.token,
+		"LEDGER_PROVIDER_ID":     cfg.drive.providerID,
+		"LEDGER_SIGNING_SECRETS": base64.StdEncoding.EncodeToString(sp.secret),
+		"LEDGER_DATA_DIR":        sp.dataDir,
+		"LEDGER_RECONCILE_EVERY": "0",
+	}
+	if !sp.embedded {
+		name := "loadtest_" + strings.ToLower(hex.EncodeToString(randomBytes(6)))
+		dbURL, server, err := withDatabase(cfg.databaseURL, name)
+		if err != nil {
+			return err
+		}
+		sp.serverURL = server
+		if err := psql(ctx, server, `CREATE DATABASE "`+name+`"`); err != nil {
+			return fmt.Errorf("creating the scratch database %s: %w", name, err)
+		}
+		sp.scratch = append(sp.scratch, name)
+		env["DATABASE_URL"] = dbURL
+		env["LEDGER_KEK"] = base64.StdEncoding.EncodeToString(randomBytes(32))
+	}
+	// ledgerd's configuration is spawn's alone: nothing of the caller's
+	// environment that ledgerd reads is passed on.
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "LEDGER_") || strings.HasPrefix(k, "SERVICE_") || k == "DATABASE_URL" {
+			continue
+		}
+		sp.env = append(sp.env, kv)
+	}
+	for k, v := range env {
+		sp.env = append(sp.env, k+"="+v)
+	}
+	return nil
+}
+
+func (sp *spawned) describeDB() string {
+	if sp.embedded {
+		return "embedded cluster in " + sp.dataDir
+	}
+	u, _ := url.Parse(sp.serverURL)
+	host := ""
+	if u != nil {
+		host = u.Host
+	}
+	return fmt.Sprintf("scratch database %s on %s", strings.Join(sp.scratch[:min(1, len(sp.scratch))], ""), host)
+}
+
+func (sp *spawned) keptDB() string {
+	if len(sp.scratch) == 0 {
+		return ""
+	}
+	return " and the scratch database " + strings.Join(sp.scratch, ", ")
+}
+
+// withDatabase returns dbURL naming database name, and naming the
+// server's postgres database.
+func withDatabase(dbURL, name string) (string, string, error) {
+	u, err := url.Parse(dbURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
+		return "", "", cli.Usagef("--database-url (DATABASE_URL) must be a postgres:// URL for spawn")
+	}
+	scratch := *u
+	scratch.Path = "/" + name
+	server := *u
+	server.Path = "/postgres"
+	return scratch.String(), server.String(), nil
+}
+
+// psql runs one statement through psql.
+func psql(ctx context.Context, dbURL, sql string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql, dbURL).CombinedOutput()
+	if errors.Is(err, exec.ErrNotFound) {
+		return errors.New("psql is not on PATH: install the PostgreSQL client (Debian: postgresql-client)")
+	}
+	if err != nil {
+		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// startLedgerd starts the ledgerd process, its output appended to the log.
+func (sp *spawned) startLedgerd() error {
+	logf, err := os.OpenFile(sp.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	fmt.Fprintf(logf, "---- loadtest spawn %s: starting ledgerd\n", time.Now().Format(time.RFC3339Nano))
+	cmd := exec.Command(sp.bin)
+	cmd.Env = sp.env
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = childAttr()
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting ledgerd: %w", err)
+	}
+	exited := make(chan struct{})
+	sp.mu.Lock()
+	sp.cmd, sp.exited = cmd, exited
+	sp.mu.Unlock()
+	go func() {
+		err := cmd.Wait()
+		sp.mu.Lock()
+		sp.waitEr = err
+		sp.mu.Unlock()
+		close(exited)
+	}()
+	return nil
+}
+
+func (sp *spawned) current() (*exec.Cmd, chan struct{}) {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.cmd, sp.exited
+}
+
+// ready reports whether /readyz answers 200.
+func (sp *spawned) ready(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, sp.adminURL+"/readyz", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := sp.hc.Do(req)
+	if err != nil {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// waitReady waits until ledgerd is ready, or fails with the end of its log
+// when it exits or does not get ready in time.
+func (sp *spawned) waitReady(ctx context.Context, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	_, exited := sp.current()
+	for !sp.ready(ctx) {
+		select {
+		case <-exited:
+			return fmt.Errorf("ledgerd exited at start (%v); the end of %s:\n%s", sp.waitErr(), sp.logPath, tail(sp.logPath, 15))
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("ledgerd not ready after %s; the end of %s:\n%s", limit, sp.logPath, tail(sp.logPath, 15))
+		}
+	}
+	return nil
+}
+
+func (sp *spawned) waitErr() error {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.waitEr
+}
+
+// tail returns the last n lines of a file.
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// killLedgerd kills ledgerd with SIGKILL and waits for it to be reaped.
+func (sp *spawned) killLedgerd() error {
+	cmd, exited := sp.current()
+	if cmd == nil {
+		return errors.New("ledgerd is not running")
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	select {
+	case <-exited:
+		return nil
+	case <-time.After(30 * time.Second):
+		return errors.New("ledgerd did not die within 30s of SIGKILL")
+	}
+}
+
+// stopLedgerd stops ledgerd gracefully (SIGTERM, which also stops its
+// embedded Postgres), and kills it when it takes too long.
+func (sp *spawned) stopLedgerd() {
+	cmd, exited := sp.current()
+	if cmd == nil {
+		return
+	}
+	select {
+	case <-exited:
+		return
+	default:
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(60 * time.Second):
+		sp.logf("ledgerd did not stop within 60s of SIGTERM; killing it")
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		<-exited
+	}
+}
+
+// teardown stops ledgerd and makes sure no Postgres of spawn's data
+// directory outlives it.
+func (sp *spawned) teardown(ctx context.Context) {
+	sp.stopLedgerd()
+	if !sp.embedded {
+		return
+	}
+	pgdir := filepath.Join(sp.dataDir, "pg")
+	if _, err := os.Stat(filepath.Join(pgdir, "postmaster.pid")); err == nil {
+		// A Postgres chaos started outside ledgerd and no ledgerd adopted.
+		_ = sp.pgctl(ctx, "stop", "-D", pgdir, "-m", "fast", "-w", "-t", "30")
+	}
+}
+
+// dropScratch drops the scratch databases (DATABASE_URL mode).
+func (sp *spawned) dropScratch(ctx context.Context) {
+	for _, name := range sp.scratch {
+		if err := psql(ctx, sp.serverURL, `DROP DATABASE IF EXISTS "`+name+`" WITH (FORCE)`); err != nil {
+			sp.logf("dropping the scratch database %s: %v", name, err)
+		}
+	}
+	sp.scratch = nil
+}
+
+// pgctl runs pg_ctl of the installed server binaries, as the postgres OS
+// user when running as root (as ledgerd's embedded cluster does).
+func (sp *spawned) pgctl(ctx context.Context, args ...string) error {
+	binDir, err := embedpg.FindBinaries("")
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "pg_ctl"), args...)
+	cmd.Dir = os.TempDir()
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PG") && !strings.HasPrefix(kv, "LC_") && !strings.HasPrefix(kv, "LANG") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "LC_ALL=C")
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			return fmt.Errorf("running pg_ctl as root needs the postgres OS user: %w", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("pg_ctl %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// postmaster reads the port of the running cluster from postmaster.pid
+// (its fourth line).
+func postmasterPort(pgdir string) (int, error) {
+	f, err := os.Open(filepath.Join(pgdir, "postmaster.pid"))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for i := 1; sc.Scan(); i++ {
+		if i == 4 {
+			return strconv.Atoi(strings.TrimSpace(sc.Text()))
+		}
+	}
+	return 0, errors.New("postmaster.pid has no port line")
+}
+
+// restartPostgres stops the embedded cluster in immediate mode (no
+// checkpoint: the start recovers from the WAL, as after a crash) and
+// starts it again on the same port with the settings ledgerd gives it, so
+// that ledgerd's pool finds it where it was.
+func (sp *spawned) restartPostgres(ctx context.Context) error {
+	if !sp.embedded {
+		return errors.New("spawn restarts only its own embedded cluster")
+	}
+	pgdir := filepath.Join(sp.dataDir, "pg")
+	port, err := postmasterPort(pgdir)
+	if err != nil {
+		return fmt.Errorf("the embedded cluster's port: %w", err)
+	}
+	if err := sp.pgctl(ctx, "stop", "-D", pgdir, "-m", "immediate", "-w", "-t", "30"); err != nil {
+		return err
+	}
+	opts := fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c max_connections=100 -c shared_buffers=128MB -c password_encryption=scram-sha-256 -c logging_collector=off", port)
+	return sp.pgctl(ctx, "start", "-D", pgdir, "-w", "-t", "60", "-l", filepath.Join(pgdir, "loadtest-chaos.log"), "-o", opts)
+}
+
+// postgresVersion is the version of the server the ledger is on.
+func (sp *spawned) postgresVersion(ctx context.Context) string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if sp.embedded {
+		binDir, err := embedpg.FindBinaries("")
+		if err != nil {
+			return ""
+		}
+		out, err := exec.CommandContext(ctx, filepath.Join(binDir, "postgres"), "--version").Output()
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(out))
+	}
+	out, err := exec.CommandContext(ctx, "psql", "-X", "-tAc", "SELECT version()", sp.serverURL).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+var passwordLine = regexp.MustCompile(`^\S+$`)
+
+// ceilingURL is a scratch database on the ledger's Postgres server for the
+// pgbench ceiling.
+func (sp *spawned) ceilingURL(ctx context.Context) (string, error) {
+	name := "loadtest_ceiling"
+	if sp.embedded {
+		pgdir := filepath.Join(sp.dataDir, "pg")
+		port, err := postmasterPort(pgdir)
+		if err != nil {
+			return "", err
+		}
+		pw, err := os.ReadFile(filepath.Join(sp.dataDir, "pg-password"))
+		if err != nil {
+			return "", err
+		}
+		p := strings.TrimSpace(string(pw))
+		if !passwordLine.MatchString(p) {
+			return "", errors.New("the embedded cluster's password file is not one line")
+		}
+		u := url.URL{Scheme: "postgres", User: url.UserPassword("postgres", p), Host: fmt.Sprintf("127.0.0.1:%d", port),
+			Path: "/" + name, RawQuery: "sslmode=disable"}
+		return u.String(), nil
+	}
+	if len(sp.scratch) == 0 {
+		return "", errors.New("no scratch database")
+	}
+	name = sp.scratch[0] + "_ceiling"
+	dbURL, _, err := withDatabase(sp.serverURL, name)
+	if err != nil {
+		return "", err
+	}
+	if err := psql(ctx, sp.serverURL, `CREATE DATABASE "`+name+`"`); err != nil {
+		return "", err
+	}
+	sp.scratch = append(sp.scratch, name)
+	return dbURL, nil
+}
+
+// ceiling runs the bench cycles on the spawned ledgerd and the pgbench
+// ceiling on its Postgres server (docs/benchmarks.md).
+func (sp *spawned) ceiling(ctx context.Context, s *session, key envelope.Key, providerID string, clients int, d time.Duration) *BenchResult {
+	logf := func(format string, a ...any) { sp.logf(format, a...) }
+	dbURL, err := sp.ceilingURL(ctx)
+	if err != nil {
+		return &BenchResult{CeilingErr: "the ceiling database: " + err.Error()}
+	}
+	prefix := NewPrefix(time.Now().UnixNano()%(1<<40), time.Now())
+	accounts, err := seedBenchAccounts(ctx, s.adm, prefix, providerID, 1000, logf)
+	if err != nil {
+		return &BenchResult{CeilingErr: err.Error()}
+	}
+	hc := &http.Client{Transport: newTransport(clients), Timeout: 30 * time.Second}
+	defer hc.CloseIdleConnections()
+	client := &callbacks.Client{BaseURL: sp.callbacks, Key: key, HTTP: hc}
+	r := benchOne(ctx, s.adm, client, providerID, prefix+"-c", accounts, clients, d, 3*time.Second, dbURL, logf)
+	return &r
+}
