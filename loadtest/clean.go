@@ -126,14 +126,14 @@ func clean(ctx context.Context, cfg cleanConfig, stdout, stderr io.Writer) error
 			switch {
 			case err != nil:
 				failf("hold %s (payout %s): %v", h.HoldReference, h.PayoutID, err)
-			case str(svc, "outcome") == "approved":
+			case svc.Outcome() == "approved":
 				mu.Lock()
 				released++
 				mu.Unlock()
-			case str(svc, "reason") == "hold_captured":
+			case svc.Str("reason") == "hold_captured":
 				// Captured since it was listed: nothing to release.
 			default:
-				failf("hold %s (payout %s): release answered %s %s", h.HoldReference, h.PayoutID, str(svc, "outcome"), str(svc, "reason"))
+				failf("hold %s (payout %s): release answered %s %s", h.HoldReference, h.PayoutID, svc.Outcome(), svc.Str("reason"))
 			}
 			return nil
 		})
@@ -218,7 +218,7 @@ func accountsOf(ctx context.Context, adm *adminClient, prefix string, held []adm
 }
 
 // releaseHold sends one release callback under the service's retry policy.
-func releaseHold(ctx context.Context, client *callbacks.Client, providerID, prefix string, h adminapi.Hold) (map[string]any, error) {
+func releaseHold(ctx context.Context, client *callbacks.Client, providerID, prefix string, h adminapi.Hold) (*callbacks.Reply, error) {
 	svc := map[string]any{"holdReference": h.HoldReference, "payoutID": h.PayoutID, "providerID": providerID,
 		"idempotencyKey": prefix + "-clean-" + h.HoldReference, "reason": "cancelled"}
 	w := &cycleWorker{statuses: map[int]int{}}
