@@ -2,7 +2,6 @@ package admin
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/julienschmidt/httprouter"
 	"github.com/shopspring/decimal"
@@ -131,22 +130,9 @@ func (s *Server) getHold(r *http.Request, ps httprouter.Params) (int, any, error
 }
 
 func (s *Server) listHolds(r *http.Request, _ httprouter.Params) (int, any, error) {
-	q := r.URL.Query()
-	o := holds.ListOptions{PayoutID: q.Get("payoutID"), Status: q.Get("status"), Cursor: q.Get("cursor")}
-	if l := q.Get("limit"); l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > 100 {
-			return 0, nil, ledger.Invalid("/limit", "limit must be an integer from 1 to 100")
-		}
-		o.Limit = n
-	}
-	p, err := s.cfg.DB.ListHolds(r.Context(), o)
+	q, err := readQuery(r, "payoutID", "accountID", "status", "cursor", "limit")
 	if err != nil {
 		return 0, nil, err
 	}
-	out := adminapi.HoldList{Holds: make([]adminapi.Hold, 0, len(p.Holds)), NextCursor: p.NextCursor, HasMore: p.HasMore}
-	for _, h := range p.Holds {
-		out.Holds = append(out.Holds, viewHold(h))
-	}
-	return http.StatusOK, out, nil
+	return s.holdsPage(r, q, holds.ListOptions{AccountID: q["accountID"]})
 }
