@@ -277,7 +277,11 @@ func (s *Server) statement(w http.ResponseWriter, r *http.Request, ps httprouter
 		err = sw.end()
 	}
 	if err != nil && started {
-		s.log.Error("statement abandoned after its first byte: connection closed", "path", r.URL.Path, "err", err)
+		if r.Context().Err() != nil {
+			s.log.Info("statement abandoned: the client went away", "path", r.URL.Path)
+		} else {
+			s.log.Error("statement abandoned after its first byte: connection closed", "path", r.URL.Path, "err", err)
+		}
 		panic(http.ErrAbortHandler)
 	}
 	return err

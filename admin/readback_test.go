@@ -478,8 +478,9 @@ func checkCamtStatement(t *testing.T, rec *httptest.ResponseRecorder, w *ledgert
 	if net.IsNegative() {
 		netInd = "DBIT"
 	}
-	if m.N != int64(len(want)) || m.NCdt != nCdt || m.NDbt != nDbt || !num(m.SumCdt).Equal(credits) || !num(m.SumDbt).Equal(debits) ||
-		!num(m.Sum).Equal(credits.Add(debits)) || !num(m.Net).Equal(net.Abs()) || m.NetInd != netInd {
+	text := func(v decimal.Decimal) string { return ledger.FormatAmount(a.Currency, v) }
+	if m.N != int64(len(want)) || m.NCdt != nCdt || m.NDbt != nDbt || m.SumCdt != text(credits) || m.SumDbt != text(debits) ||
+		m.Sum != text(credits.Add(debits)) || m.Net != text(net.Abs()) || !num(m.Net).Equal(net.Abs()) || m.NetInd != netInd {
 		t.Fatalf("%s: summary %+v; credits %d %s, debits %d %s", what, m, nCdt, credits, nDbt, debits)
 	}
 }

@@ -298,17 +298,20 @@ func (c *camtStatement) balance(code string, v decimal.Decimal, at time.Time) ca
 	return camtBalance{Code: code, Amt: amt, CdtDbtInd: ind, At: statementTime(at)}
 }
 
+// summary is TxsSummry: sums of absolute amounts, with the currency's
+// places like every other amount of the statement.
 func (c *camtStatement) summary() camtSummary {
 	s := c.s
+	format := func(v decimal.Decimal) string { return ledger.FormatAmount(s.Account.Currency, v.Abs()) }
 	var out camtSummary
+	out.All.N, out.All.Sum = s.Count(), format(s.Credits.Sub(s.Debits))
 	net := s.Credits.Add(s.Debits)
-	out.All.N, out.All.Sum = s.Count(), s.Credits.Sub(s.Debits).String()
-	out.All.Net.Amt, out.All.Net.CdtDbtInd = net.Abs().String(), "CRDT"
+	out.All.Net.Amt, out.All.Net.CdtDbtInd = format(net), "CRDT"
 	if net.IsNegative() {
 		out.All.Net.CdtDbtInd = "DBIT"
 	}
-	out.Credits = camtCount{N: s.CreditCount, Sum: s.Credits.String()}
-	out.Debits = camtCount{N: s.DebitCount, Sum: s.Debits.Abs().String()}
+	out.Credits = camtCount{N: s.CreditCount, Sum: format(s.Credits)}
+	out.Debits = camtCount{N: s.DebitCount, Sum: format(s.Debits)}
 	return out
 }
 
