@@ -135,7 +135,7 @@ func New(cfg Config) *Server {
 func (s *Server) Handle(method, path string, h func(*http.Request, httprouter.Params) (int, any, error)) {
 	s.routes = append(s.routes, Route{Method: method, Path: path, Auth: true})
 	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-		if !s.authenticate(w, r) {
+		if !s.authenticate(w, r) || !s.validPath(w, r, ps) {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
@@ -158,7 +158,7 @@ func (s *Server) Handle(method, path string, h func(*http.Request, httprouter.Pa
 func (s *Server) stream(method, path string, h func(http.ResponseWriter, *http.Request, httprouter.Params) error) {
 	s.routes = append(s.routes, Route{Method: method, Path: path, Auth: true})
 	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-		if !s.authenticate(w, r) {
+		if !s.authenticate(w, r) || !s.validPath(w, r, ps) {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
@@ -173,6 +173,19 @@ func (s *Server) stream(method, path string, h func(http.ResponseWriter, *http.R
 func (s *Server) open(method, path string, h httprouter.Handle) {
 	s.routes = append(s.routes, Route{Method: method, Path: path})
 	s.router.Handle(method, path, h)
+}
+
+// validPath answers 400 and returns false when a path parameter is not
+// text Postgres can hold (NUL, invalid UTF-8): such an ID can name nothing,
+// and saying so is more use than a 404.
+func (s *Server) validPath(w http.ResponseWriter, r *http.Request, ps httprouter.Params) bool {
+	for _, p := range ps {
+		if !ledger.ValidText(p.Value) {
+			s.WriteError(w, r, ledger.Invalid("/"+p.Key, "%s must be valid UTF-8 without NUL", p.Key))
+			return false
+		}
+	}
+	return true
 }
 
 // authenticate answers 401 and returns false unless r carries the token.

@@ -610,6 +610,8 @@ func TestReadbackBadInput(t *testing.T) {
 		{"StatementOfASystemAccount", "/v1/accounts/settlement:USD/statement?" + period, 404, "account-not-found", ""},
 		{"StatementCamtLongID", "/v1/accounts/" + longID + "/statement?format=camt053&" + period, 422, "statement-format-unsupported", "/format"},
 		{"HoldsOfUnknownAccount", "/v1/accounts/nobody/holds", 404, "account-not-found", ""},
+		{"NULInAnAccountID", "/v1/accounts/a%00b", 400, "invalid-request", "/accountID"},
+		{"InvalidUTF8InAHoldReference", "/v1/holds/hold_%C3", 400, "invalid-request", "/holdReference"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
