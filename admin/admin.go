@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -70,7 +71,21 @@ type Server struct {
 	cfg    Config
 	router *httprouter.Router
 	log    *slog.Logger
+	routes []Route
 }
+
+// Route is a route the admin API serves.
+type Route struct {
+	Method string
+	// Path is in the router's syntax: /v1/accounts/:accountID.
+	Path string
+	// Auth is true when the route requires the bearer token (when one is
+	// configured).
+	Auth bool
+}
+
+// Routes returns every route registered, in the order of registration.
+func (s *Server) Routes() []Route { return slices.Clone(s.routes) }
 
 // New returns the admin API on cfg.
 func New(cfg Config) *Server {
@@ -90,16 +105,31 @@ func New(cfg Config) *Server {
 		problem.WriteMethodNotAllowed(w, problem.New("method-not-allowed", http.StatusMethodNotAllowed, "method not allowed on this route"))
 	})
 	r.PanicHandler = func(w http.ResponseWriter, req *http.Request, v any) {
+		if v == http.ErrAbortHandler {
+			panic(v) // a streamed answer cut on purpose: net/http closes the connection
+		}
 		s.log.Error("admin handler panicked", "path", req.URL.Path, "panic", fmt.Sprint(v))
 		problem.Write(w, problem.New("internal", http.StatusInternalServerError, "internal error"))
 	}
-	r.GET("/healthz", func(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
+	s.open(http.MethodGet, "/healthz", func(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	r.GET("/readyz", s.readyz)
+	s.open(http.MethodGet, "/readyz", s.readyz)
 	if cfg.Metrics != nil {
-		r.Handler(http.MethodGet, "/metrics", s.metrics(cfg.Metrics))
+		if cfg.PublicMetrics {
+			s.open(http.MethodGet, "/metrics", func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) { cfg.Metrics.ServeHTTP(w, r) })
+		} else {
+			// /metrics shows holds outstanding per currency and key
+			// fingerprints: behind the token like /v1/*.
+			s.routes = append(s.routes, Route{Method: http.MethodGet, Path: "/metrics", Auth: true})
+			r.Handle(http.MethodGet, "/metrics", func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+				if s.authenticate(w, r) {
+					cfg.Metrics.ServeHTTP(w, r)
+				}
+			})
+		}
 	}
+	s.open(http.MethodGet, "/openapi.json", s.openAPI)
 	s.Handle(http.MethodPost, "/v1/accounts", s.createAccount)
 	s.Handle(http.MethodGet, "/v1/accounts/:accountID", s.getAccount)
 	s.Handle(http.MethodPatch, "/v1/accounts/:accountID", s.patchAccount)
@@ -107,6 +137,7 @@ func New(cfg Config) *Server {
 	s.Handle(http.MethodPost, "/v1/instruments", s.addInstrument)
 	s.Handle(http.MethodGet, "/v1/holds", s.listHolds)
 	s.Handle(http.MethodGet, "/v1/holds/:holdReference", s.getHold)
+	s.registerReadback()
 	if cfg.Secrets != nil {
 		s.registerSecrets()
 	}
@@ -119,22 +150,12 @@ func New(cfg Config) *Server {
 // Handle adds an authenticated route. h answers with the value to send as
 // JSON and its status, or an error that WriteError maps.
 func (s *Server) Handle(method, path string, h func(*http.Request, httprouter.Params) (int, any, error)) {
+	s.routes = append(s.routes, Route{Method: method, Path: path, Auth: true})
 	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-		if !s.authorized(r) {
-			unauthorized(w)
+		if !s.authenticate(w, r) || !s.validRequest(w, r, ps) {
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
-		// Path and query values go to the database as text: refuse what it
-		// cannot hold before any handler runs.
-		err := checkPath(ps)
-		if err == nil {
-			_, err = parseQuery(r.URL.RawQuery)
-		}
-		if err != nil {
-			s.WriteError(w, r, err)
-			return
-		}
 		status, v, err := h(r, ps)
 		if err != nil {
 			s.WriteError(w, r, err)
@@ -148,23 +169,53 @@ func (s *Server) Handle(method, path string, h func(*http.Request, httprouter.Pa
 	})
 }
 
-// metrics serves h, behind the token unless PublicMetrics is set.
-func (s *Server) metrics(h http.Handler) http.Handler {
-	if s.cfg.PublicMetrics {
-		return h
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.authorized(r) {
-			unauthorized(w)
+// stream adds an authenticated route whose handler writes its own answer
+// (a statement). An error it returns before writing anything is answered
+// as WriteError maps it.
+func (s *Server) stream(method, path string, h func(http.ResponseWriter, *http.Request, httprouter.Params) error) {
+	s.routes = append(s.routes, Route{Method: method, Path: path, Auth: true})
+	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		if !s.authenticate(w, r) || !s.validRequest(w, r, ps) {
 			return
 		}
-		h.ServeHTTP(w, r)
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
+		if err := h(w, r, ps); err != nil {
+			s.WriteError(w, r, err)
+		}
 	})
 }
 
-func unauthorized(w http.ResponseWriter) {
+// open adds a route that needs no token (probes, scrapers, the API's
+// description).
+func (s *Server) open(method, path string, h httprouter.Handle) {
+	s.routes = append(s.routes, Route{Method: method, Path: path})
+	s.router.Handle(method, path, h)
+}
+
+// validRequest answers 400 and returns false when a path parameter or a
+// query value is not text Postgres can hold (NUL, invalid UTF-8), before
+// any handler runs: such an ID can name nothing, and saying so is more use
+// than a 404.
+func (s *Server) validRequest(w http.ResponseWriter, r *http.Request, ps httprouter.Params) bool {
+	err := checkPath(ps)
+	if err == nil {
+		_, err = parseQuery(r.URL.RawQuery)
+	}
+	if err != nil {
+		s.WriteError(w, r, err)
+		return false
+	}
+	return true
+}
+
+// authenticate answers 401 and returns false unless r carries the token.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) bool {
+	if s.authorized(r) {
+		return true
+	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="ledgerd-admin"`)
 	problem.Write(w, problem.New("unauthorized", http.StatusUnauthorized, "a valid admin bearer token is required"))
+	return false
 }
 
 func (s *Server) authorized(r *http.Request) bool {

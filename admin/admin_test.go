@@ -52,6 +52,7 @@ func call(t *testing.T, h http.Handler, method, path, body string, hdr ...string
 	}
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
+	documented(t, method, path, rec.Code, rec.Body.Bytes())
 	a := answer{status: rec.Code, header: rec.Header(), raw: rec.Body.String()}
 	if rec.Body.Len() > 0 {
 		if err := json.Unmarshal(rec.Body.Bytes(), &a.body); err != nil {

@@ -1,6 +1,9 @@
 // Package admin serves the adapter's admin API (design section 4) on the
-// admin listener: accounts, adjustments, instruments and holds, with room
-// for other packages to add routes (signing secrets, reconciliation).
+// admin listener: accounts, adjustments, instruments and holds; the ledger
+// read back (accounts a page at a time, the journal as transactions and
+// entries, statements as CSV or camt.053); signing secrets and
+// reconciliation when configured; and the API's OpenAPI 3.1 description
+// at /openapi.json (openapi.yaml, held to the routes by TestOpenAPI).
 //
 // Bodies are JSON objects decoded strictly: unknown fields, wrong JSON
 // types, trailing data, a member given twice, strings that encoding/json

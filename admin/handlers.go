@@ -2,7 +2,6 @@ package admin
 
 import (
 	"net/http"
-	"strconv"
 
 	"github.com/julienschmidt/httprouter"
 	"github.com/shopspring/decimal"
@@ -131,25 +130,9 @@ func (s *Server) getHold(r *http.Request, ps httprouter.Params) (int, any, error
 }
 
 func (s *Server) listHolds(r *http.Request, _ httprouter.Params) (int, any, error) {
-	q, err := query(r, "payoutID", "status", "cursor", "limit")
+	q, err := readQuery(r, "payoutID", "accountID", "status", "cursor", "limit")
 	if err != nil {
 		return 0, nil, err
 	}
-	o := holds.ListOptions{PayoutID: q["payoutID"], Status: q["status"], Cursor: q["cursor"]}
-	if l := q["limit"]; l != "" {
-		n, err := strconv.Atoi(l)
-		if err != nil || n < 1 || n > 100 {
-			return 0, nil, ledger.Invalid("/limit", "limit must be an integer from 1 to 100")
-		}
-		o.Limit = n
-	}
-	p, err := s.cfg.DB.ListHolds(r.Context(), o)
-	if err != nil {
-		return 0, nil, err
-	}
-	out := adminapi.HoldList{Holds: make([]adminapi.Hold, 0, len(p.Holds)), NextCursor: p.NextCursor, HasMore: p.HasMore}
-	for _, h := range p.Holds {
-		out.Holds = append(out.Holds, viewHold(h))
-	}
-	return http.StatusOK, out, nil
+	return s.holdsPage(r, q, holds.ListOptions{AccountID: q["accountID"]})
 }

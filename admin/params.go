@@ -69,18 +69,22 @@ func parseQuery(raw string) ([]param, error) {
 	return out, nil
 }
 
-// query returns the parameters of a route that takes the allowed ones:
+// query is a request's query string, read strictly.
+type query map[string]string
+
+// readQuery returns the parameters of a route that takes the known ones:
 // another name, or a name given twice (where Query().Get would read the
-// first silently), is a 400 pointing at it.
-func query(r *http.Request, allowed ...string) (map[string]string, error) {
+// first silently), is a 400 pointing at it; values are decoded strictly
+// (parseQuery). An empty value is as good as an absent one.
+func readQuery(r *http.Request, known ...string) (query, error) {
 	params, err := parseQuery(r.URL.RawQuery)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]string, len(params))
+	out := make(query, len(params))
 	for _, p := range params {
-		if !slices.Contains(allowed, p.name) {
-			return nil, ledger.Invalid("/"+escapePointer(p.name), "unknown query parameter %q", p.name)
+		if !slices.Contains(known, p.name) {
+			return nil, ledger.Invalid("/"+escapePointer(p.name), "unknown query parameter %q (known: %s)", p.name, strings.Join(known, ", "))
 		}
 		if _, twice := out[p.name]; twice {
 			return nil, ledger.Invalid("/"+escapePointer(p.name), "%s is given more than once", p.name)

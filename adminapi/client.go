@@ -28,6 +28,7 @@ type Client struct {
 	Accounts       *AccountsService
 	Instruments    *InstrumentsService
 	Holds          *HoldsService
+	Journal        *JournalService
 	SigningSecrets *SigningSecretsService
 	Reconciliation *ReconciliationService
 }
@@ -85,6 +86,7 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	c.Accounts = (*AccountsService)(&c.common)
 	c.Instruments = (*InstrumentsService)(&c.common)
 	c.Holds = (*HoldsService)(&c.common)
+	c.Journal = (*JournalService)(&c.common)
 	c.SigningSecrets = (*SigningSecretsService)(&c.common)
 	c.Reconciliation = (*ReconciliationService)(&c.common)
 	return c, nil
@@ -100,7 +102,8 @@ func (c *Client) BaseURL() *url.URL {
 // what the API put around the payload.
 type Response struct {
 	*http.Response
-	// NextCursor and HasMore are set by Holds.List.
+	// NextCursor and HasMore are set by the methods that read a page
+	// (Holds.List, Accounts.List, Journal.ListEntries, …).
 	NextCursor string
 	HasMore    bool
 }
@@ -142,7 +145,7 @@ func (c *Client) NewRequest(method, path string, body any) (*http.Request, error
 }
 
 // Do sends req under ctx and decodes a 2xx answer into v: JSON into a pointer, the
-// raw body into an io.Writer, nothing when v is nil. A non-2xx answer is an
+// raw body into an io.Writer (all of it: the writer bounds it), nothing when v is nil. A non-2xx answer is an
 // *Error (see CheckResponse); a transport failure is returned as the HTTP
 // client gives it, so errors.Is works on its causes (connection refused,
 // deadline exceeded).
@@ -161,7 +164,9 @@ func (c *Client) Do(ctx context.Context, req *http.Request, v any) (*Response, e
 	case nil:
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
 	case io.Writer:
-		if _, err := io.Copy(v, io.LimitReader(resp.Body, maxBody)); err != nil {
+		// No limit: a statement may be larger than any JSON answer, and
+		// cutting it short would hand the caller a truncated one.
+		if _, err := io.Copy(v, resp.Body); err != nil {
 			return r, err
 		}
 	default:

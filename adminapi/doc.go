@@ -5,10 +5,13 @@
 // # Wire types
 //
 // Every request and answer body of the /v1 routes is a struct here:
-// Account, AccountCreateRequest, AccountUpdateRequest, AdjustmentRequest,
-// Adjustment, Instrument, Hold, HoldList, SigningSecret, SigningSecretList,
-// SigningSecretRequest, SigningSecretCreated, ReconciliationRunRequest,
-// ReconciliationRun, Finding, and the problem body, Error. Amounts are
+// Account, AccountCreateRequest, AccountUpdateRequest, AccountList,
+// AdjustmentRequest, Adjustment, Instrument, Hold, HoldList, JournalEntry,
+// JournalTransaction, JournalEntryList, JournalTransactionList,
+// SigningSecret, SigningSecretList, SigningSecretRequest,
+// SigningSecretCreated, ReconciliationRunRequest, ReconciliationRun,
+// Finding, and the problem body, Error. A statement (CSV or camt.053 XML)
+// is written as it comes to an io.Writer (Accounts.Statement). Amounts are
 // Amount: a JSON string written with the account currency's minor units
 // ("100.00", "-5.25", "100" for JPY), read as a decimal.Decimal through
 // Amount.Decimal. Hold times are Timestamp (UTC, microseconds).

@@ -88,7 +88,7 @@ func (s *HoldsService) Get(ctx context.Context, holdReference string) (*Hold, *R
 func (s *HoldsService) List(ctx context.Context, opts *HoldListOptions) (*HoldList, *Response, error) {
 	q := url.Values{}
 	if opts != nil {
-		for k, v := range map[string]string{"payoutID": opts.PayoutID, "status": opts.Status, "cursor": opts.Cursor} {
+		for k, v := range map[string]string{"payoutID": opts.PayoutID, "accountID": opts.AccountID, "status": opts.Status, "cursor": opts.Cursor} {
 			if v != "" {
 				q.Set(k, v)
 			}

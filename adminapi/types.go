@@ -144,10 +144,11 @@ type Hold struct {
 
 // HoldListOptions are the query of GET /v1/holds.
 type HoldListOptions struct {
-	PayoutID string // only the holds of this payout
-	Status   string // HoldHeld, HoldCaptured or HoldReleased
-	Cursor   string // NextCursor of the previous page
-	Limit    int    // 1 to 100; 0: the server's default
+	PayoutID  string // only the holds of this payout
+	AccountID string // only the holds on this account
+	Status    string // HoldHeld, HoldCaptured or HoldReleased
+	Cursor    string // NextCursor of the previous page
+	Limit     int    // 1 to 100; 0: the server's default
 }
 
 // HoldList is one page of GET /v1/holds, newest first.

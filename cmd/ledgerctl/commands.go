@@ -16,9 +16,9 @@ import (
 )
 
 const rootLong = `ledgerctl is the operator CLI of the provider ledger adapter. It drives
-ledgerd's admin API (accounts, adjustments, instruments, holds, signing
-secrets, reconciliation), applies schema migrations, and calls the
-service's provider API (ledgerctl provider …).
+ledgerd's admin API (accounts, adjustments, instruments, holds, the
+journal, statements, signing secrets, reconciliation), applies schema
+migrations, and calls the service's provider API (ledgerctl provider …).
 
 Admin commands reach ledgerd with --admin (env LEDGER_ADMIN_URL, default
 http://127.0.0.1:8081) and send --admin-token (env LEDGER_ADMIN_TOKEN) as a
@@ -37,7 +37,8 @@ func newRoot() *cobra.Command {
 		Version: cli.Version(),
 	})
 	cli.ExitStatus(root, exitStatus)
-	root.AddCommand(migrateCmd(), dbURLCmd(), accountsCmd(), adjustCmd(), instrumentsCmd(), holdsCmd(), secretsCmd(), reconcileCmd(), providerCmdTree())
+	root.AddCommand(migrateCmd(), dbURLCmd(), accountsCmd(), adjustCmd(), instrumentsCmd(), holdsCmd(), journalCmd(), statementCmd(),
+		secretsCmd(), reconcileCmd(), providerCmdTree())
 	return root
 }
 
@@ -144,8 +145,8 @@ func oneOf(args []string, i int, flagName, flagValue, what string) (string, erro
 }
 
 func accountsCmd() *cobra.Command {
-	g := cli.Group(&cobra.Command{Use: "accounts", Short: "Create, read, freeze, unfreeze and close accounts"})
-	g.AddCommand(accountCreateCmd(), accountGetCmd())
+	g := cli.Group(&cobra.Command{Use: "accounts", Short: "Create, read, list, freeze, unfreeze and close accounts"})
+	g.AddCommand(accountCreateCmd(), accountGetCmd(), accountListCmd())
 	for _, s := range []struct{ name, status, short string }{
 		{"freeze", adminapi.AccountFrozen, "Freeze an account: new holds refused, adjustments allowed"},
 		{"unfreeze", adminapi.AccountOpen, "Open a frozen account again"},
@@ -336,6 +337,7 @@ func holdsCmd() *cobra.Command {
 	var all bool
 	fs := list.Flags()
 	fs.StringVar(&opts.PayoutID, "payout", "", "only the hold of this payoutID")
+	fs.StringVar(&opts.AccountID, "account", "", "only the holds on this account")
 	fs.StringVar(&opts.Status, "status", "", "held, captured or released")
 	fs.IntVar(&opts.Limit, "limit", 25, "page size, 1 to 100")
 	fs.StringVar(&opts.Cursor, "cursor", "", "nextCursor of the previous page")

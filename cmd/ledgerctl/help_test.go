@@ -48,7 +48,8 @@ func TestHelp(t *testing.T) {
 		t.Parallel()
 		for path, want := range map[string][]string{
 			"holds get":      {"admin", "admin-token", "help", "json"},
-			"holds list":     {"admin", "admin-token", "all", "cursor", "help", "json", "limit", "payout", "status"},
+			"holds list":     {"account", "admin", "admin-token", "all", "cursor", "help", "json", "limit", "payout", "status"},
+			"statement":      {"account-id", "admin", "admin-token", "format", "from", "help", "output", "timeout", "to"},
 			"secrets retire": {"admin", "admin-token", "help"},
 			"secrets add":    {"admin", "admin-token", "from-file", "help", "json"},
 			"migrate":        {"database-url", "help"},
@@ -101,7 +102,8 @@ func TestHelp(t *testing.T) {
 	t.Run("JSONWhereATableIsPrinted", func(t *testing.T) {
 		t.Parallel()
 		for _, path := range []string{"accounts create", "accounts get", "accounts freeze", "accounts unfreeze", "accounts close",
-			"adjust", "instruments add", "holds get", "holds list", "secrets list", "reconcile"} {
+			"adjust", "instruments add", "holds get", "holds list", "secrets list", "reconcile",
+			"accounts list", "journal transactions", "journal entries"} {
 			if !slices.ContainsFunc(byPath[path].Flags, func(f clitest.Flag) bool { return f.Name == "json" && f.Type == "" }) {
 				t.Errorf("ledgerctl %s prints a table but has no --json", path)
 			}

@@ -1,0 +1,320 @@
+package admin_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/provider-ledger/adapter/admin"
+	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/keyring"
+	"github.com/provider-ledger/adapter/reconciliation"
+)
+
+// apiDoc is the parsed OpenAPI document: what TestOpenAPI checks and what
+// every request of this package's tests is held to (see documented).
+type apiDoc struct {
+	OpenAPI string `json:"openapi"`
+	Paths   map[string]map[string]json.RawMessage
+	raw     any
+}
+
+type apiOperation struct {
+	OperationID string                     `json:"operationId"`
+	Security    *[]map[string][]string     `json:"security"`
+	Responses   map[string]json.RawMessage `json:"responses"`
+}
+
+var loadDoc = sync.OnceValues(func() (*apiDoc, error) {
+	b, err := admin.OpenAPI()
+	if err != nil {
+		return nil, err
+	}
+	d := &apiDoc{}
+	if err := json.Unmarshal(b, d); err != nil {
+		return nil, err
+	}
+	return d, json.Unmarshal(b, &d.raw)
+})
+
+var httpMethods = []string{"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+// operation returns the document's operation of method on the template.
+func (d *apiDoc) operation(method, template string) (apiOperation, bool) {
+	raw, ok := d.Paths[template][strings.ToLower(method)]
+	if !ok {
+		return apiOperation{}, false
+	}
+	var op apiOperation
+	if err := json.Unmarshal(raw, &op); err != nil {
+		return apiOperation{}, false
+	}
+	return op, true
+}
+
+// template returns the document's path template that path (decoded, no
+// query) matches: {name} matches one non-empty segment.
+func (d *apiDoc) template(path string) (string, bool) {
+	segs := strings.Split(path, "/")
+	for tmpl := range d.Paths {
+		ts := strings.Split(tmpl, "/")
+		if len(ts) != len(segs) {
+			continue
+		}
+		match := true
+		for i := range ts {
+			if strings.HasPrefix(ts[i], "{") {
+				match = match && segs[i] != ""
+			} else {
+				match = match && ts[i] == segs[i]
+			}
+		}
+		if match {
+			return tmpl, true
+		}
+	}
+	return "", false
+}
+
+// documented fails t unless the document lists status for the request's
+// route: every answer a test sees is one the document promises. The
+// router's own answers (no such route: not-found, a method the route does
+// not serve: method-not-allowed) are checked to be those.
+func documented(t *testing.T, method, target string, status int, body []byte) {
+	t.Helper()
+	d, err := loadDoc()
+	if err != nil {
+		t.Fatalf("the OpenAPI document: %v", err)
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		return // the request itself was built from it: not reached
+	}
+	var p struct{ Type string }
+	_ = json.Unmarshal(body, &p)
+	switch p.Type {
+	case "urn:provider-ledger:problem:not-found":
+		return // no route here (or a route this server was built without)
+	case "urn:provider-ledger:problem:method-not-allowed":
+		if status != http.StatusMethodNotAllowed {
+			t.Errorf("%s %s: a method-not-allowed problem with status %d", method, target, status)
+		}
+		return
+	}
+	tmpl, ok := d.template(u.Path)
+	if !ok {
+		t.Errorf("%s %s answered %d, and the OpenAPI document has no path for it", method, target, status)
+		return
+	}
+	op, ok := d.operation(method, tmpl)
+	if !ok {
+		t.Errorf("%s %s answered %d, and the OpenAPI document has no %s on %s", method, target, status, method, tmpl)
+		return
+	}
+	if _, ok := op.Responses[strconv.Itoa(status)]; !ok {
+		t.Errorf("%s %s answered %d, which the OpenAPI document does not list for %s %s (it lists %v)",
+			method, target, status, method, tmpl, slices.Sorted(maps.Keys(op.Responses)))
+	}
+}
+
+// routerPath converts a router pattern (/v1/accounts/:accountID) to an
+// OpenAPI template (/v1/accounts/{accountID}).
+func routerPath(p string) string {
+	return regexp.MustCompile(`:([A-Za-z]+)`).ReplaceAllString(p, "{$1}")
+}
+
+// TestOpenAPI holds the document to the server: it parses as OpenAPI 3.1,
+// every reference resolves, every route the server registers (with every
+// optional part configured) is in it with the same method and vice versa,
+// path parameters are declared, the token's routes say so and list 401,
+// and the admin listener serves it at /openapi.json without a token.
+func TestOpenAPI(t *testing.T) {
+	t.Parallel()
+	d, err := loadDoc()
+	if err != nil {
+		t.Fatalf("the OpenAPI document does not load: %v", err)
+	}
+	full := func(t *testing.T) *admin.Server {
+		t.Helper()
+		db, _ := pgtest.DB(t)
+		kek := bytes.Repeat([]byte{7}, keyring.KEKSize)
+		secrets, err := keyring.NewStore(db, kek, keyring.StoreOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return admin.New(admin.Config{DB: db, Token: "tok", Secrets: secrets, Reconciler: fixedReconciler{reconciliation.Report{}},
+			Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("m 1\n")) })})
+	}
+
+	t.Run("Version", func(t *testing.T) {
+		t.Parallel()
+		if !strings.HasPrefix(d.OpenAPI, "3.1.") {
+			t.Fatalf("openapi %q, want 3.1.x", d.OpenAPI)
+		}
+	})
+
+	t.Run("EveryReferenceResolves", func(t *testing.T) {
+		t.Parallel()
+		n := 0
+		var walk func(v any)
+		walk = func(v any) {
+			switch v := v.(type) {
+			case map[string]any:
+				if ref, ok := v["$ref"].(string); ok {
+					n++
+					if !resolves(d.raw, ref) {
+						t.Errorf("$ref %s does not resolve", ref)
+					}
+				}
+				for _, c := range v {
+					walk(c)
+				}
+			case []any:
+				for _, c := range v {
+					walk(c)
+				}
+			}
+		}
+		walk(d.raw)
+		if n < 50 {
+			t.Fatalf("only %d references: the walk is not looking", n)
+		}
+	})
+
+	t.Run("RoutesAndDocumentAgree", func(t *testing.T) {
+		t.Parallel()
+		s := full(t)
+		registered := map[string]admin.Route{}
+		for _, r := range s.Routes() {
+			registered[r.Method+" "+routerPath(r.Path)] = r
+		}
+		documentedOps := map[string]bool{}
+		for tmpl, item := range d.Paths {
+			for m := range item {
+				if slices.Contains(httpMethods, m) {
+					documentedOps[strings.ToUpper(m)+" "+tmpl] = true
+				}
+			}
+		}
+		for k := range registered {
+			if !documentedOps[k] {
+				t.Errorf("route %s is served and not in the OpenAPI document", k)
+			}
+		}
+		for k := range documentedOps {
+			if _, ok := registered[k]; !ok {
+				t.Errorf("the OpenAPI document has %s, which the server does not serve", k)
+			}
+		}
+		if len(registered) < 20 {
+			t.Fatalf("only %d routes registered: %v", len(registered), registered)
+		}
+		for k, r := range registered {
+			method, tmpl, _ := strings.Cut(k, " ")
+			op, ok := d.operation(method, tmpl)
+			if !ok {
+				continue
+			}
+			open := op.Security != nil && len(*op.Security) == 0
+			if open == r.Auth {
+				t.Errorf("%s: the server's token requirement is %v, the document's security says %v", k, r.Auth, !open)
+			}
+			if _, ok := op.Responses["401"]; r.Auth && !ok {
+				t.Errorf("%s needs the token and does not list 401", k)
+			}
+			if op.OperationID == "" {
+				t.Errorf("%s has no operationId", k)
+			}
+		}
+	})
+
+	t.Run("PathParametersAreDeclared", func(t *testing.T) {
+		t.Parallel()
+		var raw map[string]map[string]any
+		b, _ := json.Marshal(d.raw.(map[string]any)["paths"])
+		if err := json.Unmarshal(b, &raw); err != nil {
+			t.Fatal(err)
+		}
+		for tmpl, item := range raw {
+			want := regexp.MustCompile(`\{([^}]+)\}`).FindAllStringSubmatch(tmpl, -1)
+			declared := map[string]bool{}
+			for _, p := range paramsOf(d.raw, item["parameters"]) {
+				if p["in"] == "path" {
+					declared[p["name"].(string)] = p["required"] == true
+				}
+			}
+			for _, w := range want {
+				if !declared[w[1]] {
+					t.Errorf("%s: path parameter %s is not declared as a required path parameter", tmpl, w[1])
+				}
+			}
+			if len(declared) != len(want) {
+				t.Errorf("%s declares path parameters %v", tmpl, declared)
+			}
+		}
+	})
+
+	t.Run("ServedAsJSONWithoutAToken", func(t *testing.T) {
+		t.Parallel()
+		s := full(t)
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("GET", "/openapi.json", nil))
+		want, _ := admin.OpenAPI()
+		if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/json" || !bytes.Equal(rec.Body.Bytes(), want) {
+			t.Fatalf("GET /openapi.json = %d %q, %d bytes", rec.Code, rec.Header().Get("Content-Type"), rec.Body.Len())
+		}
+		documented(t, "GET", "/openapi.json", rec.Code, rec.Body.Bytes())
+		var doc map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil || doc["paths"] == nil {
+			t.Fatalf("served document: %v", err)
+		}
+	})
+}
+
+// resolves reports whether a local reference (#/a/b) names a value of doc.
+func resolves(doc any, ref string) bool {
+	path, ok := strings.CutPrefix(ref, "#/")
+	if !ok {
+		return false
+	}
+	v := doc
+	for _, tok := range strings.Split(path, "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		m, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		if v, ok = m[tok]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// paramsOf returns the parameters of a path item's list, references
+// resolved.
+func paramsOf(doc, list any) []map[string]any {
+	var out []map[string]any
+	items, _ := list.([]any)
+	for _, it := range items {
+		p, _ := it.(map[string]any)
+		if ref, ok := p["$ref"].(string); ok {
+			v := doc
+			for _, tok := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
+				v = v.(map[string]any)[tok]
+			}
+			p, _ = v.(map[string]any)
+		}
+		out = append(out, p)
+	}
+	return out
+}

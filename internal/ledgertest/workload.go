@@ -1,0 +1,230 @@
+package ledgertest
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/provider-ledger/adapter/ledger"
+	"github.com/provider-ledger/adapter/store"
+)
+
+// Clock is a settable clock for store.Wrap: tests pin the time of every
+// write.
+type Clock struct{ t atomic.Pointer[time.Time] }
+
+// NewClock returns a clock at t.
+func NewClock(t time.Time) *Clock {
+	c := &Clock{}
+	c.Set(t)
+	return c
+}
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time { return *c.t.Load() }
+
+// Set sets the clock's time.
+func (c *Clock) Set(t time.Time) { c.t.Store(&t) }
+
+// WorkloadOpts shape a random workload. Zero values get defaults.
+type WorkloadOpts struct {
+	Seed       uint64   // the random source's seed (tests name it in failures)
+	Accounts   int      // customer accounts (default 5)
+	Ops        int      // operations after the opening deposits (default 200)
+	Currencies []string // accounts' currencies, round robin (default USD, JPY, KWD: 2, 0 and 3 places)
+}
+
+// Workload is what a random workload did, recorded as it went: the model
+// that read-back tests compare the database with. Every entry is the
+// customer account's side of a journal transaction.
+type Workload struct {
+	Accounts []ledger.Account // as created (balances zero)
+	// Entries are in journal order: created_at, then transaction ID.
+	Entries []store.Entry
+	// Times are the distinct times writes were stamped with, ascending;
+	// End is after the last.
+	Times []time.Time
+	End   time.Time
+}
+
+// RunWorkload runs a random workload on db, a fresh store whose clock is
+// clock (store.Wrap(pool, clock.Now)); it moves the clock forward before
+// each write. The workload: deposits and withdrawals (including ones
+// refused for funds), holds captured, released or left held, and credits,
+// in random amounts with each currency's minor units, several sharing one
+// timestamp. It returns the record.
+func RunWorkload(t testing.TB, db *store.DB, clock *Clock, o WorkloadOpts) *Workload {
+	t.Helper()
+	if o.Accounts == 0 {
+		o.Accounts = 5
+	}
+	if o.Ops == 0 {
+		o.Ops = 200
+	}
+	if len(o.Currencies) == 0 {
+		o.Currencies = []string{"USD", "JPY", "KWD"}
+	}
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(o.Seed, o.Seed^0x5eed))
+	w := &Workload{}
+	seen := map[time.Time]bool{}
+	stamp := func() time.Time {
+		// Most writes a little apart, some at the same microsecond as the
+		// last, some an hour or a day later (statement periods).
+		now := clock.Now()
+		switch r := rng.IntN(10); {
+		case r < 2:
+		case r < 7:
+			now = now.Add(time.Duration(1+rng.IntN(5000)) * time.Microsecond)
+		case r < 9:
+			now = now.Add(time.Hour)
+		default:
+			now = now.Add(24 * time.Hour)
+		}
+		clock.Set(now)
+		if !seen[now] {
+			seen[now] = true
+			w.Times = append(w.Times, now)
+		}
+		return now
+	}
+	type acct struct {
+		ledger.Account
+		owner, src, dst string
+		balance, held   decimal.Decimal
+		places          int32
+	}
+	accts := make([]*acct, o.Accounts)
+	for i := range accts {
+		cur := o.Currencies[i%len(o.Currencies)]
+		places, _ := ledger.MinorUnits(cur)
+		a := &acct{owner: fmt.Sprintf("wl-owner-%d", i), src: fmt.Sprintf("wl-src-%d", i), dst: fmt.Sprintf("wl-dst-%d", i), places: places}
+		stamp()
+		a.Account = Account(t, db, AccountOpts{AccountID: fmt.Sprintf("wl-%02d", i), Owner: a.owner, Currency: cur, Source: a.src, Dest: a.dst})
+		w.Accounts = append(w.Accounts, a.Account)
+		accts[i] = a
+	}
+	amount := func(a *acct, maxMinor int64) decimal.Decimal {
+		return decimal.New(1+rng.Int64N(maxMinor), -a.places)
+	}
+	record := func(a *acct, txID, kind, ref, memo string, amt decimal.Decimal, at time.Time) {
+		contra := "settlement:" + a.Currency
+		if kind == store.KindAdjustment {
+			contra = "core:" + a.Currency
+		}
+		w.Entries = append(w.Entries, store.Entry{TransactionID: txID, AccountID: a.AccountID, ContraAccountID: contra,
+			Currency: a.Currency, Amount: amt, Kind: kind, Reference: ref, Memo: memo, CreatedAt: at.Truncate(time.Microsecond)})
+		a.balance = a.balance.Add(amt)
+	}
+	adjust := func(a *acct, amt decimal.Decimal) {
+		at := stamp()
+		key, memo := Unique("wl-key-"), fmt.Sprintf("memo %d, \"quoted\"; ünïcode", rng.IntN(1000))
+		adj, err := db.Adjust(ctx, a.AccountID, amt, key, memo)
+		if amt.IsNegative() && a.balance.Sub(a.held).Add(amt).IsNegative() {
+			if !errors.Is(err, ledger.ErrInsufficientAvailable) {
+				t.Fatalf("workload: an overdraft of %s on %s: %v, want refused", amt, a.AccountID, err)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("workload: adjust %s by %s: %v", a.AccountID, amt, err)
+		}
+		record(a, adj.TransactionID, store.KindAdjustment, key, memo, amt, at)
+	}
+	for _, a := range accts {
+		adjust(a, amount(a, 1_000_000))
+	}
+	for range o.Ops {
+		a := accts[rng.IntN(len(accts))]
+		switch op := rng.IntN(10); {
+		case op < 2:
+			adjust(a, amount(a, 200_000))
+		case op < 4:
+			adjust(a, amount(a, 300_000).Neg()) // may be refused: over available
+		case op < 8:
+			amt := amount(a, 100_000)
+			payout := Unique("wl-payout-")
+			hold, err := db.Authorize(ctx, store.AuthorizeParams{Key: "a-" + payout, Fingerprint: fingerprint(payout),
+				KeyFingerprint: "test", Now: stamp(), PayoutID: payout, ExternalID: a.owner, FundingSource: a.src,
+				Currency: a.Currency, Amount: amt, FraudDeny: 0.9, FraudStepUp: 0.75, HoldReference: ledger.NewReference("hold_")})
+			if err != nil {
+				t.Fatalf("workload: authorize: %v", err)
+			}
+			if !hold.Approved() {
+				if a.balance.Sub(a.held).GreaterThanOrEqual(amt) {
+					t.Fatalf("workload: authorize of %s on %s (available %s) %s", amt, a.AccountID, a.balance.Sub(a.held), hold.Reason)
+				}
+				continue
+			}
+			a.held = a.held.Add(amt)
+			switch rng.IntN(4) {
+			case 0, 1:
+				at, txID, ref := stamp(), ledger.NewTransactionID(), ledger.NewReference("cap_")
+				d, err := db.Capture(ctx, store.CaptureParams{Key: "c-" + payout, Fingerprint: fingerprint("c" + payout),
+					KeyFingerprint: "test", Now: at, PayoutID: payout, HoldReference: hold.Reference,
+					CaptureReference: ref, TransactionID: txID})
+				if err != nil || !d.Approved() || d.Reference != ref {
+					t.Fatalf("workload: capture: %+v %v", d, err)
+				}
+				a.held = a.held.Sub(amt)
+				record(a, txID.String(), store.KindCapture, ref, payout, amt.Neg(), at)
+			case 2:
+				reason := "cancelled"
+				d, err := db.Release(ctx, store.ReleaseParams{Key: "r-" + payout, Fingerprint: fingerprint("r" + payout),
+					KeyFingerprint: "test", Now: stamp(), PayoutID: &payout, HoldReference: hold.Reference, Reason: &reason,
+					ReleaseReference: ledger.NewReference("rel_")})
+				if err != nil || !d.Approved() {
+					t.Fatalf("workload: release: %+v %v", d, err)
+				}
+				a.held = a.held.Sub(amt)
+			}
+		default:
+			amt := amount(a, 150_000)
+			at, txID, ref, req := stamp(), ledger.NewTransactionID(), ledger.NewReference("cred_"), Unique("wl-req-")
+			d, err := db.Credit(ctx, store.CreditParams{Key: "k-" + req, Fingerprint: fingerprint(req), KeyFingerprint: "test",
+				Now: at, RequestID: req, Destination: a.dst, Requester: a.owner, Currency: a.Currency, Amount: amt,
+				CreditReference: ref, TransactionID: txID})
+			if err != nil || !d.Approved() {
+				t.Fatalf("workload: credit: %+v %v", d, err)
+			}
+			record(a, txID.String(), store.KindCredit, ref, req, amt, at)
+		}
+	}
+	slices.SortStableFunc(w.Entries, func(x, y store.Entry) int {
+		return cmp.Or(x.CreatedAt.Compare(y.CreatedAt), cmp.Compare(x.TransactionID, y.TransactionID))
+	})
+	w.End = clock.Now().Add(time.Microsecond)
+	for _, a := range accts {
+		AssertBalances(t, db, a.AccountID, a.balance.String(), a.held.String(), a.balance.Sub(a.held).String())
+	}
+	return w
+}
+
+// EntriesOf returns the entries of one account in [from, to) (zero: open).
+func (w *Workload) EntriesOf(accountID string, from, to time.Time) []store.Entry {
+	var out []store.Entry
+	for _, e := range w.Entries {
+		if (accountID == "" || e.AccountID == accountID) && (from.IsZero() || !e.CreatedAt.Before(from)) && (to.IsZero() || e.CreatedAt.Before(to)) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// BalanceAt returns the account's balance just before t: the sum of its
+// entries created before t.
+func (w *Workload) BalanceAt(accountID string, t time.Time) decimal.Decimal {
+	sum := decimal.Zero
+	for _, e := range w.EntriesOf(accountID, time.Time{}, t) {
+		sum = sum.Add(e.Amount)
+	}
+	return sum
+}
