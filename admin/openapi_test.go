@@ -2,6 +2,7 @@ package admin_test
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/json"
 	"maps"
 	"net/http"
@@ -146,7 +147,10 @@ func TestOpenAPI(t *testing.T) {
 	full := func(t *testing.T) *admin.Server {
 		t.Helper()
 		db, _ := pgtest.DB(t)
-		kek := bytes.Repeat([]byte{7}, keyring.KEKSize)
+		kek := make([]byte, keyring.KEKSize)
+		if _, err := rand.Read(kek); err != nil {
+			t.Fatal(err)
+		}
 		secrets, err := keyring.NewStore(db, kek, keyring.StoreOptions{})
 		if err != nil {
 			t.Fatal(err)

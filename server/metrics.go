@@ -12,7 +12,7 @@ type poolCollector struct {
 	db                                                    *store.DB
 	total, idle, acquired, constructing, maxConns         *prometheus.Desc
 	acquireCount, acquireDuration, emptyAcquire, canceled *prometheus.Desc
-	primaryChanges, splitBrains, unreplicated             *prometheus.Desc
+	primaryChanges, splitBrains, unreplicated, withheld   *prometheus.Desc
 }
 
 func newPoolCollector(db *store.DB) *poolCollector {
@@ -34,13 +34,15 @@ func newPoolCollector(db *store.DB) *poolCollector {
 			"Changes of the database primary seen (a promotion: a higher timeline; or another cluster).", nil, nil),
 		splitBrains: prometheus.NewDesc("ledgerd_db_split_brains_total",
 			"Episodes of a second database answering read-write beside the primary (refused; /readyz fails meanwhile).", nil, nil),
+		withheld: prometheus.NewDesc("ledgerd_unreplicated_answers_withheld_total",
+			"Successes answered 503 instead because their commit was not confirmed by the synchronous standby.", nil, nil),
 		unreplicated: prometheus.NewDesc("ledgerd_db_unreplicated_commits_total",
 			"Commits whose wait for the synchronous standby was cancelled: committed locally, not known replicated, not acknowledged.", nil, nil),
 	}
 }
 
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.total, c.idle, c.acquired, c.constructing, c.maxConns, c.acquireCount, c.acquireDuration, c.emptyAcquire, c.canceled, c.primaryChanges, c.splitBrains, c.unreplicated} {
+	for _, d := range []*prometheus.Desc{c.total, c.idle, c.acquired, c.constructing, c.maxConns, c.acquireCount, c.acquireDuration, c.emptyAcquire, c.canceled, c.primaryChanges, c.splitBrains, c.unreplicated, c.withheld} {
 		ch <- d
 	}
 }
@@ -64,6 +66,7 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	k(c.primaryChanges, float64(t.PrimaryChanges))
 	k(c.splitBrains, float64(t.SplitBrains))
 	k(c.unreplicated, float64(t.Unreplicated))
+	k(c.withheld, float64(t.Withheld))
 }
 
 // newBuildInfo is ledgerd_build_info{version,revision,goversion} 1.

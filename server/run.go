@@ -284,11 +284,11 @@ func (d *daemon) serve(ctx context.Context, adminAPI *admin.Server, hooks Hooks)
 		adminLn.Close()
 		return fmt.Errorf("callback listener: %w", err)
 	}
-	adminSrv := newHTTPServer(d.guardUnreplicated(adminAPI, "admin"), d.log)
+	adminSrv := newHTTPServer(adminAPI, d.log)
 	// A reconciliation run is answered when it is done, which may take a
 	// while with many senders to compare against the provider API.
 	adminSrv.WriteTimeout = admin.RunTimeout + time.Minute
-	cbSrv := newHTTPServer(d.guardUnreplicated(d.cb, "callbacks"), d.log)
+	cbSrv := newHTTPServer(d.cb, d.log)
 	// A callback's own deadline is LEDGER_REQUEST_TIMEOUT; the write timeout
 	// leaves room to answer after it, once the database has.
 	cbSrv.WriteTimeout = cfg.RequestTimeout + store.CancelGrace + 5*time.Second

@@ -123,6 +123,7 @@ func (db *DB) Credit(ctx context.Context, p CreditParams) (Answer, error) {
 
 func (db *DB) answer(ctx context.Context, sql string, args []any) (Answer, error) {
 	var a Answer
+	ctx, watch := WatchCommits(ctx)
 	err := retry(ctx, &a.Runs, func() error {
 		var state string
 		var outcome, reason, ref *string
@@ -132,6 +133,9 @@ func (db *DB) answer(ctx context.Context, sql string, args []any) (Answer, error
 		a.State, a.Decision = State(state), ledger.Decision{Outcome: deref(outcome), Reason: deref(reason), Reference: deref(ref)}
 		return nil
 	})
+	if err == nil {
+		err = db.replicated(watch)
+	}
 	return a, err
 }
 

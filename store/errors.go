@@ -139,11 +139,33 @@ func retry(ctx context.Context, attempts *int, fn func() error) error {
 	}
 }
 
-// tx runs fn in one READ COMMITTED transaction under retry.
+// tx runs fn in one READ COMMITTED transaction under retry. A commit the
+// synchronous standby did not confirm is not a success (replicated).
 func (db *DB) tx(ctx context.Context, fn func(pgx.Tx) error) error {
-	return retry(ctx, nil, func() error {
+	ctx, watch := WatchCommits(ctx)
+	err := retry(ctx, nil, func() error {
 		return pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, fn)
 	})
+	if err == nil {
+		err = db.replicated(watch)
+	}
+	return err
+}
+
+// errUnreplicated: a commit went through locally, but the synchronous
+// standby did not confirm it before the deadline (see WatchCommits).
+var errUnreplicated = errors.New("the commit was not confirmed by the synchronous standby before the deadline")
+
+// replicated turns a success whose commit the synchronous standby did not
+// confirm into ledger.ErrUnavailable: acknowledged, a failover would lose
+// it. What was committed is the stored answer a retry with the same key
+// gets once it is replicated (its own commit waits for the standby again).
+func (db *DB) replicated(w *CommitWatch) error {
+	if !w.Unreplicated() {
+		return nil
+	}
+	db.topo.withheld.Add(1)
+	return ledger.ErrUnavailable.Wrap(errUnreplicated)
 }
 
 // snapshot runs fn in one REPEATABLE READ, read-only transaction: a

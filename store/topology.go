@@ -41,6 +41,7 @@ type Topology struct {
 	SplitBrains    int64     // episodes of two primaries (ledgerd_db_split_brains_total)
 	LastConflict   time.Time // when another primary last answered read-write; zero: never
 	Unreplicated   int64     // commits whose wait for the synchronous standby was cancelled (ledgerd_db_unreplicated_commits_total)
+	Withheld       int64     // successes answered as unavailable because their commit was unreplicated (ledgerd_unreplicated_answers_withheld_total)
 }
 
 // SplitBrainWindow is how long after another primary last answered
@@ -96,6 +97,7 @@ type topology struct {
 
 	untracked    sync.Once
 	unreplicated atomic.Int64
+	withheld     atomic.Int64
 
 	mu       sync.Mutex
 	t        Topology
@@ -147,6 +149,7 @@ func (tp *topology) snapshot() Topology {
 	defer tp.mu.Unlock()
 	t := tp.t
 	t.Unreplicated = tp.unreplicated.Load()
+	t.Withheld = tp.withheld.Load()
 	return t
 }
 

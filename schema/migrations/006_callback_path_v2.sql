@@ -140,7 +140,6 @@ CREATE TABLE journal (
     CONSTRAINT journal_contra_check CHECK (contra_account_id = CASE WHEN kind = 'adjustment' THEN 'core:' ELSE 'settlement:' END || currency)
 );
 CREATE INDEX journal_account_idx ON journal (account_id, created_at);
-CREATE INDEX journal_created_idx ON journal USING brin (created_at);
 
 -- Carry the journal over: each transaction was one customer entry and its
 -- system entry. Anything else stops the migration.

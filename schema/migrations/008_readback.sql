@@ -13,7 +13,6 @@ CREATE INDEX accounts_owner_idx ON accounts (owner_external_id, account_id);
 -- instead of sorting the rest of the journal. It costs one index insert per
 -- capture, credit and adjustment (callbacks that move no money write no
 -- journal row), at the right edge of the index since created_at grows. The
--- BRIN index journal_created_idx cannot give an order, and the primary key
--- (a UUIDv7) only approximates created_at, which tests pin and callers
--- filter on.
+-- primary key (a UUIDv7) only approximates created_at, which tests pin and
+-- callers filter on.
 CREATE INDEX journal_time_idx ON journal (created_at, transaction_id);
