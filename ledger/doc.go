@@ -1,15 +1,19 @@
-// Package ledger is the adapter's double-entry ledger on Postgres: money,
-// accounts, instruments, adjustments from the core banking system, credits
-// of paid requests, and the journal that records every movement of a
-// balance. Holds (reserve, then capture or release) are in package holds,
-// on top of this one.
+// Package ledger is the adapter's domain: money, accounts, instruments,
+// adjustments from the core banking system, credits of paid requests, the
+// journal that records every movement of a balance, the outcome and reason
+// constants of the decision tables, the error codes every layer speaks, and
+// the invariants below. It imports no database driver: package store is
+// the boundary that reads and writes these types in Postgres, and the
+// decisions themselves run there, one server-side function per endpoint
+// (schema/migrations/006_callback_path_v2.sql). Holds (reserve, then
+// capture or release) are described in package holds.
 //
 // # Model
 //
 // An account belongs to a customer (ownerExternalID, the service's
 // externalID of its owner) and has one currency. It carries:
 //
-//	balance    the money in it: the sum of its journal entries
+//	balance    the money in it: the sum of its journal rows
 //	held       the money reserved by holds that are still held
 //	available  balance - held: what a new hold or a debit may take
 //
@@ -17,16 +21,21 @@
 // account: settlement:<CUR> (the other side of every capture and credit:
 // money owed to or by the payments service) and core:<CUR> (the other side
 // of adjustments: money that entered or left through the core banking
-// system). Their balances are split over shard rows (table account_shards)
-// so that captures and credits from many senders do not queue on one row.
+// system). A system account stores no balance: its balance is derived from
+// the journal (view account_balances), so captures and credits of many
+// senders never queue on one hot row.
 //
-// A journal transaction is a set of entries, each an amount on one
-// account (positive raises its balance). Movements:
+// The journal is one row per transfer (table journal): a customer account,
+// the system account on the other side (contra_account_id), one currency
+// and one signed amount, positive when the customer account is credited.
+// Its two entries (views journal_entries and journal_transactions) are the
+// two sides of that row, so a transaction sums to zero by construction.
+// Movements:
 //
-//	adjustment +x   core:<CUR> -x   account +x
-//	capture of x    account -x      settlement:<CUR> +x   (and held -x)
-//	credit of x     settlement -x   account +x
-//	hold of x       no entry; held +x (release: held -x)
+//	adjustment +x   account +x   core:<CUR> -x
+//	capture of x    account -x   settlement:<CUR> +x   (and held -x)
+//	credit of x     account +x   settlement:<CUR> -x
+//	hold of x       no row; held +x (release: held -x)
 //
 // Example: open an account, adjust in 100.00, place a hold of 30.00 and
 // capture it:
@@ -42,60 +51,79 @@
 //
 // # Invariants
 //
-// Each holds after every committed transaction. Each is enforced in the
-// database, backed by the Go code, and checked a third time, from the
-// committed tables alone, by CheckInvariants (run by tests after every
-// concurrent workload, and by reconciliation).
+// Each holds after every committed transaction. Each is enforced by the
+// database itself (a raw SQL statement that would break it fails: ledger
+// TestDatabaseGuards tries them), and checked a second time, from the
+// committed tables alone, by the set-based queries of store's
+// CheckInvariants, which tests run after every concurrent workload and
+// reconciliation runs on every pass.
 //
-// I1. An account's balance equals the sum of its journal entries; its held
-// equals the sum of its held holds; a customer account's available
-// (balance - held) is never negative.
-// Enforced by: the functions of schema/migrations/002 move balance only
-// together with a journal pair, and held only together with a hold's
-// status; CHECK accounts_available_nonnegative and
-// accounts_held_nonnegative; hold_place checks available on the locked
-// account row before it grows held. Tested by holds
-// TestConcurrentPlaceNeverOvercommits and ledger TestDatabaseGuards;
-// checked by balance_drift, held_drift, negative_available.
+// I1. A customer account's balance equals the sum of its journal rows; its
+// held equals the sum of its holds that are still held; its available
+// (balance - held) is never negative. A system account stores no balance.
+// Enforced by: the functions move balance only in the statement that
+// writes the journal row, and held only with a hold or its settlement;
+// CHECK accounts_available_nonnegative, accounts_held_nonnegative and
+// accounts_system_balance_check; cb_authorize locks the account row and
+// checks available before held grows. Checked by balance_drift, held_drift,
+// journal_account_mismatch, negative_available. Tested by holds
+// TestConcurrentPlaceNeverOvercommits and TestRandomizedWorkload.
 //
-// I2. Every journal transaction's entries sum to zero, per currency.
-// Enforced by: the deferred constraint trigger journal_transaction_balanced
-// (checked at commit); the foreign key journal_entries_account_fkey ties
-// an entry's currency to its account's; the triggers journal_*_append_only
-// forbid changing or deleting entries after the fact. Tested by
-// TestDatabaseGuards; checked by unbalanced_transaction.
+// I2. Every journal transaction sums to zero, per currency.
+// Enforced by construction: a row is both entries; CHECK
+// journal_contra_check makes the other side the system account of the
+// row's own currency (core for adjustments, settlement for the rest) and
+// journal_amount_nonzero refuses empty rows; the journal is append-only
+// (triggers journal_append_only, journal_no_truncate) and the entry views
+// cannot be written. Checked by unbalanced_transaction.
 //
 // I3. A hold ends in at most one of captured or released and never leaves
-// it; a captured hold has exactly one capture transaction.
-// Enforced by: the trigger holds_transition (only held -> captured and
-// held -> released; identity immutable; no delete); CHECK holds_state_check;
-// hold_capture and hold_release lock the hold row before deciding. Tested
-// by TestConcurrentCaptureAndRelease and TestDatabaseGuards; checked by
-// hold_journal_mismatch.
+// it; a captured hold has exactly one capture transaction, and every
+// capture transaction belongs to exactly one captured hold.
+// Enforced by: holds and hold_settlements are append-only
+// (holds_append_only, hold_settlements_append_only, no truncate); the
+// primary key hold_settlements_pkey lets a hold end once;
+// hold_settlements_state_check ties a capture to its journal transaction
+// and a release to none; hold_settle takes the payout's and account's locks
+// before deciding. Checked by hold_journal_mismatch. Tested by holds
+// TestConcurrentCaptureAndRelease.
 //
-// I4. One effect per idempotency key per endpoint.
-// Enforced by: primary keys of the idempotency tables (adjustments here;
-// one table per callback endpoint in package callbacks), claimed with
-// INSERT … ON CONFLICT DO NOTHING in the transaction of the effect; one
-// hold per payoutID (holds_payout_id_key). Checked by duplicate_effect.
+// I4. One effect per idempotency key per endpoint, and one hold per
+// payoutID.
+// Enforced by: the primary keys of the four callback tables (scope, key)
+// and of adjustments, written once with the answer in the transaction of
+// the effect, behind a transaction-scoped advisory lock of the key so
+// that a concurrent duplicate waits and then reads the first's answer;
+// holds_payout_id_key. Checked by duplicate_effect. Tested by callbacks
+// TestConcurrentSameKeys and holds TestConcurrentSameKey.
 //
-// I5. A requestID is credited at most once.
-// Enforced by: the primary key credits_pkey, claimed before the journal is
-// written; ledger_credit answers the first creditReference to any later
-// credit of the same requestID. Tested by TestCredit; checked by
-// duplicate_credit.
+// I5. A payment request (requestID) is credited at most once.
+// Enforced by: credits_pkey, behind the advisory lock of the request;
+// cb_credit answers the first creditReference to any later credit of the
+// same requestID (design 2.6 row 2). Checked by duplicate_credit. Tested by
+// ledger TestCreditTable and TestSameRequestOtherKeyWhileFirstUncommitted.
 //
 // I6. All balances of a currency sum to zero.
-// Follows from I2 and I1 (every entry has its opposite in the same
-// currency, and balances are sums of entries); checked directly by
-// currency_imbalance over both the journal and the stored balances.
+// Follows from I1 and I2; checked directly by currency_imbalance over both
+// the journal and the stored customer balances.
+//
+// Links between tables (a hold's account, a journal row's account) are not
+// foreign keys on the hot tables: each cost a trigger, a lookup and a row
+// lock per write. The functions write only rows they have read, accounts
+// are never deleted (accounts_no_delete) and their identity never changes
+// (accounts_immutable); journal_account_mismatch, held_drift and
+// hold_journal_mismatch check every link from the outside.
 //
 // # Transactions
 //
-// Each exported Store method is one transaction (InTx: READ COMMITTED,
-// bounded retry of serialization failures and deadlocks). Functions that
-// take a DBTX (Credit, GetAccount, CheckInvariants) never begin or commit,
-// so a caller composes them into its own transaction. Locks are taken in
-// one order: the customer account row, then the hold row, then system
-// shard rows.
+// Each callback is one statement, committed on its own (store.DB): READ
+// COMMITTED, bounded by the request's deadline. At the deadline the driver
+// sends the server a cancel request and waits for its answer, so a 408
+// ("nothing was applied") is given only when the server confirms the
+// statement was cancelled and rolled back; when it does not answer in
+// time the outcome is unknown and the answer is 503 (the retry reads the
+// stored answer). Serialization failures and deadlocks are retried by one
+// bounded policy. Locks are taken in one order: advisory locks (key
+// scope, then payout or payment request), then the customer account row,
+// then the settlement's key.
 package ledger
