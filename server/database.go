@@ -84,7 +84,7 @@ func (d *daemon) waitForDatabase(ctx context.Context, env, url string) (store.Se
 		if err == nil {
 			err = errors.New("it is read-only (a standby): point it at the primary, or list every host with target_session_attrs=read-write")
 		}
-		d.log.Warn("waiting for the database", "url", env, "attempt", attempt, "retryIn", delay, "err", store.Explain(err).Error())
+		d.log.Warn("waiting for the database", "url", env, "attempt", attempt, "retryIn", delay, "err", store.ExplainFor(err, env).Error())
 		select {
 		case <-ctx.Done():
 			return srv, ctx.Err()
