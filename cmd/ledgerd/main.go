@@ -20,7 +20,7 @@ import (
 )
 
 func main() {
-	cfg, err := server.LoadConfig(os.Args[1:], os.Getenv, os.Stderr)
+	cfg, err := server.LoadConfig(os.Args[1:], os.Getenv, os.Stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
 	}
