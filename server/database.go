@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -41,7 +42,10 @@ func (d *daemon) startEmbedded(ctx context.Context) (string, error) {
 	}
 	d.log.Info("DATABASE_URL is unset: starting the embedded Postgres", "dataDir", d.cfg.DataDir)
 	pg, err := embedpg.Start(ctx, embedpg.Config{DataDir: d.cfg.DataDir, Logger: d.log})
-	if err != nil {
+	if err != nil && ctx.Err() != nil {
+		d.log.Info("interrupted before the embedded Postgres was ready", "detail", err.Error())
+		return "", err
+	} else if err != nil {
 		return "", fmt.Errorf("embedded Postgres: %w", err)
 	}
 	d.stops = append(d.stops, func() {
@@ -55,7 +59,7 @@ func (d *daemon) startEmbedded(ctx context.Context) (string, error) {
 	})
 	// The URL names the password file rather than carrying the password:
 	// `psql "<url>"` works; `ledgerctl db-url` prints it again.
-	d.log.Info("embedded Postgres ready", "url", pg.PassfileURL())
+	d.log.Info("embedded Postgres ready", "url", pg.PassfileURL(), "log", filepath.Join(d.cfg.DataDir, "postgres.log"))
 	return pg.URL(), nil
 }
 

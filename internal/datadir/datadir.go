@@ -21,12 +21,16 @@ const Rel = "var/ledgerd"
 
 // Default is ledgerd's default data directory: Rel under the source root
 // that holds the working directory, else Rel.
-func Default() string {
+func Default() string { return Path(Rel) }
+
+// Path is rel under the source root that holds the working directory,
+// else rel.
+func Path(rel string) string {
 	wd, err := os.Getwd()
 	if err != nil {
-		return Rel
+		return rel
 	}
-	return Under(wd, Rel)
+	return Under(wd, rel)
 }
 
 // Under returns rel under the source root that holds dir, or rel itself
