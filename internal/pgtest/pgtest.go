@@ -177,7 +177,7 @@ func reachable(t testing.TB) {
 }
 
 // Hint says how to give the tests a Postgres.
-const Hint = `The database tests need a real Postgres, as a superuser (they create roles and databases). Either:
+const Hint = `The database tests need a real Postgres, as a superuser (they create roles and databases); the README's Quick start says more. Either:
   - the machine's cluster on 127.0.0.1:5432 with trust authentication for loopback connections
     (Debian's postgresql package asks for a password: put "host all postgres 127.0.0.1/32 trust"
     first in pg_hba.conf, then reload); or
