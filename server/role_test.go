@@ -74,7 +74,7 @@ func setupRoles(t *testing.T) roles {
 	t.Helper()
 	suffix := strings.ToLower(rand.Text()[:10])
 	owner, runtime := "ledger_owner_"+suffix, "ledger_runtime_"+suffix
-	password := rand.Text() // base32: nothing to quote
+	password := rand.Text()                    // base32: nothing to quote
 	admin := pgtest.AdminURL(t, pgtest.URL(t)) // any database, as the server's superuser
 	if err := sqlExec(t, admin, `CREATE ROLE `+owner+` LOGIN PASSWORD '`+password+`'; CREATE ROLE `+runtime+` LOGIN PASSWORD '`+password+`'`); err != nil {
 		t.Fatal(err)
