@@ -2,7 +2,9 @@ package callbacks
 
 import (
 	"context"
+	"maps"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -57,6 +59,7 @@ func newMetrics(reg prometheus.Registerer, db *store.DB, staleAge time.Duration)
 	}
 	// Every series an alert may use exists from the start, at zero.
 	for _, ep := range Endpoints {
+		m.requests.WithLabelValues(ep, "approved", "200")
 		m.replays.WithLabelValues(ep)
 		m.undecryptable.WithLabelValues(ep)
 		m.txRetries.WithLabelValues(ep)
@@ -65,7 +68,7 @@ func newMetrics(reg prometheus.Registerer, db *store.DB, staleAge time.Duration)
 	if reg != nil {
 		reg.MustRegister(m.requests, m.duration, m.replays, m.undecryptable, m.inflight, m.txRetries, m.opens)
 		if db != nil {
-			reg.MustRegister(&holdsCollector{db: db, staleAge: staleAge})
+			reg.MustRegister(&holdsCollector{db: db, staleAge: staleAge, seen: map[string]bool{}})
 		}
 	}
 	return m
@@ -77,6 +80,9 @@ func newMetrics(reg prometheus.Registerer, db *store.DB, staleAge time.Duration)
 type holdsCollector struct {
 	db       *store.DB
 	staleAge time.Duration
+
+	mu   sync.Mutex
+	seen map[string]bool // currencies that had holds: reported at zero once they have none
 }
 
 var (
@@ -98,10 +104,22 @@ func (c *holdsCollector) Collect(ch chan<- prometheus.Metric) {
 	if err != nil {
 		return
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	left := maps.Clone(c.seen)
 	for _, o := range out {
+		c.seen[o.Currency] = true
+		delete(left, o.Currency)
 		ch <- prometheus.MustNewConstMetric(holdsCountDesc, prometheus.GaugeValue, float64(o.Count), o.Currency)
 		ch <- prometheus.MustNewConstMetric(holdsAmountDesc, prometheus.GaugeValue, o.Amount.InexactFloat64(), o.Currency)
 		ch <- prometheus.MustNewConstMetric(holdsStaleDesc, prometheus.GaugeValue, float64(o.Stale), o.Currency)
+	}
+	// A currency whose holds were all settled is at zero, not gone: a
+	// vanished series would read as "no data" to an alert.
+	for cur := range left {
+		for _, d := range []*prometheus.Desc{holdsCountDesc, holdsAmountDesc, holdsStaleDesc} {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, 0, cur)
+		}
 	}
 }
 

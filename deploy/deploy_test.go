@@ -345,7 +345,7 @@ var prometheusOwn = map[string]bool{"up": true}
 func TestDeploy(t *testing.T) {
 	t.Parallel()
 
-	t.Run("MetricsListIsWhatTheDashboardAndRulesUse", func(t *testing.T) {
+	t.Run("DashboardAndRulesUseListedMetrics", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		listed := map[string]bool{}
@@ -398,11 +398,9 @@ func TestDeploy(t *testing.T) {
 				t.Errorf("%s uses %s, which deploy/metrics.txt does not list", where, name)
 			}
 		}
-		for name := range listed {
-			if _, ok := used[name]; !ok {
-				t.Errorf("deploy/metrics.txt lists %s, which neither the dashboard nor the alert rules use", name)
-			}
-		}
+		// metrics.txt also lists what the dashboard and the rules do not
+		// use: every ledgerd_ metric ledgerd exports, which the server's
+		// TestMetricsDocumented holds to its registry.
 	})
 
 	t.Run("DashboardPanelsHaveQueries", func(t *testing.T) {

@@ -5,12 +5,14 @@
 // compose file (compose.yaml, with secrets.sh writing the secrets it mounts),
 // Prometheus's configuration and alert rules with their promtool unit tests
 // (prometheus/), the Grafana dashboard and provisioning (grafana/), and
-// metrics.txt, the metric names the dashboard and the rules use. The image
+// metrics.txt: every ledgerd_ metric ledgerd exports (held to its registry
+// by the server package's TestMetricsDocumented) and the process metrics
+// the dashboard uses. The image
 // they run is built by the Dockerfile at the root of the repository.
 //
 // The tests check what can be checked without a container engine: that the
 // dashboard parses and every panel has a query; that every metric the
-// dashboard and the rules name is in metrics.txt and nothing else is; that
+// dashboard and the rules name is in metrics.txt; that
 // every alert has a unit test where it fires and one where it does not; that
 // the env vars the compose file gives ledgerd are in the README's
 // configuration table, and every env var ledgerd reads is in the README and

@@ -75,8 +75,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("embedpg: creating data directory: %w", err)
+	created, err := makeDataDir(cfg.DataDir, su, log)
+	if err != nil {
+		return nil, err
 	}
 	dataDir, err := filepath.Abs(cfg.DataDir)
 	if err == nil {
@@ -92,8 +93,15 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{dataDir: dataDir, pgDir: filepath.Join(dataDir, "pg"), log: log, lock: lock}
 	started := false
 	defer func() {
-		if !started {
-			s.unlock()
+		if started {
+			return
+		}
+		s.unlock()
+		// An interrupted first start leaves nothing behind.
+		if created != "" && ctx.Err() != nil && !exists(s.pgDir) {
+			if err := os.RemoveAll(created); err != nil {
+				log.Warn("embedpg: removing the unfinished data directory", "dir", created, "err", err)
+			}
 		}
 	}()
 
@@ -129,7 +137,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		log.Warn("embedpg: port taken before postgres could bind it; retrying on another", "attempt", attempt)
 	}
 	started = true
-	log.Info("embedpg: postgres ready", "data_dir", s.pgDir, "pid", s.proc.Pid, "log", s.logPath())
+	log.Debug("embedpg: postgres ready", "data_dir", s.pgDir, "pid", s.proc.Pid, "log", s.logPath())
 	return s, nil
 }
 
@@ -252,6 +260,11 @@ func (s *Server) initCluster(ctx context.Context, binDir string, su *osUser, log
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = sysProcAttr(su, syscall.SIGKILL)
 	if err := cmd.Run(); err != nil {
+		_ = os.RemoveAll(tmp) // redone by the next start anyway
+		if ctx.Err() != nil {
+			_ = os.Remove(s.passwordPath()) // the cluster's, and there is none
+			return "", fmt.Errorf("embedpg: interrupted while creating the cluster (initdb); removed the unfinished cluster: %w", ctx.Err())
+		}
 		return "", fmt.Errorf("embedpg: initdb failed: %w; last lines of %s:\n%s", err, s.logPath(), logTail(s.logPath(), off))
 	}
 	if err := os.Rename(tmp, s.pgDir); err != nil {
@@ -378,7 +391,7 @@ func (s *Server) waitReady(ctx context.Context, timeout time.Duration, waitErr f
 			return fmt.Errorf("embedpg: postgres exited during startup (%v); last lines of %s:\n%s", waitErr(), s.logPath(), tail)
 		case <-wctx.Done():
 			if ctx.Err() != nil {
-				return fmt.Errorf("embedpg: waiting for postgres: %w", ctx.Err())
+				return fmt.Errorf("embedpg: interrupted while waiting for postgres to start: %w", ctx.Err())
 			}
 			return fmt.Errorf("embedpg: postgres not ready after %s (last error: %v); last lines of %s:\n%s",
 				timeout, err, s.logPath(), logTail(s.logPath(), logOff))
@@ -572,4 +585,44 @@ func syncDir(dir string) error {
 		return fmt.Errorf("embedpg: sync %s: %w", dir, err)
 	}
 	return nil
+}
+
+// makeDataDir creates dir and its missing parents, 0700; when the server
+// runs as another OS user (su, we are root) 0701, so that it can reach its
+// cluster inside: directories made for it need no warning, which
+// ensureTraversable gives for a directory it had to change. It returns the
+// topmost directory it created ("" when dir existed), which an
+// interrupted first start removes again.
+func makeDataDir(dir string, su *osUser, log *slog.Logger) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("embedpg: resolving data directory: %w", err)
+	}
+	var missing []string
+	for d := abs; !exists(d); d = filepath.Dir(d) {
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return "", fmt.Errorf("embedpg: creating data directory: %w", err)
+	}
+	if len(missing) == 0 {
+		return "", nil
+	}
+	if su != nil {
+		for _, d := range missing {
+			if err := os.Chmod(d, 0o701); err != nil {
+				return "", fmt.Errorf("embedpg: creating data directory: %w", err)
+			}
+		}
+		log.Debug("embedpg: created the data directory searchable by the postgres user (0701)", "dir", abs, "user", su.name)
+	}
+	return missing[len(missing)-1], nil
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }

@@ -66,7 +66,9 @@ func RunningURL(dataDir string, withPassword bool) (string, error) {
 	if err == nil {
 		dir, err = filepath.EvalSymlinks(dir)
 	}
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%w: there is no %s (is it the LEDGER_DATA_DIR ledgerd runs with?)", ErrNotRunning, dataDir)
+	} else if err != nil {
 		return "", fmt.Errorf("embedpg: data directory %s: %w", dataDir, err)
 	}
 	pgDir := filepath.Join(dir, "pg")

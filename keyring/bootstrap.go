@@ -163,6 +163,6 @@ func (s *Store) generateDev(ctx context.Context, dataDir string) (info SecretInf
 	if !generated {
 		return info, "", nil
 	}
-	s.log.Info("signing secret added", "secretID", info.SecretID, "fingerprint", info.Fingerprint, "source", string(SourceDev))
+	// Bootstrap logs it, once, with the file.
 	return info, path, nil
 }

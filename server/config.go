@@ -20,6 +20,7 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/internal/datadir"
 	"github.com/provider-ledger/adapter/store"
 )
 
@@ -120,8 +121,8 @@ var settings = []setting{
 		c.DatabaseURL = v
 		return nil
 	}},
-	{"LEDGER_DATA_DIR", "data-dir", "./var/ledgerd", "embedded cluster and generated dev material", str(func(c *Config) *string { return &c.DataDir })},
-	{"LEDGER_LISTEN", "listen", ":8080", "callback listener", listenAddr(func(c *Config) *string { return &c.Listen })},
+	{"LEDGER_DATA_DIR", "data-dir", "", "embedded cluster and generated dev material (default var/ledgerd under the source tree's root, else under the working directory)", str(func(c *Config) *string { return &c.DataDir })},
+	{"LEDGER_LISTEN", "listen", ":8080", "callback listener (default 127.0.0.1:8080 in embedded mode)", listenAddr(func(c *Config) *string { return &c.Listen })},
 	{"LEDGER_ADMIN_LISTEN", "admin-listen", "127.0.0.1:8081", "admin API, metrics and health listener", listenAddr(func(c *Config) *string { return &c.AdminListen })},
 	{"LEDGER_ADMIN_TOKEN", "admin-token", "", "bearer token the admin API requires", str(func(c *Config) *string { return &c.AdminToken })},
 	{"LEDGER_PROVIDER_ID", "provider-id", "", "this provider's account ID (default local when embedded)", str(func(c *Config) *string { return &c.ProviderID })},
@@ -264,11 +265,11 @@ func decodeKey(s string) ([]byte, error) {
 }
 
 // LoadConfig reads the configuration from getenv and args (flag wins over
-// env). An invalid value is an error naming the variable and its flag.
-func LoadConfig(args []string, getenv func(string) string, stderr io.Writer) (Config, error) {
+// env). An invalid value is an error naming the variable and its flag; -h
+// writes the usage to help and returns flag.ErrHelp.
+func LoadConfig(args []string, getenv func(string) string, help io.Writer) (Config, error) {
 	var c Config
 	fs := flag.NewFlagSet("ledgerd", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	flags := make(map[string]*stringValue, len(settings)+len(secretFiles))
 	for _, s := range settings {
 		flags[s.flag] = &stringValue{isBool: boolFlags[s.flag]}
@@ -279,8 +280,16 @@ func LoadConfig(args []string, getenv func(string) string, stderr io.Writer) (Co
 		fs.Var(flags[f.flag], f.flag, fmt.Sprintf("read %s from this file, trailing line breaks trimmed; preferred to %s, which ps shows (env %s)", f.of, f.of, f.env))
 	}
 	version := fs.Bool("version", false, "print the version and exit")
-	if err := fs.Parse(args); err != nil {
+	// The flag package would print a bad flag's error before and after the
+	// whole usage: a bad flag is one line, -h the usage.
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(help)
+		fmt.Fprintln(help, "Usage of ledgerd: every setting is an env var or a flag; the flag wins.")
+		fs.PrintDefaults()
 		return c, err
+	} else if err != nil {
+		return c, fmt.Errorf("%v (ledgerd -h lists the settings)", err)
 	}
 	if *version {
 		return c, ErrVersion
@@ -327,8 +336,15 @@ func LoadConfig(args []string, getenv func(string) string, stderr io.Writer) (Co
 			if from == "" {
 				from = s.env
 			}
-			return c, fmt.Errorf("invalid %s (%s): %v", s.env, from, err)
+			return c, fmt.Errorf("invalid %s: %v", where(s.env, from), err)
 		}
+	}
+	if _, from := source("LEDGER_LISTEN", "listen"); from == "" && c.Embedded() {
+		// A development setup: its callbacks stay on this machine unless told.
+		c.Listen = "127.0.0.1:8080"
+	}
+	if c.DataDir == "" {
+		c.DataDir = datadir.Default()
 	}
 	if c.ProviderID == "" {
 		if !c.Embedded() {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/provider-ledger/adapter/internal/datadir"
 )
 
 func env(kv ...string) func(string) string {
@@ -24,8 +26,8 @@ func TestLoadConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !c.Embedded() || c.ProviderID != "local" || c.Listen != ":8080" || c.AdminListen != "127.0.0.1:8081" ||
-			c.DataDir != "./var/ledgerd" || c.CallbackPrefix != "/ledger" || c.RequestTimeout != 3*time.Second ||
+		if !c.Embedded() || c.ProviderID != "local" || c.Listen != "127.0.0.1:8080" || c.AdminListen != "127.0.0.1:8081" ||
+			c.DataDir != datadir.Default() || c.CallbackPrefix != "/ledger" || c.RequestTimeout != 3*time.Second ||
 			c.ClockLeeway != time.Minute || c.FraudDeny != 0.90 || c.FraudStepUp != 0.75 || c.CreditMax != nil ||
 			c.HoldMaxAge != 264*time.Hour || c.IdempotencyRetention != 840*time.Hour || c.ReconcileEvery != 15*time.Minute {
 			t.Fatalf("defaults: %+v", c)

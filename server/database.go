@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -41,7 +42,10 @@ func (d *daemon) startEmbedded(ctx context.Context) (string, error) {
 	}
 	d.log.Info("DATABASE_URL is unset: starting the embedded Postgres", "dataDir", d.cfg.DataDir)
 	pg, err := embedpg.Start(ctx, embedpg.Config{DataDir: d.cfg.DataDir, Logger: d.log})
-	if err != nil {
+	if err != nil && ctx.Err() != nil {
+		d.log.Info("interrupted before the embedded Postgres was ready", "detail", err.Error())
+		return "", err
+	} else if err != nil {
 		return "", fmt.Errorf("embedded Postgres: %w", err)
 	}
 	d.stops = append(d.stops, func() {
@@ -55,7 +59,7 @@ func (d *daemon) startEmbedded(ctx context.Context) (string, error) {
 	})
 	// The URL names the password file rather than carrying the password:
 	// `psql "<url>"` works; `ledgerctl db-url` prints it again.
-	d.log.Info("embedded Postgres ready", "url", pg.PassfileURL())
+	d.log.Info("embedded Postgres ready", "url", pg.PassfileURL(), "log", filepath.Join(d.cfg.DataDir, "postgres.log"))
 	return pg.URL(), nil
 }
 
@@ -84,7 +88,7 @@ func (d *daemon) waitForDatabase(ctx context.Context, env, url string) (store.Se
 		if err == nil {
 			err = errors.New("it is read-only (a standby): point it at the primary, or list every host with target_session_attrs=read-write")
 		}
-		d.log.Warn("waiting for the database", "url", env, "attempt", attempt, "retryIn", delay, "err", store.Explain(err).Error())
+		d.log.Warn("waiting for the database", "url", env, "attempt", attempt, "retryIn", delay, "err", store.ExplainFor(err, env).Error())
 		select {
 		case <-ctx.Done():
 			return srv, ctx.Err()

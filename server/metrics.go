@@ -1,11 +1,49 @@
 package server
 
 import (
+	"math"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/provider-ledger/adapter/internal/buildinfo"
+	"github.com/provider-ledger/adapter/reconciliation"
 	"github.com/provider-ledger/adapter/store"
 )
+
+// registerMetrics registers what the keyring and reconciliation report,
+// once the keyring is loaded: ledgerd_keyring_age_seconds,
+// ledgerd_keyring_active_keys and the reconciliation metrics. Every series
+// the alerts (deploy/prometheus/alerts.yml) read exists from the start.
+func (d *daemon) registerMetrics() error {
+	age := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ledgerd_keyring_age_seconds",
+		Help: "Time since this replica last loaded its keyring successfully (reloads every 2 s; over 10 s it refuses callbacks)."},
+		func() float64 {
+			age := d.loader.Age()
+			if age == math.MaxInt64 { // never loaded
+				return math.Inf(1)
+			}
+			return age.Seconds()
+		})
+	active := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ledgerd_keyring_active_keys",
+		Help: "Signing secrets this replica's keyring holds active (0: every callback is refused)."},
+		func() float64 { return float64(d.keys.Len()) })
+	for _, c := range []prometheus.Collector{age, active} {
+		if err := d.reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return reconciliation.RegisterMetrics(d.reg, d.db, d.log)
+}
+
+// initSeries makes the callback series of the keys active at start exist
+// at zero (ledgerd_keyring_opens_total{fingerprint}), so that a rotation's
+// "old key dropping to zero" has a line from the start.
+func (d *daemon) initSeries() {
+	for _, k := range d.keys.Keys() {
+		d.cb.Metrics().Opens(k.Fingerprint())
+		clear(k.Secret)
+	}
+}
 
 // poolCollector exports the database pool's statistics.
 type poolCollector struct {

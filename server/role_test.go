@@ -43,14 +43,15 @@ type roles struct {
 	ownerURL, runtimeURL, runtime string
 }
 
-// withUser returns dbURL connecting as user (trust authentication).
-func withUser(t *testing.T, dbURL, user string) string {
+// withUser returns dbURL connecting as user with password (which a server
+// with trust authentication ignores).
+func withUser(t *testing.T, dbURL, user, password string) string {
 	t.Helper()
 	u, err := url.Parse(dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	u.User = url.User(user)
+	u.User = url.UserPassword(user, password)
 	return u.String()
 }
 
@@ -73,8 +74,9 @@ func setupRoles(t *testing.T) roles {
 	t.Helper()
 	suffix := strings.ToLower(rand.Text()[:10])
 	owner, runtime := "ledger_owner_"+suffix, "ledger_runtime_"+suffix
+	password := rand.Text()                    // base32: nothing to quote
 	admin := pgtest.AdminURL(t, pgtest.URL(t)) // any database, as the server's superuser
-	if err := sqlExec(t, admin, `CREATE ROLE `+owner+` LOGIN; CREATE ROLE `+runtime+` LOGIN`); err != nil {
+	if err := sqlExec(t, admin, `CREATE ROLE `+owner+` LOGIN PASSWORD '`+password+`'; CREATE ROLE `+runtime+` LOGIN PASSWORD '`+password+`'`); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sqlExec(t, admin, `DROP ROLE IF EXISTS `+runtime+`; DROP ROLE IF EXISTS `+owner) })
@@ -86,7 +88,7 @@ func setupRoles(t *testing.T) roles {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := roles{ownerURL: withUser(t, empty, owner), runtimeURL: withUser(t, empty, runtime), runtime: runtime}
+	r := roles{ownerURL: withUser(t, empty, owner, password), runtimeURL: withUser(t, empty, runtime, password), runtime: runtime}
 	if err := sqlExec(t, r.ownerURL, strings.ReplaceAll(string(file), "ledger_runtime", runtime)); err != nil {
 		t.Fatalf("docs/runtime-role.sql as the owner: %v", err)
 	}

@@ -76,10 +76,14 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, hooks Hooks) error {
 	if err := d.startKeyring(ctx); err != nil {
 		return err
 	}
+	if err := d.registerMetrics(); err != nil {
+		return err
+	}
 	adminAPI, err := d.startServices(ctx)
 	if err != nil {
 		return err
 	}
+	d.initSeries()
 	return d.serve(ctx, adminAPI, hooks)
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/provider-ledger/adapter/embedpg"
 	"github.com/provider-ledger/adapter/internal/cli"
+	"github.com/provider-ledger/adapter/internal/datadir"
 )
 
 func dbURLCmd() *cobra.Command {
@@ -24,10 +25,13 @@ unless --with-password is given:
 		Args: cli.NoArgs,
 	}
 	var dataDir string
-	cmd.Flags().StringVar(&dataDir, "data-dir", "./var/ledgerd", "ledgerd's data directory")
+	cmd.Flags().StringVar(&dataDir, "data-dir", "", "ledgerd's data directory (default var/ledgerd under the source tree's root, else under the working directory)")
 	cli.Env(cmd.Flags(), "data-dir", "LEDGER_DATA_DIR")
 	withPassword := cmd.Flags().Bool("with-password", false, "put the password in the URL instead of naming the password file")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if dataDir == "" {
+			dataDir = datadir.Default()
+		}
 		u, err := embedpg.RunningURL(dataDir, *withPassword)
 		if err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -79,6 +80,11 @@ func TestMigrateStatusAndUp(t *testing.T) {
 func TestDBURL(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	missing := filepath.Join(dir, "no", "such")
+	if code, _, errs := runCtl("db-url", "--data-dir", missing); code != 1 ||
+		errs != "ledgerctl db-url: embedpg: the embedded Postgres is not running: there is no "+missing+" (is it the LEDGER_DATA_DIR ledgerd runs with?)\n" {
+		t.Fatalf("db-url of a missing directory: exit %d %q", code, errs)
+	}
 	if code, _, errs := runCtl("db-url", "--data-dir", dir); code != 1 || !strings.Contains(errs, "no embedded cluster") {
 		t.Fatalf("db-url of an empty directory: exit %d %q", code, errs)
 	}

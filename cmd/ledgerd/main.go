@@ -1,7 +1,8 @@
 // Command ledgerd serves the ledger callbacks of the payments service and
 // the adapter's admin API. Configuration is env vars and flags (see
 // `ledgerd -h` and the README); with nothing set it runs an embedded
-// Postgres under ./var/ledgerd. `ledgerd --version` prints the build.
+// Postgres under var/ledgerd (at the root of the source tree when run from
+// inside one). `ledgerd --version` prints the build.
 package main
 
 import (
@@ -20,7 +21,7 @@ import (
 )
 
 func main() {
-	cfg, err := server.LoadConfig(os.Args[1:], os.Getenv, os.Stderr)
+	cfg, err := server.LoadConfig(os.Args[1:], os.Getenv, os.Stdout)
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
 	}

@@ -219,7 +219,8 @@ func TestLedgerd(t *testing.T) {
 
 	t.Run("SIGTERMWhileWaitingIsACleanExit", func(t *testing.T) {
 		t.Parallel()
-		p := startProc(t, "DATABASE_URL=postgres://nobody@"+freeAddr(t)+"/none", "LEDGER_PROVIDER_ID=bank-w",
+		db := freeAddr(t)
+		p := startProc(t, "DATABASE_URL=postgres://nobody@"+db+"/none", "LEDGER_PROVIDER_ID=bank-w",
 			"LEDGER_LISTEN="+freeAddr(t), "LEDGER_ADMIN_LISTEN="+freeAddr(t))
 		p.waitLog(t, "waiting for the database", 1)
 		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -227,6 +228,10 @@ func TestLedgerd(t *testing.T) {
 		}
 		if code := p.exit(t); code != 0 {
 			t.Fatalf("exit %d after SIGTERM while waiting", code)
+		}
+		// The driver's error (a line per address tried) is summarized.
+		if want := `"err":"cannot connect to Postgres at ` + db + `: connection refused; is Postgres running there? (DATABASE_URL)"`; !strings.Contains(p.log(), want) {
+			t.Fatalf("the wait does not say %s:\n%s", want, p.log())
 		}
 	})
 

@@ -45,10 +45,11 @@
 // drive runs payout and request lifecycles against a running ledgerd the way
 // the service would, then checks the balances they imply; its help says how.
 // It seeds through the admin API (--admin, LEDGER_ADMIN_URL; --admin-token,
-// LEDGER_ADMIN_TOKEN) and seals callbacks with the signing secret in
-// --secret-file (default ./var/ledgerd/signing-secret, the dev secret an
-// embedded ledgerd writes). With `go run ./cmd/ledgerd` running in another
-// terminal, from the same directory:
+// LEDGER_ADMIN_TOKEN), sends callbacks to --callbacks (LEDGER_CALLBACKS_URL)
+// and seals them with the signing secret in --secret-file (default the dev
+// secret an embedded ledgerd writes: signing-secret in LEDGER_DATA_DIR, else
+// in var/ledgerd under the source tree's root). With `go run ./cmd/ledgerd`
+// running in another terminal, from anywhere in the source tree:
 //
 //	go run ./cmd/servicesim drive
 package main

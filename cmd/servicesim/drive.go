@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	mrand "math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -23,6 +25,7 @@ import (
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/cli"
+	"github.com/provider-ledger/adapter/internal/datadir"
 )
 
 // DriveConfig configures `servicesim drive`.
@@ -31,7 +34,7 @@ type DriveConfig struct {
 	AdminURL     string // e.g. http://127.0.0.1:8081
 	AdminToken   string // bearer token of the admin API (LEDGER_ADMIN_TOKEN)
 	ProviderID   string
-	SecretFile   string // Base64 signing secret
+	SecretFile   string // Base64 signing secret; "": DefaultSecretFile
 	Payouts      int
 	Requests     int
 	Seed         uint64 // 0: derived from the clock
@@ -40,7 +43,18 @@ type DriveConfig struct {
 // DefaultDriveConfig is the configuration with no flags or env set.
 func DefaultDriveConfig() DriveConfig {
 	return DriveConfig{CallbacksURL: "http://127.0.0.1:8080/ledger", AdminURL: "http://127.0.0.1:8081",
-		ProviderID: "local", SecretFile: "./var/ledgerd/signing-secret", Payouts: 10, Requests: 5}
+		ProviderID: "local", Payouts: 10, Requests: 5}
+}
+
+// DefaultSecretFile is the dev secret an embedded ledgerd writes: the file
+// signing-secret in its data directory, LEDGER_DATA_DIR or else var/ledgerd
+// under the source tree's root.
+func DefaultSecretFile() string {
+	dir := os.Getenv("LEDGER_DATA_DIR")
+	if dir == "" {
+		dir = datadir.Default()
+	}
+	return filepath.Join(dir, "signing-secret")
 }
 
 const driveLong = `drive plays the service against a running ledgerd: through the admin API it
@@ -56,9 +70,9 @@ and stops at any other non-200. It prints one line per lifecycle and a
 summary, then reads both accounts back: the sender must hold funded minus
 captured with nothing held, the recipient the sum credited.
 
-The signing secret must be one ledgerd knows: by default the dev secret the
-embedded ledgerd writes (./var/ledgerd/signing-secret, from the directory
-ledgerd was started in).`
+The signing secret must be one ledgerd knows: by default the dev secret an
+embedded ledgerd writes, signing-secret in its data directory
+(LEDGER_DATA_DIR, else var/ledgerd under the source tree's root).`
 
 const driveExitStatus = `0  every lifecycle approved and the balances match
 1  a check failed, or a callback was refused (or retried in vain)
@@ -77,17 +91,22 @@ func newDriveCmd(cfg *DriveConfig) *cobra.Command {
 	cli.ExitStatus(cmd, driveExitStatus)
 	fs := cmd.Flags()
 	fs.StringVar(&cfg.CallbacksURL, "callbacks", cfg.CallbacksURL, "callback base URL of the ledgerd under test")
+	cli.Env(fs, "callbacks", "LEDGER_CALLBACKS_URL")
 	fs.StringVar(&cfg.AdminURL, "admin", cfg.AdminURL, "base URL of ledgerd's admin API")
 	cli.Env(fs, "admin", "LEDGER_ADMIN_URL")
 	fs.StringVar(&cfg.AdminToken, "admin-token", "", "bearer token of the admin API")
 	cli.Env(fs, "admin-token", "LEDGER_ADMIN_TOKEN")
 	fs.StringVar(&cfg.ProviderID, "provider-id", cfg.ProviderID, "providerID claim of the callbacks: the provider ledgerd serves")
 	cli.Env(fs, "provider-id", "LEDGER_PROVIDER_ID")
-	fs.StringVar(&cfg.SecretFile, "secret-file", cfg.SecretFile, "file holding the Base64 signing secret")
+	fs.StringVar(&cfg.SecretFile, "secret-file", cfg.SecretFile,
+		"file holding the Base64 signing secret (default: an embedded ledgerd's, signing-secret in LEDGER_DATA_DIR, else in var/ledgerd under the source tree's root)")
 	fs.IntVar(&cfg.Payouts, "payouts", cfg.Payouts, "number of payout lifecycles")
 	fs.IntVar(&cfg.Requests, "requests", cfg.Requests, "number of payment request (credit-account) lifecycles")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the amounts and lifecycle choices (0: from the clock)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		if cfg.SecretFile == "" {
+			cfg.SecretFile = DefaultSecretFile()
+		}
 		if err := cfg.validate(); err != nil {
 			return err
 		}
@@ -115,8 +134,8 @@ func (cfg DriveConfig) validate() error {
 			return cli.Usagef("--%s %q is not an http(s) URL", u.name, u.v)
 		}
 	}
-	if cfg.ProviderID == "" || cfg.SecretFile == "" {
-		return cli.Usagef("--provider-id and --secret-file must not be empty")
+	if cfg.ProviderID == "" {
+		return cli.Usagef("--provider-id must not be empty")
 	}
 	return nil
 }
@@ -174,7 +193,7 @@ func (d *driver) send(ctx context.Context, endpoint string, service map[string]a
 			}
 		default:
 			return nil, fmt.Errorf("%s key %v refused: %d %v (%v)%s", endpoint, service["idempotencyKey"], r.Status,
-				r.Problem["type"], r.Problem["detail"], refusalHint(r))
+				r.Problem["type"], r.Problem["detail"], refusalHint(r, d.cfg.SecretFile))
 		}
 		if attempt == maxAttempts {
 			if lastErr != nil {
@@ -193,12 +212,12 @@ func (d *driver) send(ctx context.Context, endpoint string, service map[string]a
 }
 
 // refusalHint is the next step after a refusal a person can fix.
-func refusalHint(r *callbacks.Reply) string {
+func refusalHint(r *callbacks.Reply, secretFile string) string {
 	typ, _ := r.Problem["type"].(string)
 	switch {
 	case r.Status == http.StatusBadRequest && strings.HasSuffix(typ, ":undecryptable"):
-		return "; ledgerd does not know this signing secret: pass the one it has with --secret-file " +
-			"(an embedded ledgerd writes var/ledgerd/signing-secret under the directory it was started in)"
+		return "; ledgerd does not know the signing secret of " + secretFile + ": pass the one it has with --secret-file " +
+			"(an embedded ledgerd writes signing-secret in its data directory, LEDGER_DATA_DIR)"
 	case r.Status == http.StatusForbidden:
 		return "; ledgerd serves another provider: set --provider-id to its LEDGER_PROVIDER_ID"
 	}
@@ -227,7 +246,10 @@ func expect(r *callbacks.Reply, endpoint, refClaim string) error {
 
 func drive(ctx context.Context, cfg DriveConfig, out io.Writer) error {
 	raw, err := os.ReadFile(cfg.SecretFile)
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
+		return setupErr("reading the signing secret: %w; is ledgerd running in embedded mode (it writes its dev secret there)? "+
+			"Otherwise pass a secret ledgerd has with --secret-file", err)
+	} else if err != nil {
 		return setupErr("reading the signing secret: %w", err)
 	}
 	secret, err := envelope.ParseSecret(string(raw))

@@ -18,6 +18,7 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/internal/datadir"
 	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/server"
 )
@@ -131,7 +132,7 @@ func TestDrive(t *testing.T) {
 		_ = os.WriteFile(other, []byte(base64.StdEncoding.EncodeToString(make([]byte, 32))), 0o600)
 		var out, errb bytes.Buffer
 		if code := Run(ctx, append(args("--payouts", "1"), "--secret-file", other), &out, &errb); code != 1 ||
-			!strings.Contains(errb.String(), "refused: 400") || !strings.Contains(errb.String(), "pass the one it has with --secret-file") {
+			!strings.Contains(errb.String(), "refused: 400") || !strings.Contains(errb.String(), "ledgerd does not know the signing secret of "+other+": pass the one it has with --secret-file") {
 			t.Fatalf("exit %d, want 1 with a 400\n%s", code, errb.String())
 		}
 	})
@@ -156,6 +157,7 @@ func TestDriveUsage(t *testing.T) {
 		{[]string{"drive", "--admin", "127.0.0.1:8081"}, 2, "not an http(s) URL"},
 		{[]string{"drive", "--provider-id", ""}, 2, "must not be empty"},
 		{[]string{"drive", "--secret-file", filepath.Join(dir, "missing")}, 2, "reading the signing secret"},
+		{[]string{"drive", "--secret-file", filepath.Join(dir, "missing")}, 2, "is ledgerd running in embedded mode (it writes its dev secret there)? Otherwise pass a secret ledgerd has with --secret-file"},
 		{[]string{"drive", "--secret-file", bad}, 2, "invalid"},
 		// Nothing listens on port 1: the admin API cannot seed, and the
 		// error says what to check.
@@ -172,7 +174,7 @@ func TestDriveUsage(t *testing.T) {
 	}
 	var cfg DriveConfig
 	if err := newDriveCmd(&cfg).ParseFlags(nil); err != nil || cfg != DefaultDriveConfig() || cfg.CallbacksURL != "http://127.0.0.1:8080/ledger" ||
-		cfg.AdminURL != "http://127.0.0.1:8081" || cfg.ProviderID != "local" || cfg.SecretFile != "./var/ledgerd/signing-secret" || cfg.Payouts != 10 || cfg.Requests != 5 {
+		cfg.AdminURL != "http://127.0.0.1:8081" || cfg.ProviderID != "local" || cfg.SecretFile != "" || cfg.Payouts != 10 || cfg.Requests != 5 {
 		t.Fatalf("defaults %+v %v", cfg, err)
 	}
 }
@@ -195,5 +197,30 @@ func TestDriveRetryPolicy(t *testing.T) {
 	_, err := d.send(context.Background(), callbacks.Capture, map[string]any{"idempotencyKey": "k"})
 	if err == nil || !strings.Contains(err.Error(), "refused: 422") || d.sent != 4 || d.retry != 3 {
 		t.Fatalf("err %v, sent %d, retried %d; want a 422 after 3 retries", err, d.sent, d.retry)
+	}
+}
+
+// TestDriveEnvironment: drive finds ledgerd and its dev secret through the
+// environment alone (LEDGER_CALLBACKS_URL, LEDGER_ADMIN_URL and the
+// secret in LEDGER_DATA_DIR), as the README's walkthrough does. Not
+// parallel: it sets the environment.
+func TestDriveEnvironment(t *testing.T) {
+	if got, want := DefaultSecretFile(), filepath.Join(datadir.Default(), "signing-secret"); os.Getenv("LEDGER_DATA_DIR") == "" && got != want {
+		t.Fatalf("default secret file %s, want %s", got, want)
+	}
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	b64 := base64.StdEncoding.EncodeToString(key)
+	dataDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dataDir, "signing-secret"), []byte(b64+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cb, admin := startLedgerd(t, b64)
+	t.Setenv("LEDGER_DATA_DIR", dataDir)
+	t.Setenv("LEDGER_CALLBACKS_URL", "http://"+cb+"/ledger")
+	t.Setenv("LEDGER_ADMIN_URL", "http://"+admin)
+	var out, errb bytes.Buffer
+	if code := Run(context.Background(), []string{"drive", "--payouts", "1", "--requests", "1"}, &out, &errb); code != 0 || !strings.HasSuffix(out.String(), "\nok\n") {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 }

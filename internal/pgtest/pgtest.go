@@ -4,8 +4,17 @@
 // sharing state.
 //
 // The server is TEST_DATABASE_URL, default
-// postgres://postgres@127.0.0.1:5432/postgres. A test that cannot reach it
-// fails with a message saying how to get one; it never skips.
+// postgres://postgres@127.0.0.1:5432/postgres (trust authentication for
+// loopback). A test that cannot reach it fails with a message saying how to
+// get one; it never skips. The message is given in full once per test
+// process (the first test that needs the server); the other tests fail
+// with one line pointing at it.
+//
+// Every database a test creates (testdb_tpl_<hash>_inst_<random>) is
+// dropped when the test ends, passed or failed; PGTEST_KEEP_FAILED=1 keeps
+// those of failed tests for inspection (their URL is in the test's log).
+// The template of each schema version (testdb_tpl_<hash>) is kept and
+// reused by later runs.
 package pgtest
 
 import (
@@ -13,6 +22,8 @@ import (
 	"database/sql"
 	"net/url"
 	"os"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -82,34 +93,97 @@ func (empty) Migrate(context.Context, *sql.DB, pgtestdb.Config) error { return n
 // migrations themselves) and returns its URL.
 func EmptyURL(t testing.TB) string {
 	t.Helper()
-	reachable(t)
-	return pgtestdb.Custom(t, serverConfig(t), empty{}).URL()
+	return create(t, empty{})
 }
 
 // URL creates a fresh migrated database for t and returns its URL. The
-// database is dropped when t passes and kept for inspection when it fails.
+// database is dropped when t ends (see the package doc).
 func URL(t testing.TB) string {
 	t.Helper()
-	reachable(t)
-	return pgtestdb.Custom(t, serverConfig(t), migrator{}).URL()
+	return create(t, migrator{})
 }
 
-// reachable fails t with what to do when the test server cannot be
-// reached.
-func reachable(t testing.TB) {
+// create makes t's database and arranges for it to be dropped.
+func create(t testing.TB, m pgtestdb.Migrator) string {
 	t.Helper()
+	reachable(t)
 	cfg := serverConfig(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	var name string
+	// Registered before pgtestdb's own clean-up, so it runs after it: that
+	// one drops the database of a passed test (and fails a test that left a
+	// connection open); this one drops whatever is left.
+	t.Cleanup(func() {
+		if name == "" || t.Failed() && os.Getenv("PGTEST_KEEP_FAILED") != "" {
+			return
+		}
+		drop(t, cfg, name)
+	})
+	inst := pgtestdb.Custom(t, cfg, m)
+	name = inst.Database
+	return inst.URL()
+}
+
+// drop drops the database name, closing its connections.
+func drop(t testing.TB, cfg pgtestdb.Config, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, cfg.URL())
 	if err != nil {
-		t.Fatalf("pgtest: cannot reach Postgres at %s:%s (%v).\n"+
-			"Database tests need a real Postgres: start one on 127.0.0.1:5432 with trust auth for user postgres "+
-			"(e.g. `apt-get install postgresql`, or `bash .ci/run`, which starts an embedded one), "+
-			"or point TEST_DATABASE_URL at one.", cfg.Host, cfg.Port, err)
+		t.Errorf("pgtest: dropping %s: %v", name, store.ExplainFor(err, "TEST_DATABASE_URL"))
+		return
 	}
-	conn.Close(ctx)
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
+		t.Errorf("pgtest: dropping %s: %v", name, err)
+	}
 }
+
+// probeState is the one check per test process and server that the
+// server answers, and whether a test was told how to get one.
+type probeState struct {
+	once sync.Once
+	err  error // nil when it answers
+	told atomic.Bool
+}
+
+// probes maps a server's URL to its *probeState.
+var probes sync.Map
+
+// reachable fails t with what to do when the test server cannot be
+// reached: in full for the first test of the process, in one line for the
+// others.
+func reachable(t testing.TB) {
+	t.Helper()
+	cfg := serverConfig(t)
+	v, _ := probes.LoadOrStore(cfg.URL(), &probeState{})
+	p := v.(*probeState)
+	p.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, cfg.URL())
+		if err != nil {
+			p.err = store.ExplainFor(err, "TEST_DATABASE_URL")
+			return
+		}
+		conn.Close(ctx)
+	})
+	switch {
+	case p.err == nil:
+		return
+	case p.told.CompareAndSwap(false, true):
+		t.Fatalf("pgtest: %v\n%s", p.err, Hint)
+	}
+	t.Fatalf("pgtest: no test database server at %s:%s (the first test that needed it says why, and how to get one)", cfg.Host, cfg.Port)
+}
+
+// Hint says how to give the tests a Postgres.
+const Hint = `The database tests need a real Postgres, as a superuser (they create roles and databases); the README's Quick start says more. Either:
+  - the machine's cluster on 127.0.0.1:5432 with trust authentication for loopback connections
+    (Debian's postgresql package asks for a password: put "host all postgres 127.0.0.1/32 trust"
+    first in pg_hba.conf, then reload); or
+  - TEST_DATABASE_URL=postgres://postgres:PASSWORD@HOST:PORT/postgres for a server with a password; or
+  - an embedded cluster: run "go run ./internal/tools/testpg" in another terminal and export the
+    TEST_DATABASE_URL it prints.`
 
 // Pool returns a pool on a fresh migrated database for t, closed when t ends.
 func Pool(t testing.TB) *pgxpool.Pool {

@@ -1,0 +1,83 @@
+package callbacks_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/internal/ledgertest"
+)
+
+// TestCallerGoneIsCountedApart: a callback whose caller hung up before the
+// answer is counted with outcome "canceled", not as a 503 or another
+// error, and what it committed is the answer of the caller's retry.
+func TestCallerGoneIsCountedApart(t *testing.T) {
+	t.Parallel()
+	b := setup(t, opts{requestTimeout: 30 * time.Second})
+	b.account(t, ledgertest.AccountOpts{AccountID: "cx-1", Owner: "carol", Funds: "100", Source: "src-cx"})
+	ctx := context.Background()
+
+	// Hold the account's row, so that the authorize waits in the database.
+	tx, err := b.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM accounts WHERE account_id = 'cx-1' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	claims := authorizeClaims("cx-p1", "cx-k1", "carol", "src-cx", "5.00", 0)
+	callerCtx, hangUp := context.WithCancel(ctx)
+	sent := make(chan error, 1)
+	go func() {
+		_, err := b.client.Send(callerCtx, callbacks.Authorize, claims)
+		sent <- err
+	}()
+	m := b.server.Metrics()
+	waitFor(t, "the authorize in flight", func() bool { return testutil.ToFloat64(m.Inflight()) == 1 })
+	hangUp()
+	if err := <-sent; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the caller's send: %v", err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Whatever it is counted as, once it is counted: canceled, and nothing else.
+	counts := func() map[string]float64 {
+		out := map[string]float64{}
+		for _, outcome := range []string{"canceled", "approved", "error"} {
+			for _, status := range []int{200, 408, 500, 503} {
+				if n := testutil.ToFloat64(m.Requests(callbacks.Authorize, outcome, status)); n != 0 {
+					out[fmt.Sprint(outcome, " ", status)] = n
+				}
+			}
+		}
+		return out
+	}
+	waitFor(t, "the callback counted", func() bool { return len(counts()) > 0 })
+	if got := counts(); len(got) != 1 || got["canceled 200"] != 1 {
+		t.Fatalf("counted as %v, want canceled 200 once", got)
+	}
+	// The service's retry gets what was committed.
+	r := b.send(t, callbacks.Authorize, claims)
+	if r.Status != 200 || r.Outcome() != "approved" || testutil.ToFloat64(m.Replays(callbacks.Authorize)) != 1 {
+		t.Fatalf("retry: %d %s", r.Status, r.Raw)
+	}
+}
+
+// waitFor polls cond until it holds, failing t after a minute.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
