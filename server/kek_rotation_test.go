@@ -202,10 +202,42 @@ func TestKEKRotationWithTwoReplicas(t *testing.T) {
 	}()
 	r.progress(5)
 
-	// Step 1, first replica. Then a secret is added on it: encrypted under
-	// the new KEK, which the old replica was not given.
+	// Step 1, first replica; a secret added on it meanwhile.
 	r.roll(0, newKEK, oldKEK)
 	r.progress(5)
+	second := r.addSecretDuringStepOne()
+	r.progress(5)
+	// Step 1, second replica.
+	r.roll(1, newKEK, oldKEK)
+	r.opens(r.slots[1], second, "the second new replica to open the added secret")
+	if v := metric(t, r.slots[1].admin, `ledgerd_keyring_kek_info{fingerprint="`+keyring.KEKFingerprint(oldKEK)+`",role="previous"}`); v != "1" {
+		t.Fatalf("the rolled replica does not report the previous KEK: %q", v)
+	}
+	r.progress(5)
+	// Step 2.
+	r.rekeyOnBoth(newKEK)
+	r.progress(5)
+	// Step 3: the previous KEK is dropped, one replica at a time.
+	r.roll(0, newKEK, nil)
+	r.progress(5)
+	r.roll(1, newKEK, nil)
+	r.progress(5)
+	close(stop)
+	<-done
+
+	r.assertNothingLost()
+	r.assertBothOpen(r.secret, second)
+	r.assertOldKEKOpensNothing(oldKEK)
+	r.assertOldKEKAloneRefusesRetryably(oldKEK)
+}
+
+// addSecretDuringStepOne adds a secret on the rolled replica of slot 0:
+// encrypted under the new KEK, which the old replica of slot 1 was not
+// given. The old replica does not go down: it counts the secret, stays
+// ready, and answers a request under it retryably. It returns the secret.
+func (r *kekRotation) addSecretDuringStepOne() []byte {
+	t := r.t
+	t.Helper()
 	added, _, err := r.admin(r.slots[0]).SigningSecrets.Create(context.Background(), &adminapi.SigningSecretRequest{Generate: true})
 	if err != nil {
 		t.Fatal(err)
@@ -219,26 +251,21 @@ func TestKEKRotationWithTwoReplicas(t *testing.T) {
 	eventually(t, "the old replica to count the added secret as undecryptable", func() bool {
 		return metric(t, old.admin, `ledgerd_keyring_undecryptable_secrets{reason="other_kek"}`) == "1"
 	})
-	// The old replica does not go down: ready, the service's secret opens,
-	// and a request under the secret it cannot read is retryable there.
 	if code := get(t, "http://"+old.admin+"/readyz", nil); code != 200 {
 		t.Fatalf("the old replica is not ready (%d) over a secret under another KEK", code)
 	}
 	if rep := r.probe(old, second, "probe-old-second"); rep.Status != 503 || rep.Problem["type"] != "urn:provider-ledger:problem:keyring-incomplete" || rep.RetryAfter == "" {
 		t.Fatalf("the old replica answers a request under the added secret %+v; want 503 keyring-incomplete with Retry-After", rep)
 	}
-	r.progress(5)
+	return second
+}
 
-	// Step 1, second replica.
-	r.roll(1, newKEK, oldKEK)
-	r.opens(r.slots[1], second, "the second new replica to open the added secret")
-	if v := metric(t, r.slots[1].admin, `ledgerd_keyring_kek_info{fingerprint="`+keyring.KEKFingerprint(oldKEK)+`",role="previous"}`); v != "1" {
-		t.Fatalf("the rolled replica does not report the previous KEK: %q", v)
-	}
-	r.progress(5)
-
-	// Step 2, on both replicas at once: the one secret under the old KEK
-	// is re-encrypted once between them.
+// rekeyOnBoth runs step 2 on both replicas at once: the one secret under
+// the old KEK is re-encrypted once between them; a third run finds nothing
+// to do.
+func (r *kekRotation) rekeyOnBoth(newKEK []byte) {
+	t := r.t
+	t.Helper()
 	results := make([]*adminapi.KeyringRekey, 2)
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
@@ -258,27 +285,31 @@ func TestKEKRotationWithTwoReplicas(t *testing.T) {
 	if err != nil || again.Rekeyed != 0 || again.Remaining != 0 || again.Current != 2 {
 		t.Fatalf("rekey again = %+v, %v; want 2 current, none remaining", again, err)
 	}
-	r.progress(5)
+}
 
-	// Step 3: the previous KEK is dropped, one replica at a time.
-	r.roll(0, newKEK, nil)
-	r.progress(5)
-	r.roll(1, newKEK, nil)
-	r.progress(5)
-	close(stop)
-	<-done
+// assertNothingLost: no callback of the stream failed, and the account
+// moved by exactly the payouts approved.
+func (r *kekRotation) assertNothingLost() {
+	t := r.t
+	t.Helper()
 	for _, f := range r.failures() {
 		t.Errorf("a callback of the stream failed: %s", f)
 	}
 	n := r.payouts.Load()
 	t.Logf("%d payouts (authorize and capture, on different replicas) ran through the rotation", n)
-	bank := newBank(t, r.slots[0], rotationProvider, r.secret, r.token)
-	acct := bank.must(200, "GET", "/v1/accounts/acc-k", nil)
+	acct := newBank(t, r.slots[0], rotationProvider, r.secret, r.token).must(200, "GET", "/v1/accounts/acc-k", nil)
 	if want := fmt.Sprintf("%d.00", 1000-n); acct["balance"] != want || acct["held"] != "0.00" {
 		t.Fatalf("after %d payouts the account is %v; want balance %s, nothing held: a payout was lost or doubled", n, acct, want)
 	}
+}
+
+// assertBothOpen: both replicas open requests under each secret and skip
+// none.
+func (r *kekRotation) assertBothOpen(secrets ...[]byte) {
+	t := r.t
+	t.Helper()
 	for i, d := range r.slots {
-		for j, s := range [][]byte{r.secret, second} {
+		for j, s := range secrets {
 			if rep := r.probe(d, s, fmt.Sprintf("probe-final-%d-%d", i, j)); rep.Status != 200 {
 				t.Fatalf("after the rotation replica %d answers secret %d with %+v", i, j, rep)
 			}
@@ -287,10 +318,14 @@ func TestKEKRotationWithTwoReplicas(t *testing.T) {
 			t.Fatalf("after the rotation replica %d skips %s secrets", i, v)
 		}
 	}
-	r.assertOldKEKOpensNothing(oldKEK)
+}
 
-	// An operator who swaps the KEKs back by mistake gets a replica that
-	// is not ready and refuses retryably, never a terminal 400.
+// assertOldKEKAloneRefusesRetryably: an operator who gives a replica the
+// old KEK alone by mistake gets a replica that is not ready and answers
+// retryably, never a terminal 400.
+func (r *kekRotation) assertOldKEKAloneRefusesRetryably(oldKEK []byte) {
+	t := r.t
+	t.Helper()
 	wrong := r.start(oldKEK, nil)
 	var body map[string]any
 	if code := get(t, "http://"+wrong.admin+"/readyz", &body); code != 503 || !strings.Contains(fmt.Sprint(body["detail"]), "skipped") {
