@@ -61,6 +61,9 @@ type SecretStore interface {
 	// Retire stops the secret opening callbacks; retiring a retired secret
 	// is a no-op; an unknown ID is a ledger.CodeNotFound error.
 	Retire(ctx context.Context, secretID string) error
+	// Rekey re-encrypts the active secrets under the current KEK (see
+	// keyring.Store.Rekey).
+	Rekey(ctx context.Context, kekFingerprint string) (keyring.RekeyResult, error)
 }
 
 // SecretInfo describes a signing secret without its value.

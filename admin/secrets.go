@@ -24,6 +24,8 @@ import (
 //	                                      201 {secretID, fingerprint} (+ secret when generated);
 //	                                      200 when the secret is stored and active; 409 when retired
 //	DELETE /v1/signing-secrets/:secretID  204; 404 when unknown
+//	POST   /v1/keyring/rekey              {} or {"kekFingerprint": "<16 hex>"}
+//	                                      200 KeyringRekey; 409 kek-mismatch
 //
 // A secret's value appears in one answer only: the one that generated it.
 // It is never logged, listed or echoed in an error.
@@ -31,6 +33,7 @@ func (s *Server) registerSecrets() {
 	s.Handle(http.MethodGet, "/v1/signing-secrets", s.listSecrets)
 	s.Handle(http.MethodPost, "/v1/signing-secrets", s.addSecret)
 	s.Handle(http.MethodDelete, "/v1/signing-secrets/:secretID", s.retireSecret)
+	s.Handle(http.MethodPost, "/v1/keyring/rekey", s.rekeySecrets)
 }
 
 func (s *Server) listSecrets(r *http.Request, _ httprouter.Params) (int, any, error) {
@@ -117,6 +120,30 @@ func (s *Server) retireSecret(r *http.Request, ps httprouter.Params) (int, any, 
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil
+}
+
+// rekeySecrets is POST /v1/keyring/rekey: re-encrypt the active secrets
+// under this replica's current KEK (keyring.Store.Rekey). 200 with what was
+// done and what remains under another KEK, also when nothing was to do.
+func (s *Server) rekeySecrets(r *http.Request, _ httprouter.Params) (int, any, error) {
+	var body adminapi.KeyringRekeyRequest
+	if err := Decode(r, &body); err != nil {
+		return 0, nil, err
+	}
+	res, err := s.cfg.Secrets.Rekey(r.Context(), body.KEKFingerprint)
+	if err != nil {
+		return 0, nil, err
+	}
+	out := adminapi.KeyringRekey{KEKFingerprint: res.KEKFingerprint, Rekeyed: res.Rekeyed, Current: res.Current,
+		Remaining: len(res.Remaining), RemainingSecrets: make([]adminapi.RemainingSecret, 0, len(res.Remaining))}
+	if res.PreviousKEKFingerprint != "" {
+		out.PreviousKEKFingerprint = &res.PreviousKEKFingerprint
+	}
+	for _, x := range res.Remaining {
+		out.RemainingSecrets = append(out.RemainingSecrets, adminapi.RemainingSecret{SecretID: x.SecretID,
+			Fingerprint: x.Fingerprint, KEKFingerprint: x.KEKFingerprint, Reason: string(x.Reason)})
+	}
+	return http.StatusOK, out, nil
 }
 
 // escapePointer escapes a member name as a JSON Pointer token (RFC 6901).

@@ -19,6 +19,7 @@ import (
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/keyring"
+	"github.com/provider-ledger/adapter/store"
 )
 
 // secretsBundle is the admin API over a real keyring.Store on a fresh
@@ -27,6 +28,10 @@ import (
 type secretsBundle struct {
 	api     *admin.Server
 	store   *keyring.Store
+	db      *store.DB
+	kek     []byte
+	kekFP   string
+	log     *slog.Logger
 	logs    *lockedBuffer
 	mu      sync.Mutex
 	secrets [][]byte
@@ -52,18 +57,20 @@ func (l *lockedBuffer) String() string {
 func setupSecrets(t *testing.T, token string) *secretsBundle {
 	t.Helper()
 	db, _ := pgtest.DB(t)
-	b := &secretsBundle{logs: &lockedBuffer{}}
+	b := &secretsBundle{logs: &lockedBuffer{}, db: db}
 	log := slog.New(slog.NewTextHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	kek := make([]byte, keyring.KEKSize)
-	if _, err := rand.Read(kek); err != nil {
+	b.log = log
+	b.kek = make([]byte, keyring.KEKSize)
+	if _, err := rand.Read(b.kek); err != nil {
 		t.Fatal(err)
 	}
-	store, err := keyring.NewStore(db, kek, keyring.StoreOptions{Logger: log})
+	b.kekFP = keyring.KEKFingerprint(b.kek)
+	secrets, err := keyring.NewStore(db, b.kek, keyring.StoreOptions{Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.store = store
-	b.api = admin.New(admin.Config{Secrets: store, Token: token, Logger: log})
+	b.store = secrets
+	b.api = admin.New(admin.Config{Secrets: secrets, Token: token, Logger: log})
 	t.Cleanup(func() {
 		logs := b.logs.String()
 		b.mu.Lock()
@@ -191,7 +198,7 @@ func TestSigningSecretsAPI(t *testing.T) {
 		entries, la := b.list(t)
 		la.mustNotContain(t, secret)
 		if len(entries) != 1 || entries[0]["secretID"] != id || entries[0]["fingerprint"] != fp ||
-			entries[0]["retiredOn"] != nil || len(entries[0]) != 4 {
+			entries[0]["retiredOn"] != nil || entries[0]["kekFingerprint"] != b.kekFP || len(entries[0]) != 5 {
 			t.Fatalf("list = %s", la.raw)
 		}
 		if _, present := entries[0]["retiredOn"]; !present {

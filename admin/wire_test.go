@@ -117,8 +117,8 @@ func TestWireBytes(t *testing.T) {
 		}
 		stamp := `"20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)"`
 		match(t, call(t, b.api, "GET", "/v1/signing-secrets", ""), 200,
-			`\{"signingSecrets":\[\{"secretID":"[^"]+","fingerprint":"[^"]+","addedOn":`+stamp+`,"retiredOn":null\},`+
-				`\{"secretID":"`+id+`","fingerprint":"[^"]+","addedOn":`+stamp+`,"retiredOn":`+stamp+`\}\]\}`)
+			`\{"signingSecrets":\[\{"secretID":"[^"]+","fingerprint":"[^"]+","kekFingerprint":"[0-9a-f]{16}","addedOn":`+stamp+`,"retiredOn":null\},`+
+				`\{"secretID":"`+id+`","fingerprint":"[^"]+","kekFingerprint":"[0-9a-f]{16}","addedOn":`+stamp+`,"retiredOn":`+stamp+`\}\]\}`)
 	})
 
 	t.Run("ReconciliationRun", func(t *testing.T) {

@@ -9,7 +9,8 @@
 // AdjustmentRequest, Adjustment, Instrument, Hold, HoldList, JournalEntry,
 // JournalTransaction, JournalEntryList, JournalTransactionList,
 // SigningSecret, SigningSecretList, SigningSecretRequest,
-// SigningSecretCreated, ReconciliationRunRequest, ReconciliationRun,
+// SigningSecretCreated, KeyringRekeyRequest, KeyringRekey,
+// RemainingSecret, ReconciliationRunRequest, ReconciliationRun,
 // Finding, and the problem body, Error. A statement (CSV or camt.053 XML)
 // is written as it comes to an io.Writer (Accounts.Statement). Amounts are
 // Amount: a JSON string written with the account currency's minor units

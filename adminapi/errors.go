@@ -37,6 +37,7 @@ var (
 	ErrHoldNotFound          = problemType("hold-not-found", http.StatusNotFound)
 	ErrSecretNotFound        = problemType("secret-not-found", http.StatusNotFound)
 	ErrSecretRetired         = problemType("secret-retired", http.StatusConflict)
+	ErrKEKMismatch           = problemType("kek-mismatch", http.StatusConflict)
 	ErrInvalidRequest        = problemType("invalid-request", http.StatusBadRequest)
 	ErrDatabaseUnavailable   = problemType("database-unavailable", http.StatusServiceUnavailable)
 	// ErrNoRoute: the server has no such route; the base URL may point at

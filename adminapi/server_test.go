@@ -199,6 +199,19 @@ func TestAgainstLedgerd(t *testing.T) {
 		if _, err := l.client.SigningSecrets.Retire(ctx, "ks_nope"); !errors.Is(err, adminapi.ErrSecretNotFound) {
 			t.Fatalf("unknown secret: %v", err)
 		}
+		kekFP := list.SigningSecrets[0].KEKFingerprint
+		if len(kekFP) != 16 {
+			t.Fatalf("kekFingerprint %q", kekFP)
+		}
+		rk, _, err := l.client.SigningSecrets.Rekey(ctx, nil)
+		if err != nil || rk.KEKFingerprint != kekFP || rk.PreviousKEKFingerprint != nil || rk.Rekeyed != 0 || rk.Current != 1 ||
+			rk.Remaining != 0 || rk.RemainingSecrets == nil {
+			t.Fatalf("rekey %+v %v", rk, err)
+		}
+		if _, _, err := l.client.SigningSecrets.Rekey(ctx, &adminapi.KeyringRekeyRequest{KEKFingerprint: "0123456789abcdef"}); !errors.Is(err, adminapi.ErrKEKMismatch) ||
+			!errors.Is(err, adminapi.ErrConflict) {
+			t.Fatalf("rekey to another KEK: %v, want ErrKEKMismatch", err)
+		}
 	})
 
 	t.Run("Reconciliation", func(t *testing.T) {

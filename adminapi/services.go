@@ -176,6 +176,23 @@ func (s *SigningSecretsService) Retire(ctx context.Context, secretID string) (*R
 	return s.client.call(ctx, http.MethodDelete, "v1/signing-secrets/"+url.PathEscape(secretID), nil, nil)
 }
 
+// Rekey re-encrypts every active secret under the answering replica's
+// current KEK: POST /v1/keyring/rekey (200). Call it on a replica given
+// both KEKs (LEDGER_KEK and LEDGER_KEK_PREVIOUS); it is idempotent and safe
+// on several replicas at once. req may be nil. ErrKEKMismatch: the
+// replica's current KEK is not req.KEKFingerprint.
+func (s *SigningSecretsService) Rekey(ctx context.Context, req *KeyringRekeyRequest) (*KeyringRekey, *Response, error) {
+	if req == nil {
+		req = &KeyringRekeyRequest{}
+	}
+	out := new(KeyringRekey)
+	resp, err := s.client.call(ctx, http.MethodPost, "v1/keyring/rekey", req, out)
+	if err != nil {
+		return nil, resp, err
+	}
+	return out, resp, nil
+}
+
 // ReconciliationService is /v1/reconciliation.
 type ReconciliationService service
 

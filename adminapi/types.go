@@ -161,10 +161,14 @@ type HoldList struct {
 // SigningSecret describes a signing secret of the callback keyring, never
 // its value.
 type SigningSecret struct {
-	SecretID    string     `json:"secretID"`
-	Fingerprint string     `json:"fingerprint"`
-	AddedOn     time.Time  `json:"addedOn"`
-	RetiredOn   *time.Time `json:"retiredOn"` // null while active
+	SecretID    string `json:"secretID"`
+	Fingerprint string `json:"fingerprint"`
+	// KEKFingerprint identifies the KEK the secret is encrypted under
+	// (keyring.KEKFingerprint): during a KEK rotation, which secrets are
+	// still under the old one.
+	KEKFingerprint string     `json:"kekFingerprint"`
+	AddedOn        time.Time  `json:"addedOn"`
+	RetiredOn      *time.Time `json:"retiredOn"` // null while active
 }
 
 // SigningSecretList is the answer of GET /v1/signing-secrets, newest first.
@@ -187,6 +191,51 @@ type SigningSecretCreated struct {
 	SecretID    string `json:"secretID"`
 	Fingerprint string `json:"fingerprint"`
 	Secret      string `json:"secret,omitempty"`
+}
+
+// KeyringRekeyRequest is the body of POST /v1/keyring/rekey; {} is fine.
+type KeyringRekeyRequest struct {
+	// KEKFingerprint, when set, is the fingerprint of the KEK the operator
+	// rotates to (ledgerctl secrets kek-fingerprint): a replica whose
+	// current KEK is another answers 409 kek-mismatch and changes nothing,
+	// so that a replica given the KEKs the wrong way round does not move
+	// the secrets back under the old KEK.
+	KEKFingerprint string `json:"kekFingerprint,omitempty"`
+}
+
+// KeyringRekey is the answer of POST /v1/keyring/rekey: what this call
+// re-encrypted and what is left under another KEK. Remaining 0 means no
+// active secret needs the previous KEK any more.
+type KeyringRekey struct {
+	// KEKFingerprint is the answering replica's current KEK: the one the
+	// secrets are now encrypted under.
+	KEKFingerprint string `json:"kekFingerprint"`
+	// PreviousKEKFingerprint is its previous KEK (LEDGER_KEK_PREVIOUS), null
+	// when it has none.
+	PreviousKEKFingerprint *string `json:"previousKEKFingerprint"`
+	// Rekeyed is the number of active secrets this call re-encrypted.
+	Rekeyed int `json:"rekeyed"`
+	// Current is the number of active secrets under the current KEK.
+	Current int `json:"current"`
+	// Remaining is len(RemainingSecrets).
+	Remaining int `json:"remaining"`
+	// RemainingSecrets are the active secrets still under another KEK.
+	RemainingSecrets []RemainingSecret `json:"remainingSecrets"`
+}
+
+// Reasons a secret remains under another KEK after a rekey.
+const (
+	RemainingOtherKEK = "other_kek" // the answering replica has not that KEK
+	RemainingDamaged  = "damaged"   // it has, and the row does not decrypt
+	RemainingPending  = "pending"   // it changed during the call: run the rekey again
+)
+
+// RemainingSecret is an active secret a rekey left under another KEK.
+type RemainingSecret struct {
+	SecretID       string `json:"secretID"`
+	Fingerprint    string `json:"fingerprint"`
+	KEKFingerprint string `json:"kekFingerprint"`
+	Reason         string `json:"reason"`
 }
 
 // ReconciliationRunRequest is the body of POST /v1/reconciliation/runs.

@@ -20,4 +20,5 @@ const (
 	SlugUnavailable       = "database-unavailable"     // 503
 	SlugShuttingDown      = "shutting-down"            // 503
 	SlugKeyringStale      = "keyring-stale"            // 503
+	SlugKeyringIncomplete = "keyring-incomplete"       // 503
 )

@@ -61,6 +61,12 @@ type Config struct {
 	// StaleHoldAge is the age past which a held hold counts in
 	// ledgerd_holds_stale (LEDGER_HOLD_MAX_AGE; default 264h).
 	StaleHoldAge time.Duration
+	// KeysMissing, when set and true, says that this replica knows of
+	// active signing secrets it cannot decrypt (ledgerd: encrypted under a
+	// KEK it was not given, during a KEK rotation): a request no key opens
+	// is then answered 503 keyring-incomplete (retry: another replica may
+	// open it) instead of 400 undecryptable.
+	KeysMissing func() bool
 }
 
 func (c *Config) defaults() error {

@@ -208,6 +208,12 @@ func (s *Server) envelopeProblem(endpoint string, err error) *problem.Problem {
 		return problem.New(SlugUnsupportedHeader, http.StatusBadRequest, "the JWE header must be alg A256KW, enc A256GCM, without zip")
 	case errors.Is(err, envelope.ErrUndecryptable):
 		s.m.undecryptable.WithLabelValues(endpoint).Inc()
+		if s.cfg.KeysMissing != nil && s.cfg.KeysMissing() {
+			p := problem.New(SlugKeyringIncomplete, http.StatusServiceUnavailable,
+				"no signing secret this replica can decrypt opens the request, and it cannot decrypt every active one; retry")
+			p.RetryAfter = time.Second
+			return p
+		}
 		return problem.New(SlugUndecryptable, http.StatusBadRequest, "no active signing secret opens the request")
 	case errors.Is(err, envelope.ErrMalformedJWT):
 		return problem.New(SlugMalformedJWT, http.StatusBadRequest, "the JWE payload is not a valid JWT")

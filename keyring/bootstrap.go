@@ -37,6 +37,9 @@ type BootstrapResult struct {
 	Present []string
 	// Refused: env secrets that were retired, left retired.
 	Refused []string
+	// Unverified: env secrets stored under a KEK this replica was not given
+	// (a KEK rotation under way): left as they are, unverified.
+	Unverified []string
 	// Generated is the fingerprint of the development secret generated in
 	// embedded mode, or "".
 	Generated string
@@ -49,6 +52,10 @@ type BootstrapResult struct {
 //  1. Each env secret is added (source env), idempotently: one already
 //     stored is left as it is. One that was retired is not brought back: it
 //     is logged as a warning with its fingerprint and start-up goes on.
+//     One stored under a KEK this replica was not given (an old replica
+//     restarted while a KEK rotation re-encrypted it) cannot be compared
+//     with the stored one: it is logged as a warning and left as it is, so
+//     that a replica does not fail to start in the middle of a rotation.
 //  2. In embedded mode, when no secret is active, a secret is generated
 //     (source dev) and its Base64 written to <DataDir>/signing-secret
 //     (0600), so that servicesim and loadtest on the same machine can use
@@ -93,6 +100,10 @@ func Bootstrap(ctx context.Context, cfg BootstrapConfig) (BootstrapResult, error
 		fp := envelope.Key{Secret: secret}.Fingerprint()
 		info, created, err := cfg.Store.add(ctx, secret, SourceEnv)
 		switch {
+		case errors.Is(err, errOtherKEK):
+			log.Warn("a signing secret of LEDGER_SIGNING_SECRETS is stored under a KEK this replica was not given; left as it is (see ledgerd_keyring_undecryptable_secrets)",
+				"fingerprint", fp)
+			res.Unverified = append(res.Unverified, fp)
 		case errors.Is(err, ErrSecretRetired):
 			log.Warn("a signing secret of LEDGER_SIGNING_SECRETS was retired; it stays retired and does not open callbacks: remove it from the environment",
 				"fingerprint", fp)

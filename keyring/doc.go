@@ -6,8 +6,8 @@
 // # Pieces
 //
 //   - [Store]: the table signing_secrets (schema migration 004). It
-//     implements admin.SecretStore (list, add, generate, retire) and
-//     [Store.Active], the decrypted active secrets.
+//     implements admin.SecretStore (list, add, generate, retire, rekey)
+//     and [Store.Active], the decrypted active secrets.
 //   - [Loader]: loads [Store.Active] into an envelope.Keyring once
 //     ([Loader.Reload]) and then every Interval, 2 s by default
 //     ([Loader.Start], [Loader.Stop]).
@@ -44,18 +44,45 @@
 //     backups as the secrets themselves.
 //
 // Each row also records the fingerprint of the KEK that encrypted it
-// ([KEKFingerprint]), so that a replica started with the wrong KEK reports
-// "encrypted under another KEK" rather than "damaged row". The KEK is
-// single: rotating it means re-encrypting every active row, which this
-// package does not do yet.
+// ([KEKFingerprint]; the column kek_fingerprint, never NULL), so a Store
+// knows which of its KEKs opens a row, and a row encrypted under a KEK it
+// was not given is reported as such rather than as damaged.
+//
+// # KEK rotation
+//
+// A Store has a current KEK, which encrypts every new row, and during a
+// rotation a previous KEK ([StoreOptions].PreviousKEK, LEDGER_KEK_PREVIOUS),
+// which only decrypts. [Store.Rekey] re-encrypts under the current KEK every
+// active row it can decrypt that is under another KEK, one row per
+// transaction, each a compare-and-swap on the nonce and KEK fingerprint it
+// decrypted (store.DB.RekeySecret): it is idempotent, safe on several
+// replicas at once, and replaces a row only with a ciphertext checked to
+// open to the same secret. A row it cannot decrypt is left untouched and
+// reported. The rollout (README, "Rotating the KEK"):
+//
+//  1. every replica gets the new KEK as LEDGER_KEK and the old one as
+//     LEDGER_KEK_PREVIOUS, and reads rows under either;
+//  2. Rekey (POST /v1/keyring/rekey, ledgerctl secrets rekey) moves every
+//     row under the new KEK, until it reports none remaining;
+//  3. every replica drops LEDGER_KEK_PREVIOUS: the old KEK opens nothing.
+//
+// A replica that meets a row under a KEK it was not given (an old replica
+// after a secret was added or re-encrypted by a new one) skips it and goes
+// on: see below. [Store.MissingKEK] tells ledgerd to answer a callback no
+// key opens with 503 (retry) rather than 400, since a replica that has the
+// KEK may open it.
 //
 // # Rows that do not decrypt
 //
 // [Store.Active] never fails because of a row: a row that does not
-// decrypt (wrong KEK, damage, tampering) is skipped, logged at error level
-// with its secret ID, fingerprint and reason (once, until it decrypts again
-// or leaves the active set), and counted by [Store.Undecryptable]. The
-// other secrets keep working.
+// decrypt (a KEK this replica was not given, damage, tampering) or holds a
+// weak secret is skipped, logged at error level with its secret ID,
+// fingerprint, KEK fingerprint and reason (once, until it decrypts again,
+// changes reason or leaves the active set), and counted by
+// [Store.Undecryptable] and [Store.UndecryptableBy] (the gauge
+// ledgerd_keyring_undecryptable_secrets{reason}, [Store.RegisterMetrics]).
+// The other secrets keep working, and the keyring is not stale: a load
+// that skips rows is a successful load.
 //
 // # Propagation between replicas
 //

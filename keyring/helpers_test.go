@@ -111,7 +111,14 @@ func (b *testBundle) remember(secret []byte) {
 
 func (b *testBundle) newStore(t *testing.T, pool *pgxpool.Pool, kek []byte) *keyring.Store {
 	t.Helper()
-	s, err := keyring.NewStore(store.Wrap(pool, nil), kek, keyring.StoreOptions{Now: b.clock.Now, Logger: b.log})
+	return b.rotatingStore(t, pool, kek, nil)
+}
+
+// rotatingStore is a Store reading under kek and previous (nil: none), as
+// a replica given LEDGER_KEK and LEDGER_KEK_PREVIOUS.
+func (b *testBundle) rotatingStore(t *testing.T, pool *pgxpool.Pool, kek, previous []byte) *keyring.Store {
+	t.Helper()
+	s, err := keyring.NewStore(store.Wrap(pool, nil), kek, keyring.StoreOptions{Now: b.clock.Now, Logger: b.log, PreviousKEK: previous})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,8 +136,14 @@ type replica struct {
 
 func (b *testBundle) replica(t *testing.T, kek []byte, interval time.Duration) *replica {
 	t.Helper()
+	return b.rotatingReplica(t, kek, nil, interval)
+}
+
+// rotatingReplica is a replica given kek and, when not nil, previous.
+func (b *testBundle) rotatingReplica(t *testing.T, kek, previous []byte, interval time.Duration) *replica {
+	t.Helper()
 	r := &replica{pool: pgtest.PoolURL(t, b.url), keyring: envelope.NewKeyring()}
-	r.store = b.newStore(t, r.pool, kek)
+	r.store = b.rotatingStore(t, r.pool, kek, previous)
 	l, err := keyring.NewLoader(keyring.Config{Store: r.store, Keyring: r.keyring, Interval: interval, Logger: b.log})
 	if err != nil {
 		t.Fatal(err)

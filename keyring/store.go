@@ -2,12 +2,8 @@ package keyring
 
 import (
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,9 +14,6 @@ import (
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
 )
-
-// KEKSize is the size in bytes of the key-encryption key.
-const KEKSize = 32
 
 // Source says how a secret arrived; it is stored with the secret.
 type Source string
@@ -46,59 +39,59 @@ var (
 	// fingerprint is stored. Never expected by chance (2^-64 per pair).
 	ErrFingerprintCollision = &ledger.Error{Code: ledger.CodeConflict, Slug: "secret-fingerprint-collision",
 		Message: "a different signing secret with the same fingerprint is stored; use another secret"}
-	// ErrUndecryptable: a stored secret does not decrypt with this store's KEK
-	// (another KEK, or a damaged or tampered row). It carries no secret
+	// ErrUndecryptable: a stored secret does not decrypt with this store's
+	// KEKs (another KEK, or a damaged or tampered row). It carries no secret
 	// material.
 	ErrUndecryptable = errors.New("keyring: stored signing secret cannot be decrypted with this KEK")
+	// errOtherKEK is the ErrUndecryptable of a row under a KEK this Store
+	// was not given.
+	errOtherKEK = fmt.Errorf("%w (another KEK)", ErrUndecryptable)
 )
 
 // StoreOptions are the optional settings of a Store.
 type StoreOptions struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// Logger receives adds, retirements and undecryptable rows, with secret
-	// IDs and fingerprints only. Nil discards.
+	// Logger receives adds, retirements, rekeys and undecryptable rows,
+	// with secret IDs and fingerprints only. Nil discards.
 	Logger *slog.Logger
+	// PreviousKEK, during a KEK rotation (LEDGER_KEK_PREVIOUS), is the KEK
+	// being replaced: rows encrypted under it are read, and Rekey
+	// re-encrypts them under the current KEK. Nothing is ever encrypted
+	// under it. Nil outside a rotation; it must differ from the KEK and
+	// pass the same checks.
+	PreviousKEK []byte
 }
 
 // Store is the keyring in the database: the signing secrets, encrypted
-// at rest under a KEK. Each exported method is one transaction. It
-// implements admin.SecretStore. Safe for concurrent use.
+// at rest under a KEK. Each exported method is one transaction, but Rekey,
+// which is one per row. It implements admin.SecretStore. Safe for
+// concurrent use.
 type Store struct {
 	db     *store.DB
-	aead   cipher.AEAD
-	kekFP  string
+	keks   *keks
 	now    func() time.Time
 	log    *slog.Logger
 	skipMu sync.Mutex
 	// skipped holds the secret IDs the latest Active call could not
-	// decrypt, so each is logged once per episode, not on every reload.
-	skipped map[string]bool
+	// use, with the reason, so each is logged once per episode, not on
+	// every reload.
+	skipped map[string]SkipReason
 }
 
 // NewStore returns a Store on db whose secrets are encrypted under kek, 32
 // bytes that pass envelope.CheckStrength (not all zero, not a short pattern,
-// …). The KEK is not retained: only its AES key schedule and fingerprint
-// are.
+// …), and read under kek or opts.PreviousKEK. The KEKs are not retained:
+// only their AES key schedules and fingerprints are.
 func NewStore(db *store.DB, kek []byte, opts StoreOptions) (*Store, error) {
 	if db == nil {
 		return nil, errors.New("keyring: NewStore: nil db")
 	}
-	if len(kek) != KEKSize {
-		return nil, fmt.Errorf("keyring: the KEK must be %d bytes, got %d", KEKSize, len(kek))
-	}
-	if err := envelope.CheckStrength(kek); err != nil {
-		return nil, fmt.Errorf("keyring: the KEK is not random (%w): use 32 bytes from a random source", err)
-	}
-	block, err := aes.NewCipher(kek)
+	k, err := newKEKs(kek, opts.PreviousKEK)
 	if err != nil {
-		return nil, fmt.Errorf("keyring: KEK: %w", err)
+		return nil, err
 	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, fmt.Errorf("keyring: KEK: %w", err)
-	}
-	s := &Store{db: db, aead: aead, kekFP: KEKFingerprint(kek), now: opts.Now, log: opts.Logger}
+	s := &Store{db: db, keks: k, now: opts.Now, log: opts.Logger}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -108,19 +101,14 @@ func NewStore(db *store.DB, kek []byte, opts StoreOptions) (*Store, error) {
 	return s, nil
 }
 
-// KEKFingerprint identifies a KEK without revealing it: the first 8 bytes of
-// SHA-256 over a domain-separation label and the key, in hex. It is stored
-// with each row, so that a row encrypted under another KEK is reported as
-// such rather than as damaged.
-func KEKFingerprint(kek []byte) string {
-	h := sha256.New()
-	h.Write([]byte("provider-ledger keyring KEK fingerprint v1\x00"))
-	h.Write(kek)
-	return hex.EncodeToString(h.Sum(nil)[:8])
+// KEKFingerprints returns the fingerprints of the current KEK and of the
+// previous one ("" outside a rotation).
+func (s *Store) KEKFingerprints() (current, previous string) {
+	return s.keks.current, s.keks.previous
 }
 
 func infoOf(r store.SecretRow) SecretInfo {
-	in := SecretInfo{SecretID: r.SecretID, Fingerprint: r.Fingerprint, AddedOn: r.AddedOn.UTC()}
+	in := SecretInfo{SecretID: r.SecretID, Fingerprint: r.Fingerprint, KEKFingerprint: r.KEKFingerprint, AddedOn: r.AddedOn.UTC()}
 	if r.RetiredOn != nil {
 		t := r.RetiredOn.UTC()
 		in.RetiredOn = &t
@@ -195,11 +183,11 @@ func (s *Store) add(ctx context.Context, secret []byte, src Source) (SecretInfo,
 // newRow encrypts secret into a new row.
 func (s *Store) newRow(secret []byte, src Source) (store.SecretRow, error) {
 	id := ledger.NewReference("sec_")
-	nonce, ct, err := s.seal(id, secret)
+	nonce, ct, err := s.keks.seal(id, secret)
 	if err != nil {
 		return store.SecretRow{}, err
 	}
-	return store.SecretRow{SecretID: id, Fingerprint: envelope.Key{Secret: secret}.Fingerprint(), KEKFingerprint: s.kekFP,
+	return store.SecretRow{SecretID: id, Fingerprint: envelope.Key{Secret: secret}.Fingerprint(), KEKFingerprint: s.keks.current,
 		Nonce: nonce, Ciphertext: ct, Source: string(src), AddedOn: s.now().Truncate(time.Microsecond)}, nil
 }
 
@@ -211,9 +199,13 @@ func (s *Store) same(old store.SecretRow, secret []byte) error {
 		// is left to recognise it by (K2).
 		return ErrSecretRetired
 	}
-	stored, reason := s.open(old.SecretID, old.Fingerprint, old.KEKFingerprint, old.Nonce, old.Ciphertext)
+	stored, reason, detail := s.open(old)
 	if stored == nil {
-		return fmt.Errorf("%w: secret %s (fingerprint %s): %s", ErrUndecryptable, old.SecretID, old.Fingerprint, reason)
+		err := ErrUndecryptable
+		if reason == SkipOtherKEK {
+			err = errOtherKEK
+		}
+		return fmt.Errorf("%w: secret %s (fingerprint %s): %s", err, old.SecretID, old.Fingerprint, detail)
 	}
 	defer clear(stored)
 	if subtle.ConstantTimeCompare(stored, secret) != 1 {
@@ -254,16 +246,17 @@ func (s *Store) Active(ctx context.Context) ([]envelope.Key, error) {
 		return nil, fmt.Errorf("keyring: load active secrets: %w", err)
 	}
 	keys := make([]envelope.Key, 0, len(all))
-	skipped := make(map[string]bool)
+	skipped := make(map[string]SkipReason)
 	s.skipMu.Lock()
 	defer s.skipMu.Unlock()
 	for _, x := range all {
-		secret, reason := s.open(x.SecretID, x.Fingerprint, x.KEKFingerprint, x.Nonce, x.Ciphertext)
+		secret, reason, detail := s.open(x)
 		if secret == nil {
-			skipped[x.SecretID] = true
-			if !s.skipped[x.SecretID] {
-				s.log.Error("signing secret skipped: it cannot be decrypted with this KEK; it does not open callbacks",
-					"secretID", x.SecretID, "fingerprint", x.Fingerprint, "reason", reason)
+			skipped[x.SecretID] = reason
+			if s.skipped[x.SecretID] != reason {
+				s.log.Error("signing secret skipped: it cannot be decrypted with this replica's KEKs; it does not open callbacks here",
+					"secretID", x.SecretID, "fingerprint", x.Fingerprint, "kekFingerprint", x.KEKFingerprint,
+					"skip", string(reason), "reason", detail)
 			}
 			continue
 		}
@@ -271,10 +264,10 @@ func (s *Store) Active(ctx context.Context) ([]envelope.Key, error) {
 			// Stored before weak secrets were refused: anyone could forge
 			// callbacks with it, so it opens none.
 			clear(secret)
-			skipped[x.SecretID] = true
-			if !s.skipped[x.SecretID] {
+			skipped[x.SecretID] = SkipWeak
+			if s.skipped[x.SecretID] != SkipWeak {
 				s.log.Error("signing secret skipped: it is weak, and does not open callbacks; retire it and install a random one",
-					"secretID", x.SecretID, "fingerprint", x.Fingerprint, "reason", weak.Error())
+					"secretID", x.SecretID, "fingerprint", x.Fingerprint, "skip", string(SkipWeak), "reason", weak.Error())
 			}
 			continue
 		}
@@ -286,13 +279,33 @@ func (s *Store) Active(ctx context.Context) ([]envelope.Key, error) {
 
 // Undecryptable returns how many active rows the latest Active call
 // skipped because they did not decrypt or were weak (0 before the first
-// call). Non-zero means a misconfigured KEK, a damaged row or a weak secret
-// to retire: alert on it.
+// call). Non-zero means a KEK rotation under way, a misconfigured KEK, a
+// damaged row or a weak secret to retire: alert on it.
 func (s *Store) Undecryptable() int {
 	s.skipMu.Lock()
 	defer s.skipMu.Unlock()
 	return len(s.skipped)
 }
+
+// UndecryptableBy returns how many active rows the latest Active call
+// skipped for reason.
+func (s *Store) UndecryptableBy(reason SkipReason) int {
+	s.skipMu.Lock()
+	defer s.skipMu.Unlock()
+	n := 0
+	for _, r := range s.skipped {
+		if r == reason {
+			n++
+		}
+	}
+	return n
+}
+
+// MissingKEK reports whether the latest Active call met an active secret
+// encrypted under a KEK this replica was not given. Such a secret opens
+// callbacks on the replicas that have its KEK, so a request no key opens
+// here may open there: ledgerd answers it 503 (retry), not 400.
+func (s *Store) MissingKEK() bool { return s.UndecryptableBy(SkipOtherKEK) > 0 }
 
 // CountActive returns the number of active secrets.
 func (s *Store) CountActive(ctx context.Context) (int, error) {
@@ -303,42 +316,20 @@ func (s *Store) CountActive(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// seal encrypts secret for the row secretID: a fresh random nonce, and the
-// secret ID as AAD so that the ciphertext only decrypts in its own row.
-func (s *Store) seal(secretID string, secret []byte) (nonce, ct []byte, err error) {
-	nonce = make([]byte, s.aead.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
-		return nil, nil, fmt.Errorf("keyring: random nonce: %w", err)
-	}
-	return nonce, s.aead.Seal(nil, nonce, secret, []byte(secretID)), nil
-}
-
-// open decrypts one row and checks the plaintext against the row's
-// fingerprint. On failure it returns nil and a reason that is safe to log.
-func (s *Store) open(secretID, fp, kekFP string, nonce, ct []byte) ([]byte, string) {
-	if kekFP != s.kekFP {
-		return nil, "encrypted under another KEK (kek fingerprint " + kekFP + ", this process has " + s.kekFP + ")"
-	}
-	if len(nonce) != s.aead.NonceSize() {
-		return nil, "damaged row: bad nonce length"
-	}
-	secret, err := s.aead.Open(nil, nonce, ct, []byte(secretID))
-	if err != nil {
-		return nil, "the ciphertext does not authenticate for this row (damaged, or moved from another row)"
-	}
-	if len(secret) != envelope.SecretSize || (envelope.Key{Secret: secret}).Fingerprint() != fp {
-		clear(secret)
-		return nil, "the decrypted secret does not match the row's fingerprint"
-	}
-	return secret, ""
+// open decrypts a row with the KEK it names (see keks.open).
+func (s *Store) open(r store.SecretRow) ([]byte, SkipReason, string) {
+	return s.keks.open(r.SecretID, r.Fingerprint, r.KEKFingerprint, r.Nonce, r.Ciphertext)
 }
 
 // SecretInfo describes a signing secret without its value.
 type SecretInfo struct {
-	SecretID    string     `json:"secretID"`
-	Fingerprint string     `json:"fingerprint"`
-	AddedOn     time.Time  `json:"addedOn"`
-	RetiredOn   *time.Time `json:"retiredOn"`
+	SecretID    string `json:"secretID"`
+	Fingerprint string `json:"fingerprint"`
+	// KEKFingerprint identifies the KEK the secret is encrypted under (of a
+	// retired secret: was, before its value was erased).
+	KEKFingerprint string     `json:"kekFingerprint"`
+	AddedOn        time.Time  `json:"addedOn"`
+	RetiredOn      *time.Time `json:"retiredOn"`
 }
 
 // checkSecret refuses a weak signing secret with an invalid-request error at

@@ -35,6 +35,7 @@ type Config struct {
 	ProviderID           string
 	SigningSecrets       []string // Base64, as given
 	KEK                  []byte   // 32 bytes, or nil (embedded: generated)
+	KEKPrevious          []byte   // 32 bytes during a KEK rotation, else nil
 	TLSCert, TLSKey      string
 	CallbackPrefix       string
 	MaxInflight          int // 0: sized to the pool
@@ -156,6 +157,27 @@ var settings = []setting{
 			return fmt.Errorf("is %v", err)
 		}
 		c.KEK = b
+		return nil
+	}},
+	// After LEDGER_KEK, which it is checked against.
+	{"LEDGER_KEK_PREVIOUS", "kek-previous", "", "during a KEK rotation only: the Base64 32-byte KEK being replaced, read but never written", func(c *Config, v string) error {
+		c.KEKPrevious = nil
+		if v == "" {
+			return nil
+		}
+		b, err := decodeKey(v)
+		switch {
+		case err != nil || len(b) != 32:
+			return errors.New("must be the Base64 of 32 bytes")
+		case c.KEK == nil:
+			return errors.New("is set but LEDGER_KEK is not: give the new KEK as LEDGER_KEK and the old one as LEDGER_KEK_PREVIOUS")
+		case string(b) == string(c.KEK):
+			return errors.New("is LEDGER_KEK: give the previous KEK only during a rotation, and the old one")
+		}
+		if err := weakKey(b); err != nil {
+			return fmt.Errorf("is %v", err)
+		}
+		c.KEKPrevious = b
 		return nil
 	}},
 	{"LEDGER_TLS_CERT", "tls-cert", "", "TLS certificate file for the callback listener", str(func(c *Config) *string { return &c.TLSCert })},

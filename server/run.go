@@ -169,9 +169,14 @@ func (d *daemon) startKeyring(ctx context.Context) error {
 		}
 	}
 	var err error
-	if d.secrets, err = keyring.NewStore(d.db, kek, keyring.StoreOptions{Logger: d.log}); err != nil {
+	if d.secrets, err = keyring.NewStore(d.db, kek, keyring.StoreOptions{Logger: d.log, PreviousKEK: d.cfg.KEKPrevious}); err != nil {
 		return err
 	}
+	if err := d.secrets.RegisterMetrics(d.reg); err != nil {
+		return err
+	}
+	current, previous := d.secrets.KEKFingerprints()
+	d.log.Info("keyring KEKs", "kek", current, "previousKEK", previous)
 	if _, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Store: d.secrets, EnvSecrets: d.cfg.SigningSecrets,
 		Embedded: d.cfg.Embedded(), DataDir: d.cfg.DataDir, Logger: d.log}); err != nil {
 		return err
@@ -207,6 +212,7 @@ func (d *daemon) startServices(ctx context.Context) (*admin.Server, error) {
 	var err error
 	d.cb, err = callbacks.New(callbacks.Config{
 		Check: d.keyringFresh, DB: d.db, Keyring: d.keys, ProviderID: cfg.ProviderID, Prefix: cfg.CallbackPrefix,
+		KeysMissing: d.secrets.MissingKEK, // a KEK rotation under way: 503, not 400
 		MaxInflight: cfg.MaxInflight, RequestTimeout: cfg.RequestTimeout, ClockLeeway: leeway(cfg.ClockLeeway),
 		FraudDeny: &cfg.FraudDeny, FraudStepUp: &cfg.FraudStepUp, CreditMax: cfg.CreditMax, StaleHoldAge: cfg.HoldMaxAge,
 		Logger: d.log, Registerer: d.reg,
@@ -271,6 +277,9 @@ func (d *daemon) ready(ctx context.Context) error {
 		return err
 	}
 	if d.keys.Len() == 0 {
+		if n := d.secrets.Undecryptable(); n > 0 {
+			return fmt.Errorf("no active signing secret opens callbacks here: %d skipped (ledgerd_keyring_undecryptable_secrets, and the log, say why: a KEK this replica was not given?)", n)
+		}
 		return errors.New("no active signing secret")
 	}
 	return d.keyringFresh()

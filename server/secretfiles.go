@@ -20,6 +20,7 @@ type secretFile struct {
 
 var secretFiles = []secretFile{
 	{"LEDGER_KEK_FILE", "kek-file", "LEDGER_KEK"},
+	{"LEDGER_KEK_PREVIOUS_FILE", "kek-previous-file", "LEDGER_KEK_PREVIOUS"},
 	{"LEDGER_ADMIN_TOKEN_FILE", "admin-token-file", "LEDGER_ADMIN_TOKEN"},
 	{"LEDGER_SIGNING_SECRETS_FILE", "signing-secrets-file", "LEDGER_SIGNING_SECRETS"},
 	{"SERVICE_API_KEY_SECRET_FILE", "service-api-key-secret-file", "SERVICE_API_KEY_SECRET"},

@@ -55,6 +55,15 @@ SELECT (SELECT fingerprint FROM r), EXISTS (SELECT 1 FROM signing_secrets WHERE 
 
 	countActiveSecretsSQL = `SELECT count(*) FROM signing_secrets WHERE retired_on IS NULL`
 
+	// Re-encrypts one active row, compare-and-swap: only while the row is
+	// still active and still holds exactly the ciphertext the caller
+	// decrypted (its KEK fingerprint and nonce), so a concurrent rekey,
+	// retirement or second rekeying replica makes it a no-op, never a
+	// lost or resurrected secret.
+	rekeySecretSQL = `UPDATE signing_secrets
+SET kek_fingerprint = $4, nonce = $5, ciphertext = $6
+WHERE secret_id = $1 AND retired_on IS NULL AND kek_fingerprint = $2 AND nonce = $3`
+
 	// Serialises "add a secret when none is active" across processes.
 	bootstrapLockSQL = `SELECT pg_advisory_xact_lock(7240190817223431001)`
 )
@@ -172,4 +181,33 @@ func (db *DB) RetireSecret(ctx context.Context, secretID string, now time.Time) 
 		return tx.QueryRow(ctx, retireSecretSQL, secretID, now).Scan(&fp, &found)
 	})
 	return deref(fp), found, err
+}
+
+// SecretRekey is the re-encryption of one active row: from the material
+// the caller read and decrypted (FromKEKFingerprint, FromNonce) to a new
+// one.
+type SecretRekey struct {
+	SecretID           string
+	FromKEKFingerprint string
+	FromNonce          []byte
+	KEKFingerprint     string
+	Nonce              []byte
+	Ciphertext         []byte
+}
+
+// RekeySecret replaces an active row's encrypted secret with r's, in one
+// transaction, when the row still holds the material r was made from. It
+// reports whether it did: false when the row was retired, deleted or
+// re-encrypted meanwhile (by another replica, say).
+func (db *DB) RekeySecret(ctx context.Context, r SecretRekey) (bool, error) {
+	var done bool
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, rekeySecretSQL, r.SecretID, r.FromKEKFingerprint, r.FromNonce, r.KEKFingerprint, r.Nonce, r.Ciphertext)
+		done = err == nil && tag.RowsAffected() == 1
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	return done, nil
 }

@@ -38,9 +38,9 @@ func secretsCmd() *cobra.Command {
 			if s.RetiredOn != nil {
 				retired = s.RetiredOn.UTC().Format(time.RFC3339)
 			}
-			rows = append(rows, []string{s.SecretID, s.Fingerprint, s.AddedOn.UTC().Format(time.RFC3339), retired})
+			rows = append(rows, []string{s.SecretID, s.Fingerprint, s.KEKFingerprint, s.AddedOn.UTC().Format(time.RFC3339), retired})
 		}
-		table(cmd.OutOrStdout(), "SECRET ID\tFINGERPRINT\tADDED\tRETIRED", rows)
+		table(cmd.OutOrStdout(), "SECRET ID\tFINGERPRINT\tKEK\tADDED\tRETIRED", rows)
 		return nil
 	})
 
@@ -87,7 +87,7 @@ history and ps would keep it.`,
 		return nil
 	})
 
-	g.AddCommand(list, add, gen, retire)
+	g.AddCommand(list, add, gen, retire, rekeyCmd(), kekFingerprintCmd())
 	return g
 }
 
