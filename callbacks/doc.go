@@ -31,8 +31,9 @@
 //
 // 200 for every business outcome, including denials and failures. 408 when
 // the request deadline (LEDGER_REQUEST_TIMEOUT) passed and the transaction
-// rolled back, or the body did not arrive within LEDGER_BODY_TIMEOUT; 429 with Retry-After over LEDGER_MAX_INFLIGHT; 503 when the
-// database is unavailable, conflicts persist after bounded retries, or the
+// rolled back, or when the body did not arrive within LEDGER_BODY_TIMEOUT;
+// 429 with Retry-After over LEDGER_MAX_INFLIGHT; 503 when the database is
+// unavailable, conflicts persist after bounded retries, or the
 // server is draining for shutdown; 500 only for a bug (a recovered panic).
 // A retryable status (408, 429, 5xx) is given only when nothing was
 // committed, or when what was committed is the stored answer a retry will
