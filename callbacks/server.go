@@ -61,8 +61,9 @@ type Config struct {
 	BodyTimeout time.Duration
 	// MaxBodyReads bounds the bodies being read at once (each at most
 	// MaxBody bytes: the memory slow senders can pin). A callback that finds
-	// them all taken waits for one until its BodyTimeout, then is answered
-	// 429. Default DefaultMaxBodyReads.
+	// them all taken waits for one until a quarter of BodyTimeout past its
+	// body deadline (then 429), and has at least that quarter to be read.
+	// Default DefaultMaxBodyReads.
 	MaxBodyReads int
 	ClockLeeway  time.Duration // default 60s; negative means 0
 	// FraudDeny and FraudStepUp are the fraudScore thresholds; nil means

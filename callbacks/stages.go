@@ -23,13 +23,18 @@ import (
 // (BodyTimeout from arrival): a sender whose body is ready is served
 // whatever slow senders are doing, and a slow one is answered 408
 // body-timeout once its time is up, nothing applied. At most MaxBodyReads
-// bodies are read at once. refused is the answer when no body was read.
+// bodies are read at once; a callback that finds none free waits for one,
+// and if it got one late, its body gets a quarter of BodyTimeout to be
+// read (the places free up at the body timeouts of those that hold them,
+// which came in earlier). refused is the answer when no body was read.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, start time.Time) (body []byte, refused *answer) {
+	grace := s.cfg.BodyTimeout / 4
 	deadline := start.Add(s.cfg.BodyTimeout)
-	if !s.startReading(r.Context(), deadline) {
+	if !s.startReading(r.Context(), deadline.Add(grace)) {
 		return nil, &answer{problem: retryProblem(SlugTooManyRequests, http.StatusTooManyRequests, "too many callback bodies being read; retry")}
 	}
 	defer s.stopReading()
+	deadline = later(deadline, time.Now().Add(grace))
 	rc := http.NewResponseController(w)
 	// A ResponseWriter that cannot (http.ErrNotSupported) leaves the
 	// server's ReadTimeout alone to bound the body.
@@ -56,13 +61,20 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, start time.Tim
 	return nil, &answer{problem: problem.New(SlugMalformedBody, http.StatusBadRequest, "the body could not be read")}
 }
 
-// startReading takes one of the MaxBodyReads places, waiting for one
-// until deadline at most; stopReading gives it back.
-func (s *Server) startReading(ctx context.Context, deadline time.Time) bool {
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// startReading takes one of the MaxBodyReads places, waiting for one no
+// later than until; stopReading gives it back.
+func (s *Server) startReading(ctx context.Context, until time.Time) bool {
 	select {
 	case s.reading <- struct{}{}:
 	default:
-		t := time.NewTimer(time.Until(deadline))
+		t := time.NewTimer(time.Until(until))
 		defer t.Stop()
 		select {
 		case s.reading <- struct{}{}:
