@@ -238,6 +238,7 @@ func (s *Server) handler(endpoint string) httprouter.Handle {
 // an in-flight slot, then process.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, endpoint string, start time.Time) answer {
 	if p := s.admit(); p != nil {
+		abandonBody(w, r)
 		return answer{problem: p}
 	}
 	raw, refused := s.readBody(w, r, start)

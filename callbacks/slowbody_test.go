@@ -175,6 +175,19 @@ func TestSlowUploads(t *testing.T) {
 		}
 	})
 
+	t.Run("RefusedWithoutWaitingForTheBody", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, opts{})
+		s := newSlowServer(t, b, callbacks.Config{RequestTimeout: time.Minute, BodyTimeout: 50 * time.Second})
+		s.srv.Drain()
+		c := slowUpload(t, strings.TrimPrefix(s.http.URL, "http://"))
+		buf := make([]byte, 4096)
+		_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		if n, err := c.Read(buf); err != nil || !strings.HasPrefix(string(buf[:n]), "HTTP/1.1 503 ") {
+			t.Fatalf("a slow upload to a draining server: %q %v", buf[:n], err)
+		}
+	})
+
 	t.Run("BodyReadsBounded", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, opts{})

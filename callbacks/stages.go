@@ -47,9 +47,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, start time.Tim
 		_ = rc.SetReadDeadline(time.Time{})
 		return raw, nil
 	}
-	// Closing the unread body makes net/http close the connection after the
-	// answer instead of reading the rest of the body first.
-	_ = r.Body.Close()
+	abandonBody(w, r)
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
@@ -59,6 +57,15 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, start time.Tim
 			fmt.Sprintf("the body did not arrive within %s; nothing was applied; retry", s.cfg.BodyTimeout))}
 	}
 	return nil, &answer{problem: problem.New(SlugMalformedBody, http.StatusBadRequest, "the body could not be read")}
+}
+
+// abandonBody gives up on the rest of the body: net/http then answers at
+// once and closes the connection, instead of first reading up to 256 KiB
+// more of the body at the sender's pace (closing the body alone would read
+// them too, under no deadline).
+func abandonBody(w http.ResponseWriter, r *http.Request) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	_ = r.Body.Close()
 }
 
 func later(a, b time.Time) time.Time {
