@@ -37,7 +37,8 @@ type Config struct {
 	// outstanding holds per currency and key fingerprints; ledgerd sets
 	// this on a loopback admin listener or with LEDGER_METRICS_PUBLIC.
 	PublicMetrics bool
-	// Ready reports readiness for /readyz (nil: always ready).
+	// Ready reports readiness for /readyz (nil: always ready); a
+	// *NotReadyError names each reason.
 	Ready func(context.Context) error
 	// Metrics serves /metrics (nil: no route).
 	Metrics http.Handler
@@ -231,16 +232,6 @@ func (s *Server) authorized(r *http.Request) bool {
 
 // ServeHTTP serves the admin API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
-
-func (s *Server) readyz(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
-	if s.cfg.Ready != nil {
-		if err := s.cfg.Ready(r.Context()); err != nil {
-			problem.Write(w, problem.New("not-ready", http.StatusServiceUnavailable, err.Error()))
-			return
-		}
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-}
 
 // StatusOf maps an error code to its HTTP status: the one table of it.
 func StatusOf(c ledger.Code) int {

@@ -5,8 +5,10 @@
 //
 // # Path of one callback
 //
-//  1. The body is read (at most 64 KiB, else 413) and must be a JSON object
-//     with a string "request" (else 400).
+//  1. The body is read (at most 64 KiB, else 413) before the callback takes
+//     an in-flight slot, under a deadline of its own (Config.BodyTimeout
+//     from arrival, else 408 body-timeout), and must be a JSON object with
+//     a string "request" (else 400).
 //  2. The keyring opens the JWE: header checks first (A256KW + A256GCM, no
 //     zip), then each active signing secret, most recently successful
 //     first; the inner JWT may be a claims object, an HS256 JWS or an
@@ -29,8 +31,9 @@
 //
 // 200 for every business outcome, including denials and failures. 408 when
 // the request deadline (LEDGER_REQUEST_TIMEOUT) passed and the transaction
-// rolled back; 429 with Retry-After over LEDGER_MAX_INFLIGHT; 503 when the
-// database is unavailable, conflicts persist after bounded retries, or the
+// rolled back, or when the body did not arrive within LEDGER_BODY_TIMEOUT;
+// 429 with Retry-After over LEDGER_MAX_INFLIGHT; 503 when the database is
+// unavailable, conflicts persist after bounded retries, or the
 // server is draining for shutdown; 500 only for a bug (a recovered panic).
 // A retryable status (408, 429, 5xx) is given only when nothing was
 // committed, or when what was committed is the stored answer a retry will

@@ -14,6 +14,7 @@ const (
 	SlugNotFound          = "not-found"                // 404
 	SlugMethodNotAllowed  = "method-not-allowed"       // 405
 	SlugTimeout           = "request-timeout"          // 408
+	SlugBodyTimeout       = "body-timeout"             // 408
 	SlugKeyMismatch       = "idempotency-key-mismatch" // 422
 	SlugTooManyRequests   = "too-many-requests"        // 429
 	SlugInternal          = "internal"                 // 500

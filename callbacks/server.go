@@ -22,6 +22,15 @@ import (
 // MaxBody is the largest callback body read (design 2.1 step 1).
 const MaxBody = 64 << 10
 
+// DefaultBodyTimeout is how long a callback's body may take to arrive
+// (Config.BodyTimeout): a few round trips of a 2 KiB body on a slow link,
+// far below the request deadline.
+const DefaultBodyTimeout = time.Second
+
+// DefaultMaxBodyReads is how many bodies are read at once by default
+// (Config.MaxBodyReads): 64 MiB of bodies at most.
+const DefaultMaxBodyReads = 1024
+
 // Endpoint names: the route suffixes and the required typ claims.
 const (
 	Authorize     = "authorize"
@@ -44,7 +53,19 @@ type Config struct {
 	// RequestTimeout bounds a callback from arrival to commit; past it the
 	// transaction is rolled back and the answer is 408. Default 3s.
 	RequestTimeout time.Duration
-	ClockLeeway    time.Duration // default 60s; negative means 0
+	// BodyTimeout bounds the reading of the body, from arrival: a body not
+	// in by then is answered 408 body-timeout (nothing applied). Bodies are
+	// read before an in-flight slot is taken, so slow senders hold no slot.
+	// Default DefaultBodyTimeout, or a third of RequestTimeout when that is
+	// less; never more than RequestTimeout.
+	BodyTimeout time.Duration
+	// MaxBodyReads bounds the bodies being read at once (each at most
+	// MaxBody bytes: the memory slow senders can pin). A callback that finds
+	// them all taken waits for one until a quarter of BodyTimeout past its
+	// body deadline (then 429), and has at least that quarter to be read.
+	// Default DefaultMaxBodyReads.
+	MaxBodyReads int
+	ClockLeeway  time.Duration // default 60s; negative means 0
 	// FraudDeny and FraudStepUp are the fraudScore thresholds; nil means
 	// the defaults 0.90 and 0.75 (0 is a threshold like any other).
 	FraudDeny   *float64
@@ -85,6 +106,13 @@ func (c *Config) defaults() error {
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = 3 * time.Second
 	}
+	if c.BodyTimeout <= 0 {
+		c.BodyTimeout = min(DefaultBodyTimeout, c.RequestTimeout/3)
+	}
+	c.BodyTimeout = min(c.BodyTimeout, c.RequestTimeout)
+	if c.MaxBodyReads <= 0 {
+		c.MaxBodyReads = DefaultMaxBodyReads
+	}
 	if c.ClockLeeway == 0 {
 		c.ClockLeeway = 60 * time.Second
 	}
@@ -114,9 +142,11 @@ type Server struct {
 	cfg      Config
 	db       *store.DB
 	router   *httprouter.Router
-	sem      chan struct{}
+	sem      chan struct{} // in-flight slots
+	reading  chan struct{} // bodies being read
 	draining atomic.Bool
 	m        *Metrics
+	reads    prometheus.Gauge // ledgerd_callback_body_reads
 	log      *slog.Logger
 }
 
@@ -126,12 +156,20 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg:    cfg,
-		db:     cfg.DB,
-		router: httprouter.New(),
-		sem:    make(chan struct{}, cfg.MaxInflight),
-		m:      newMetrics(cfg.Registerer, cfg.DB, cfg.StaleHoldAge),
-		log:    cfg.Logger,
+		cfg:     cfg,
+		db:      cfg.DB,
+		router:  httprouter.New(),
+		sem:     make(chan struct{}, cfg.MaxInflight),
+		reading: make(chan struct{}, cfg.MaxBodyReads),
+		m:       newMetrics(cfg.Registerer, cfg.DB, cfg.StaleHoldAge),
+		reads: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "ledgerd_callback_body_reads",
+			Help: "Callback bodies being read (before an in-flight slot is taken).",
+		}),
+		log: cfg.Logger,
+	}
+	if cfg.Registerer != nil {
+		cfg.Registerer.MustRegister(s.reads)
 	}
 	r := s.router
 	r.HandleMethodNotAllowed = true
@@ -151,6 +189,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	return s, nil
 }
+
+// BodyReads returns the gauge of callback bodies being read.
+func (s *Server) BodyReads() prometheus.Gauge { return s.reads }
 
 // Drain makes the server answer new callbacks 503 (shutting down) while
 // those in flight finish; http.Server.Shutdown then waits for them.
@@ -183,7 +224,7 @@ type answer struct {
 func (s *Server) handler(endpoint string) httprouter.Handle {
 	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 		start := time.Now()
-		a := s.serve(r, endpoint, start)
+		a := s.serve(w, r, endpoint, start)
 		h := w.Header()
 		h.Set("Cache-Control", "no-store")
 		if a.problem != nil {
@@ -198,16 +239,31 @@ func (s *Server) handler(endpoint string) httprouter.Handle {
 	}
 }
 
-// serve runs one callback through its stages: gate (admission), open (body
-// and JWE), claims (validation), execute (the decision table in the
-// database) and seal (the answer, encrypted).
-func (s *Server) serve(r *http.Request, endpoint string, start time.Time) answer {
-	release, p := s.gate()
+// serve runs one callback through its stages: admit (draining, keyring),
+// read the body (under its own deadline, before any in-flight slot), take
+// an in-flight slot, then process.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, endpoint string, start time.Time) answer {
+	if p := s.admit(); p != nil {
+		abandonBody(w, r)
+		return answer{problem: p}
+	}
+	raw, refused := s.readBody(w, r, start)
+	if refused != nil {
+		return *refused
+	}
+	release, p := s.slot()
 	if p != nil {
 		return answer{problem: p}
 	}
 	defer release()
-	opened, p := s.open(r, endpoint)
+	return s.process(r, endpoint, raw, start)
+}
+
+// process runs a callback whose body is read and which holds an in-flight
+// slot: open (JWE), claims (validation), execute (the decision table in
+// the database) and seal (the answer, encrypted).
+func (s *Server) process(r *http.Request, endpoint string, raw []byte, start time.Time) answer {
+	opened, p := s.open(raw, endpoint)
 	if p != nil {
 		return answer{problem: p}
 	}
@@ -253,28 +309,35 @@ func (s *Server) serve(r *http.Request, endpoint string, start time.Time) answer
 	return a
 }
 
-// gate admits a callback: not while draining, not while the replica may
-// hold a retired secret, and not over the in-flight limit. The returned
-// function frees the callback's slot.
-func (s *Server) gate() (release func(), _ *problem.Problem) {
-	retry := func(slug string, status int, detail string) *problem.Problem {
-		p := problem.New(slug, status, detail)
-		p.RetryAfter = time.Second
-		return p
-	}
+func retryProblem(slug string, status int, detail string) *problem.Problem {
+	p := problem.New(slug, status, detail)
+	p.RetryAfter = time.Second
+	return p
+}
+
+// admit refuses a callback before its body is read: while draining, and
+// while the replica may hold a retired secret.
+func (s *Server) admit() *problem.Problem {
 	if s.draining.Load() {
-		return nil, retry(SlugShuttingDown, http.StatusServiceUnavailable, "the adapter is shutting down; retry")
+		return retryProblem(SlugShuttingDown, http.StatusServiceUnavailable, "the adapter is shutting down; retry")
 	}
 	if s.cfg.Check != nil {
 		if err := s.cfg.Check(); err != nil {
 			s.log.Warn("callback refused: replica not fit to open callbacks", "err", err)
-			return nil, retry(SlugKeyringStale, http.StatusServiceUnavailable, "the adapter cannot confirm its signing secrets right now; retry")
+			return retryProblem(SlugKeyringStale, http.StatusServiceUnavailable, "the adapter cannot confirm its signing secrets right now; retry")
 		}
 	}
+	return nil
+}
+
+// slot takes an in-flight slot for a callback whose body is read, or
+// refuses it (429) over the in-flight limit. The returned function frees
+// the slot.
+func (s *Server) slot() (release func(), _ *problem.Problem) {
 	select {
 	case s.sem <- struct{}{}:
 	default:
-		return nil, retry(SlugTooManyRequests, http.StatusTooManyRequests, "too many callbacks in flight; retry")
+		return nil, retryProblem(SlugTooManyRequests, http.StatusTooManyRequests, "too many callbacks in flight; retry")
 	}
 	s.m.inflight.Inc()
 	return func() {

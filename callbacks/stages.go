@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
@@ -17,17 +18,94 @@ import (
 	"github.com/provider-ledger/adapter/store"
 )
 
-// open reads the body (design 2.1 step 1) and opens its JWE with the
-// keyring (steps 2 to 4).
-func (s *Server) open(r *http.Request, endpoint string) (envelope.Opened, *problem.Problem) {
-	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBody))
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return envelope.Opened{}, problem.New(SlugTooLarge, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is over %d bytes", MaxBody))
-		}
-		return envelope.Opened{}, problem.New(SlugMalformedBody, http.StatusBadRequest, "the body could not be read")
+// readBody reads the body (design 2.1 step 1, at most MaxBody, else 413)
+// before the callback takes an in-flight slot, under a deadline of its own
+// (BodyTimeout from arrival): a sender whose body is ready is served
+// whatever slow senders are doing, and a slow one is answered 408
+// body-timeout once its time is up, nothing applied. At most MaxBodyReads
+// bodies are read at once; a callback that finds none free waits for one,
+// and if it got one late, its body gets a quarter of BodyTimeout to be
+// read (the places free up at the body timeouts of those that hold them,
+// which came in earlier). refused is the answer when no body was read.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, start time.Time) (body []byte, refused *answer) {
+	grace := s.cfg.BodyTimeout / 4
+	deadline := start.Add(s.cfg.BodyTimeout)
+	if !s.startReading(r.Context(), deadline.Add(grace)) {
+		return nil, &answer{problem: retryProblem(SlugTooManyRequests, http.StatusTooManyRequests, "too many callback bodies being read; retry")}
 	}
+	defer s.stopReading()
+	deadline = later(deadline, time.Now().Add(grace))
+	rc := http.NewResponseController(w)
+	// A ResponseWriter that cannot (http.ErrNotSupported) leaves the
+	// server's ReadTimeout alone to bound the body.
+	_ = rc.SetReadDeadline(deadline)
+	raw, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, MaxBody))
+	if err == nil {
+		// Lift the deadline: net/http goes on reading the connection in
+		// the background (to notice the client leaving), and a deadline
+		// passing there would cancel the request's context.
+		_ = rc.SetReadDeadline(time.Time{})
+		return raw, nil
+	}
+	abandonBody(w, r)
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return nil, &answer{problem: problem.New(SlugTooLarge, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is over %d bytes", MaxBody))}
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return nil, &answer{outcome: outcomeBodyTimeout, problem: problem.New(SlugBodyTimeout, http.StatusRequestTimeout,
+			fmt.Sprintf("the body did not arrive within %s; nothing was applied; retry", s.cfg.BodyTimeout))}
+	}
+	return nil, &answer{problem: problem.New(SlugMalformedBody, http.StatusBadRequest, "the body could not be read")}
+}
+
+// abandonBody gives up on the rest of the body: net/http then answers at
+// once and closes the connection, instead of first reading up to 256 KiB
+// more of the body at the sender's pace (closing the body alone would read
+// them too, under no deadline).
+func abandonBody(w http.ResponseWriter, r *http.Request) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	_ = r.Body.Close()
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// startReading takes one of the MaxBodyReads places, waiting for one no
+// later than until; stopReading gives it back.
+func (s *Server) startReading(ctx context.Context, until time.Time) bool {
+	select {
+	case s.reading <- struct{}{}:
+	default:
+		t := time.NewTimer(time.Until(until))
+		defer t.Stop()
+		select {
+		case s.reading <- struct{}{}:
+		case <-t.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+	s.reads.Inc()
+	return true
+}
+
+func (s *Server) stopReading() {
+	s.reads.Dec()
+	<-s.reading
+}
+
+// outcomeBodyTimeout is the outcome label of a callback whose body did not
+// arrive within BodyTimeout.
+const outcomeBodyTimeout = "body_timeout"
+
+// open opens the body's JWE with the keyring (design 2.1 steps 2 to 4).
+func (s *Server) open(raw []byte, endpoint string) (envelope.Opened, *problem.Problem) {
 	token, ok := requestToken(raw)
 	if !ok {
 		return envelope.Opened{}, problem.New(SlugMalformedBody, http.StatusBadRequest, `the body must be a JSON object with a string "request"`)
@@ -139,9 +217,10 @@ func (s *Server) observe(r *http.Request, endpoint string, a answer, elapsed tim
 	if outcome == "" {
 		outcome = "error"
 	}
-	if r.Context().Err() != nil {
+	if r.Context().Err() != nil && outcome != outcomeBodyTimeout {
 		// The caller went away before the answer: counted apart, logged
-		// at INFO; a retry gets the stored answer.
+		// at INFO; a retry gets the stored answer. (A body that timed out
+		// cancels the context too: net/http's read failed.)
 		outcome = outcomeCanceled
 	}
 	s.m.requests.WithLabelValues(endpoint, outcome, statusText(a.status)).Inc()

@@ -40,6 +40,8 @@ type Config struct {
 	CallbackPrefix       string
 	MaxInflight          int // 0: sized to the pool
 	RequestTimeout       time.Duration
+	BodyTimeout          time.Duration // 0: 1s, or a third of RequestTimeout when less
+	MaxConnections       int           // per listener; 0: sized to the open files limit
 	ClockLeeway          time.Duration
 	FraudDeny            float64
 	FraudStepUp          float64
@@ -83,6 +85,17 @@ func duration(dst func(*Config) *time.Duration, allowZero bool) func(*Config, st
 			return fmt.Errorf("%q is not a positive duration such as 3s or 15m", v)
 		}
 		*dst(c) = d
+		return nil
+	}
+}
+
+func nonNegative(dst func(*Config) *int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%q is not a non-negative integer", v)
+		}
+		*dst(c) = n
 		return nil
 	}
 }
@@ -200,6 +213,8 @@ var settings = []setting{
 		return nil
 	}},
 	{"LEDGER_REQUEST_TIMEOUT", "request-timeout", "3s", "a callback not committed by then is rolled back and answered 408", duration(func(c *Config) *time.Duration { return &c.RequestTimeout }, false)},
+	{"LEDGER_BODY_TIMEOUT", "body-timeout", "0", "a callback body not in by then (from arrival) is answered 408 body-timeout (0: 1s, at most a third of the request timeout)", duration(func(c *Config) *time.Duration { return &c.BodyTimeout }, true)},
+	{"LEDGER_MAX_CONNECTIONS", "max-connections", "0", "open connections per listener; idle ones are closed first (0: 1024, less under a low open files limit)", nonNegative(func(c *Config) *int { return &c.MaxConnections })},
 	{"LEDGER_CLOCK_LEEWAY", "clock-leeway", "60s", "tolerance on exp and iat", duration(func(c *Config) *time.Duration { return &c.ClockLeeway }, true)},
 	{"LEDGER_FRAUD_DENY", "fraud-deny", "0.90", "fraudScore at or above which authorize is denied", fraction(func(c *Config) *float64 { return &c.FraudDeny })},
 	{"LEDGER_FRAUD_STEPUP", "fraud-stepup", "0.75", "fraudScore at or above which step-up is required", fraction(func(c *Config) *float64 { return &c.FraudStepUp })},
@@ -388,6 +403,9 @@ func LoadConfig(args []string, getenv func(string) string, help io.Writer) (Conf
 		if _, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey); err != nil {
 			return c, fmt.Errorf("invalid LEDGER_TLS_CERT / LEDGER_TLS_KEY: %v", err)
 		}
+	}
+	if c.BodyTimeout >= c.RequestTimeout {
+		return c, errors.New("LEDGER_BODY_TIMEOUT must be below LEDGER_REQUEST_TIMEOUT (the body is read within the request's deadline)")
 	}
 	if c.FraudStepUp > c.FraudDeny {
 		return c, errors.New("LEDGER_FRAUD_STEPUP must not be above LEDGER_FRAUD_DENY")

@@ -75,6 +75,8 @@ func TestLoadConfig(t *testing.T) {
 		{"MigrationURLWithoutDatabaseURL", nil, env("LEDGER_MIGRATION_DATABASE_URL", "postgres://x@h/db"), "LEDGER_MIGRATION_DATABASE_URL"},
 		{"BadLogLevel", nil, env("LEDGER_LOG_LEVEL", "verbose"), "LEDGER_LOG_LEVEL"},
 		{"BadExecMode", nil, env("LEDGER_DB_EXEC_MODE", "prepared"), "LEDGER_DB_EXEC_MODE"},
+		{"BodyTimeoutNotBelowRequestTimeout", nil, env("LEDGER_BODY_TIMEOUT", "3s"), "LEDGER_BODY_TIMEOUT"},
+		{"BadMaxConnections", nil, env("LEDGER_MAX_CONNECTIONS", "-1"), "LEDGER_MAX_CONNECTIONS"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := LoadConfig(c.args, c.env, io.Discard)

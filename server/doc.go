@@ -1,7 +1,8 @@
 // Package server wires ledgerd: it loads the configuration (env vars and
 // flags, design section 1), starts the embedded Postgres when DATABASE_URL
 // is unset, applies migrations, opens the pool, and serves the callback
-// listener and the admin listener (admin API, /metrics, /healthz, /readyz)
+// listener and the admin listener (admin API, /metrics, /healthz, /readyz),
+// each capped at LEDGER_MAX_CONNECTIONS open connections (listener.go),
 // until its context ends, then shuts down gracefully: listeners stop
 // accepting, in-flight requests drain, the pool closes and the embedded
 // Postgres stops.

@@ -54,6 +54,9 @@ type daemon struct {
 	loader  *keyring.Loader
 	cb      *callbacks.Server
 	stops   []func()
+	// maxConns is the cap of open connections per listener.
+	maxConns int
+	readyLog readyLog
 }
 
 // Run runs ledgerd with cfg until ctx ends, then shuts down gracefully. It
@@ -67,6 +70,7 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, hooks Hooks) error {
 	if err := checkPorts(cfg); err != nil {
 		return err
 	}
+	d.sizeConnections()
 	if err := d.openDatabase(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped while waiting for the database
@@ -214,6 +218,9 @@ func (d *daemon) startServices(ctx context.Context) (*admin.Server, error) {
 		Check: d.keyringFresh, DB: d.db, Keyring: d.keys, ProviderID: cfg.ProviderID, Prefix: cfg.CallbackPrefix,
 		KeysMissing: d.secrets.MissingKEK, // a KEK rotation under way: 503, not 400
 		MaxInflight: cfg.MaxInflight, RequestTimeout: cfg.RequestTimeout, ClockLeeway: leeway(cfg.ClockLeeway),
+		// Over HTTP/1 a connection reads one body at a time: as many
+		// readers as connections never refuses one that the cap let in.
+		BodyTimeout: cfg.BodyTimeout, MaxBodyReads: d.maxConns,
 		FraudDeny: &cfg.FraudDeny, FraudStepUp: &cfg.FraudStepUp, CreditMax: cfg.CreditMax, StaleHoldAge: cfg.HoldMaxAge,
 		Logger: d.log, Registerer: d.reg,
 	})
@@ -265,52 +272,27 @@ func serviceClient(cfg Config) (*provider.Client, error) {
 	return c, nil
 }
 
-// ready is /readyz: the database answers read-write, a single primary is
-// known, a signing secret is active and the keyring is fresh.
-func (d *daemon) ready(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	if err := d.db.Ping(ctx); err != nil {
-		return errors.New("database unreachable")
-	}
-	if err := d.db.CheckPrimary(ctx); err != nil {
-		return err
-	}
-	if d.keys.Len() == 0 {
-		if n := d.secrets.Undecryptable(); n > 0 {
-			return fmt.Errorf("no active signing secret opens callbacks here: %d skipped (ledgerd_keyring_undecryptable_secrets, and the log, say why: a KEK this replica was not given?)", n)
-		}
-		return errors.New("no active signing secret")
-	}
-	return d.keyringFresh()
-}
-
 // serve listens until ctx ends or a listener fails, then drains.
 func (d *daemon) serve(ctx context.Context, adminAPI *admin.Server, hooks Hooks) error {
-	cfg := d.cfg
-	adminLn, err := net.Listen("tcp", cfg.AdminListen)
+	adminLn, cbLn, err := d.listen()
 	if err != nil {
-		return fmt.Errorf("admin listener: %w", err)
+		return err
 	}
-	cbLn, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		adminLn.Close()
-		return fmt.Errorf("callback listener: %w", err)
-	}
-	adminSrv := newHTTPServer(adminAPI, d.log)
+	adminSrv := newHTTPServer(adminAPI, d.log, adminLn)
 	// A reconciliation run is answered when it is done, which may take a
 	// while with many senders to compare against the provider API.
 	adminSrv.WriteTimeout = admin.RunTimeout + time.Minute
-	cbSrv := newHTTPServer(d.cb, d.log)
+	cbSrv := newHTTPServer(d.cb, d.log, cbLn)
 	// A callback's own deadline is LEDGER_REQUEST_TIMEOUT; the write timeout
 	// leaves room to answer after it, once the database has.
-	cbSrv.WriteTimeout = cfg.RequestTimeout + store.CancelGrace + 5*time.Second
+	cbSrv.WriteTimeout = d.cfg.RequestTimeout + store.CancelGrace + 5*time.Second
 
 	errc := make(chan error, 2)
 	go func() { errc <- listen(adminSrv, adminLn, "", "") }()
-	go func() { errc <- listen(cbSrv, cbLn, cfg.TLSCert, cfg.TLSKey) }()
-	d.log.Info("ledgerd listening", "callbacks", cbLn.Addr().String(), "prefix", cfg.CallbackPrefix,
-		"admin", adminLn.Addr().String(), "tls", cfg.TLSCert != "", "providerID", cfg.ProviderID, "activeKeys", d.keys.Len())
+	go func() { errc <- listen(cbSrv, cbLn, d.cfg.TLSCert, d.cfg.TLSKey) }()
+	d.log.Info("ledgerd listening", "callbacks", cbLn.Addr().String(), "prefix", d.cfg.CallbackPrefix,
+		"admin", adminLn.Addr().String(), "tls", d.cfg.TLSCert != "", "providerID", d.cfg.ProviderID, "activeKeys", d.keys.Len(),
+		"maxConnections", cbLn.max)
 	if hooks.Started != nil {
 		hooks.Started(cbLn.Addr().String(), adminLn.Addr().String())
 	}
@@ -332,6 +314,22 @@ func (d *daemon) serve(ctx context.Context, adminAPI *admin.Server, hooks Hooks)
 	return err
 }
 
+// listen opens the admin and callback listeners, each capped at
+// LEDGER_MAX_CONNECTIONS open connections.
+func (d *daemon) listen() (adminLn, cbLn *connLimit, err error) {
+	a, err := net.Listen("tcp", d.cfg.AdminListen)
+	if err != nil {
+		return nil, nil, fmt.Errorf("admin listener: %w", err)
+	}
+	c, err := net.Listen("tcp", d.cfg.Listen)
+	if err != nil {
+		a.Close()
+		return nil, nil, fmt.Errorf("callback listener: %w", err)
+	}
+	m := newConnMetrics(d.reg)
+	return newConnLimit(a, "admin", d.maxConns, m, d.log), newConnLimit(c, "callbacks", d.maxConns, m, d.log), nil
+}
+
 // leeway maps a configured zero leeway to the callbacks' "none" (negative).
 func leeway(d time.Duration) time.Duration {
 	if d == 0 {
@@ -340,14 +338,20 @@ func leeway(d time.Duration) time.Duration {
 	return d
 }
 
-func newHTTPServer(h http.Handler, log *slog.Logger) *http.Server {
+// IdleTimeout is how long a keep-alive connection may wait for its next
+// request: short, so that idle connections do not hold file descriptors
+// (at the connection cap the idlest are closed anyway).
+const IdleTimeout = 30 * time.Second
+
+func newHTTPServer(h http.Handler, log *slog.Logger, ln *connLimit) *http.Server {
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      15 * time.Second,
-		IdleTimeout:       90 * time.Second,
+		IdleTimeout:       IdleTimeout,
 		MaxHeaderBytes:    16 << 10,
+		ConnState:         ln.track,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 }

@@ -319,10 +319,8 @@ func (db *DB) Topology() Topology { return db.topo.snapshot() }
 // are read-only (a standby, or a primary demoted by
 // default_transaction_read_only).
 func (db *DB) CheckPrimary(ctx context.Context) error {
-	t := db.topo.snapshot()
-	if !t.LastConflict.IsZero() && db.topo.now().Sub(t.LastConflict) < SplitBrainWindow {
-		return ledger.ErrUnavailable.Wrap(fmt.Errorf("split brain: a second database answered read-write %s ago (primary %s at %s); fence it",
-			db.topo.now().Sub(t.LastConflict).Round(time.Second), t.Primary, t.PrimaryAddr))
+	if err := db.splitBrain(); err != nil {
+		return err
 	}
 	var readOnly string
 	if err := db.pool.QueryRow(ctx, "SHOW transaction_read_only").Scan(&readOnly); err != nil {
