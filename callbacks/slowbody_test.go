@@ -82,7 +82,6 @@ func trickle(t *testing.T, conns []net.Conn) {
 	t.Cleanup(func() { close(done); wg.Wait() })
 }
 
-// waitFor polls cond until it holds, failing the test after 20 s.
 // TestSlowUploads: senders that trickle their bodies hold no in-flight
 // slot; a sender whose body is ready is served; a body that does not
 // arrive within the body timeout is answered 408 body-timeout, counted and
