@@ -3,6 +3,7 @@ package callbacks_test
 import (
 	"context"
 	"fmt"
+	neturl "net/url"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -63,6 +64,26 @@ func TestOutage(t *testing.T) {
 	if err := admin.QueryRow(ctx, `SELECT current_database()`).Scan(&dbName); err != nil {
 		t.Fatal(err)
 	}
+	// ALTER DATABASE … ALLOW_CONNECTIONS is refused on a connection to
+	// that database: it is run from the maintenance database.
+	mu, err := neturl.Parse(pgtest.AdminURL(t, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Path = "/postgres"
+	maint, err := pgx.Connect(ctx, mu.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	allow := func(on bool) {
+		if _, err := maint.Exec(ctx, fmt.Sprintf(`ALTER DATABASE %q WITH ALLOW_CONNECTIONS %t`, dbName, on)); err != nil {
+			t.Errorf("allow connections %t: %v", on, err)
+		}
+	}
+	t.Cleanup(func() {
+		allow(true)
+		maint.Close(ctx)
+	})
 
 	// The chaos runs a fixed number of rounds (two of them refusing
 	// connections for 300 ms); the traffic goes on until it is over.
@@ -77,10 +98,10 @@ func TestOutage(t *testing.T) {
 			time.Sleep(80 * time.Millisecond)
 			if round%5 == 2 {
 				// Refuse connections for a while: the database is "down".
-				_, _ = admin.Exec(ctx, fmt.Sprintf(`ALTER DATABASE %q WITH ALLOW_CONNECTIONS false`, dbName))
+				allow(false)
 				kill()
 				time.Sleep(300 * time.Millisecond)
-				_, _ = admin.Exec(ctx, fmt.Sprintf(`ALTER DATABASE %q WITH ALLOW_CONNECTIONS true`, dbName))
+				allow(true)
 				continue
 			}
 			kill()

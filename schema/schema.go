@@ -24,6 +24,7 @@ import (
 	"sort"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/tern/v2/migrate"
 )
 
@@ -99,10 +100,14 @@ func MigrateTo(ctx context.Context, conn *pgx.Conn, version int32) (int32, error
 // go without named prepared statements (pgx's exec mode), so that a status
 // read through a transaction pooler works too.
 func Connect(ctx context.Context, url string) (*pgx.Conn, error) {
-	cfg, err := pgx.ParseConfig(url)
+	// Parsed as the pool parses it, so that the pool's own settings
+	// (pool_max_conns, …) are taken out rather than sent to the server as
+	// run-time parameters it does not know.
+	pc, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("schema: database URL: %w", err)
 	}
+	cfg := pc.ConnConfig
 	cfg.DefaultQueryExecMode = pgx.QueryExecModeExec
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {

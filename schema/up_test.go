@@ -61,6 +61,20 @@ func TestUp(t *testing.T) {
 		}
 	})
 
+	t.Run("PoolSettingsInTheURLAreNotSentToTheServer", func(t *testing.T) {
+		// The README documents pool_max_conns in DATABASE_URL; the
+		// migration's own connection must not pass it on to Postgres.
+		t.Parallel()
+		url := pgtest.EmptyURL(t)
+		sep := "?"
+		if strings.Contains(url, "?") {
+			sep = "&"
+		}
+		if _, v, err := schema.UpURL(ctx, url+sep+"pool_max_conns=4&pool_min_conns=1", schema.UpOptions{}); err != nil || v != schema.Latest() {
+			t.Fatalf("Up with pool settings in the URL: %d %v", v, err)
+		}
+	})
+
 	t.Run("AppliesPendingThenNothing", func(t *testing.T) {
 		t.Parallel()
 		url := pgtest.EmptyURL(t)

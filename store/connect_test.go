@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
 )
 
@@ -83,4 +84,25 @@ func sameAddr(a, b string) bool {
 	hb, pb, _ := net.SplitHostPort(b)
 	ia, ib := net.ParseIP(ha), net.ParseIP(hb)
 	return pa == pb && (ha == hb || ia != nil && ib != nil && ia.Equal(ib) || hb == "localhost" && ia != nil && ia.IsLoopback())
+}
+
+// TestRefusedConnectionsAreUnavailable: a server that refuses the
+// connection with an error of its own (here: the database does not exist;
+// equally "not accepting connections" or "too many clients") is the
+// database being unavailable, 503 to a callback, never a bug (500).
+func TestRefusedConnectionsAreUnavailable(t *testing.T) {
+	t.Parallel()
+	u, err := url.Parse(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/no_such_database_here"
+	db, err := store.Open(context.Background(), u.String(), store.Options{})
+	if err == nil {
+		defer db.Close()
+		err = db.Ping(context.Background())
+	}
+	if ledger.CodeOf(err) != ledger.CodeUnavailable {
+		t.Fatalf("connecting to a database that does not exist: %v (code %q), want unavailable", err, ledger.CodeOf(err))
+	}
 }

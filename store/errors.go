@@ -28,6 +28,14 @@ func interpret(err error) error {
 	if errors.As(err, &le) {
 		return err
 	}
+	// A connection that could not be made is the database being
+	// unavailable, whatever the server said when it refused (a database
+	// not accepting connections, too many clients, starting up, …):
+	// nothing ran.
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) {
+		return ledger.ErrUnavailable.Wrap(err)
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		return interpretCode(pgErr, err)
@@ -40,8 +48,7 @@ func interpret(err error) error {
 		// for a connection): nothing ran.
 		return ledger.ErrTimeout.Wrap(err)
 	}
-	var connErr *pgconn.ConnectError
-	if errors.As(err, &connErr) || connectionLost(err) {
+	if connectionLost(err) {
 		// Whether a statement in flight committed is not known.
 		return ledger.ErrUnavailable.Wrap(err)
 	}
