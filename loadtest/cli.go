@@ -82,6 +82,7 @@ func newRoot(h Hooks) *cobra.Command {
 func targetFlags(cmd *cobra.Command, cfg *driveConfig, secretUsage string) {
 	fs := cmd.Flags()
 	fs.StringVar(&cfg.callbacks, "callbacks", "http://127.0.0.1:8080/ledger", "base URL of ledgerd's callbacks")
+	cli.Env(fs, "callbacks", "LEDGER_CALLBACKS_URL")
 	fs.StringVar(&cfg.admin, "admin", "http://127.0.0.1:8081", "base URL of ledgerd's admin API")
 	cli.Env(fs, "admin", "LEDGER_ADMIN_URL")
 	fs.StringVar(&cfg.adminToken, "admin-token", "", "bearer token of the admin API")
