@@ -30,7 +30,7 @@ func TestFixReclassifiesAHoldReleasedSinceTheSnapshot(t *testing.T) {
 	}
 	ds := []discrepancy{{
 		finding:      Finding{Kind: KindMissedCapture, Severity: SeverityOf(KindMissedCapture), Subject: d.Reference},
-		hold:         candidate{HoldReference: d.Reference, PayoutID: "fx-p", AccountID: "fx-1", Status: holds.StatusHeld},
+		hold:         candidate{HoldReference: d.Reference, PayoutID: "fx-p", Status: holds.StatusHeld},
 		payoutStatus: "completed",
 	}}
 	if err := r.fix(ctx, "rec_test", ds); err != nil {

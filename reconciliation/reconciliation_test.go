@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -56,7 +57,9 @@ type bundle struct {
 	fake   *providertest.Service
 	client *provider.Client
 	gate   atomic.Pointer[gate]
-	now    atomic.Pointer[time.Time]
+	// failing: the participant whose payments lists answer 500.
+	failing atomic.Pointer[string]
+	now     atomic.Pointer[time.Time]
 }
 
 type setupOpts struct {
@@ -78,6 +81,12 @@ func setup(t *testing.T, o setupOpts) *bundle {
 	}
 	b.fake = providertest.NewService()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f := b.failing.Load(); f != nil && strings.HasSuffix(r.URL.Path, "/participants/"+*f+"/payments") {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write([]byte(`{"type":"about:blank","title":"Internal error","status":500,"detail":"injected"}`))
+			return
+		}
 		if g := b.gate.Load(); g != nil && strings.HasSuffix(r.URL.Path, "/payments") {
 			g.entered <- r.URL.Path
 			<-g.open
@@ -327,8 +336,16 @@ func TestReconciler(t *testing.T) {
 		var m map[string]any
 		_ = json.Unmarshal(raw, &m)
 		if fs, ok := m["findings"].([]any); !ok || len(fs) != 0 || m["status"] != "clean" || m["runID"] != rep.RunID ||
-			m["startedOn"] == nil || m["finishedOn"] == nil {
+			m["startedOn"] == nil || m["finishedOn"] == nil || len(m) != 5 {
 			t.Fatalf("report JSON %s", raw)
+		}
+		var stages []string
+		for _, s := range rep.Stages {
+			stages = append(stages, s.Name)
+		}
+		if want := []string{reconciliation.StageInvariants, reconciliation.StageChecks, reconciliation.StageCompare,
+			reconciliation.StageStore}; !slices.Equal(stages, want) {
+			t.Errorf("stages %v, want %v", stages, want)
 		}
 		b.assertStored(t, rep, false)
 		if n := b.paymentsRequests(); n != 1 {
@@ -493,6 +510,16 @@ VALUES ($1, 'adjustment', 'bad', $2, $2, 'USD', 1, now())`, id, acct)
 		if rep.Status != reconciliation.StatusCritical {
 			t.Errorf("status %s, want critical", rep.Status)
 		}
+		for _, f := range rep.Findings {
+			// The hold as read back for the detail: amount, currency, account.
+			acct := s.account.AccountID
+			if f.Subject == oh.ref {
+				acct = other.account.AccountID
+			}
+			if !strings.Contains(f.Detail, "hold of 10.00 USD on account "+acct) {
+				t.Errorf("%s detail %q does not say which hold", f.Kind, f.Detail)
+			}
+		}
 		if n := b.paymentsRequests(); n != 2 {
 			t.Errorf("payments lists read %d times, want once per sender (2)", n)
 		}
@@ -540,6 +567,90 @@ VALUES ($1, 'adjustment', 'bad', $2, $2, 'USD', 1, now())`, id, acct)
 		wantMap(t, kinds(rep), map[string]string{shallow.ref: "missed_release warning false"})
 	})
 
+	// A hold whose payout the service does not list does not make the run
+	// read the sender's whole history: the list is read no further back
+	// than ListSlack before the oldest candidate hold.
+	t.Run("StopsReadingPastTheOldestHold", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, setupOpts{})
+		s := b.sender(t, "hist-", "100.00")
+		b.hold(t, s, "10.00", b.clock()) // its payout is not listed
+		history := b.clock().Add(-reconciliation.ListSlack - time.Hour)
+		for i := range 250 {
+			b.payout(t, s, hold{payoutID: fmt.Sprintf("pay-history-%03d", i)}, providertest.PayoutCompleted,
+				history.Add(-time.Duration(i)*time.Minute))
+		}
+		rep := b.run(t, false)
+		if len(rep.Findings) != 0 {
+			t.Errorf("findings %+v, want none", rep.Findings)
+		}
+		if n := b.paymentsRequests(); n != 1 {
+			t.Errorf("payments pages read %d, want 1 (3 is the whole history)", n)
+		}
+	})
+
+	// A run reads up to ProviderConcurrency payments lists side by side
+	// (at a real service's latency, one at a time would take minutes per
+	// 10,000 senders), and its findings come out in the participants'
+	// order whatever the order of the answers.
+	t.Run("ReadsListsSideBySideUpToTheBound", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, setupOpts{})
+		want := map[string]string{}
+		byOwner := map[string]string{}
+		for range 3 {
+			s := b.sender(t, "side-", "100.00")
+			h := b.hold(t, s, "10.00", time.Time{})
+			b.payout(t, s, h, providertest.PayoutCompleted, time.Time{})
+			want[h.ref] = "missed_capture warning false"
+			byOwner[s.account.OwnerExternalID] = h.ref
+		}
+		g := newGate(t)
+		b.gate.Store(g)
+		rec := b.reconciler(t, func(c *reconciliation.Config) { c.ProviderConcurrency = 2 })
+		type result struct {
+			rep reconciliation.Report
+			err error
+		}
+		done := make(chan result, 1)
+		go func() {
+			rep, err := rec.Run(context.Background(), false)
+			done <- result{rep, err}
+		}()
+		for i := range 2 {
+			select {
+			case <-g.entered:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%d payments list(s) in flight, want 2 side by side", i)
+			}
+		}
+		select {
+		case p := <-g.entered:
+			t.Fatalf("a third list (%s) read while two are in flight: the bound is 2", p)
+		default:
+		}
+		g.Open()
+		res := <-done
+		if res.err != nil {
+			t.Fatal(res.err)
+		}
+		wantMap(t, kinds(res.rep), want)
+		owners := slices.Sorted(maps.Keys(byOwner))
+		for i, f := range res.rep.Findings {
+			if i < len(owners) && f.Subject != byOwner[owners[i]] {
+				t.Errorf("finding %d is about %s, want %s (participant %s): findings in the participants' order", i, f.Subject,
+					byOwner[owners[i]], owners[i])
+			}
+		}
+		var compare bool
+		for _, s := range res.rep.Stages {
+			compare = compare || (s.Name == reconciliation.StageCompare && s.Took > 0)
+		}
+		if !compare {
+			t.Errorf("stages %+v: no comparison timed", res.rep.Stages)
+		}
+	})
+
 	t.Run("ProviderErrorsAreWarningsAndTheRunGoesOn", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, setupOpts{})
@@ -552,7 +663,7 @@ VALUES ($1, 'adjustment', 'bad', $2, $2, 'USD', 1, now())`, id, acct)
 		src := ledgertest.Unique("card-")
 		ua := ledgertest.Account(t, b.db, ledgertest.AccountOpts{Owner: ledgertest.Unique("c-unregistered-"), Funds: "100.00", Source: src})
 		b.hold(t, sender{account: ua, source: src}, "10.00", time.Time{})
-		b.fake.InjectFailure(providertest.Failure{Route: paymentsRoute, Status: http.StatusInternalServerError})
+		b.failing.Store(&failing.account.OwnerExternalID) // lists are read side by side: fail this one
 
 		rep := b.run(t, false)
 		for _, f := range rep.Findings {
@@ -861,6 +972,7 @@ func TestConfig(t *testing.T) {
 		{"NoPool", reconciliation.Config{}},
 		{"NegativeEvery", reconciliation.Config{DB: store.Wrap(new(pgxpool.Pool), nil), Every: -time.Second}},
 		{"NegativeHoldMaxAge", reconciliation.Config{DB: store.Wrap(new(pgxpool.Pool), nil), HoldMaxAge: -time.Second}},
+		{"NegativeProviderConcurrency", reconciliation.Config{DB: store.Wrap(new(pgxpool.Pool), nil), ProviderConcurrency: -1}},
 	} {
 		if _, err := reconciliation.New(c.cfg); err == nil {
 			t.Errorf("%s: New accepted %+v", c.name, c.cfg)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 )
 
 // TryRun runs one reconciliation like Run, unless another run holds the
@@ -53,7 +54,11 @@ func (r *Reconciler) runOnce(ctx context.Context) {
 		if rep.Status != StatusClean {
 			level = slog.LevelWarn
 		}
-		r.log.Log(ctx, level, "reconciliation: run finished", "runID", rep.RunID, "status", rep.Status,
-			"findings", len(rep.Findings), "fixed", fixed, "took", rep.FinishedOn.Sub(rep.StartedOn))
+		args := []any{"runID", rep.RunID, "status", rep.Status, "findings", len(rep.Findings), "fixed", fixed,
+			"took", rep.FinishedOn.Sub(rep.StartedOn)}
+		for _, s := range rep.Stages {
+			args = append(args, s.Name, s.Took.Round(time.Millisecond))
+		}
+		r.log.Log(ctx, level, "reconciliation: run finished", args...)
 	}
 }

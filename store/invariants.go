@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -105,27 +106,31 @@ func (db *DB) CheckInvariants(ctx context.Context) ([]ledger.Violation, error) {
 	var out []ledger.Violation
 	err := db.snapshot(ctx, func(tx pgx.Tx) error {
 		var err error
-		out, err = checkInvariants(ctx, tx)
+		out, _, err = checkInvariants(ctx, tx)
 		return err
 	})
 	return out, err
 }
 
-func checkInvariants(ctx context.Context, tx pgx.Tx) ([]ledger.Violation, error) {
+// checkInvariants runs every check on tx, timing each.
+func checkInvariants(ctx context.Context, tx pgx.Tx) ([]ledger.Violation, []Timing, error) {
 	var out []ledger.Violation
+	timings := make([]Timing, 0, len(invariantChecks))
 	for _, c := range invariantChecks {
+		start := time.Now()
 		rows, err := tx.Query(ctx, c.sql)
 		if err != nil {
-			return nil, fmt.Errorf("invariant %s %s: %w", c.invariant, c.kind, err)
+			return nil, nil, fmt.Errorf("invariant %s %s: %w", c.invariant, c.kind, err)
 		}
 		vs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Violation, error) {
 			v := ledger.Violation{Invariant: c.invariant, Kind: c.kind}
 			return v, r.Scan(&v.Subject, &v.Detail)
 		})
 		if err != nil {
-			return nil, fmt.Errorf("invariant %s %s: %w", c.invariant, c.kind, err)
+			return nil, nil, fmt.Errorf("invariant %s %s: %w", c.invariant, c.kind, err)
 		}
 		out = append(out, vs...)
+		timings = append(timings, Timing{Query: c.kind, Invariant: c.invariant, Took: time.Since(start)})
 	}
-	return out, nil
+	return out, timings, nil
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/shopspring/decimal"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/ledger"
@@ -42,15 +42,15 @@ type Subject struct {
 	Subject, Detail string
 }
 
-// Candidate is a hold to compare with the service's view of its payout.
+// Candidate is a hold to compare with the service's view of its payout:
+// only what the comparison needs, since a run holds every candidate (a
+// finding's detail reads the hold again, HoldsByReference). Owner and
+// Status share one string per value.
 type Candidate struct {
 	HoldReference string
 	PayoutID      string
-	AccountID     string
 	Owner         string
 	Status        string
-	Currency      string
-	Amount        decimal.Decimal
 	PlacedAt      time.Time
 }
 
@@ -69,6 +69,16 @@ type ReconcileSnapshot struct {
 	// requestIDs credited to their accounts since the credit cutoff (when
 	// asked for).
 	Recipients map[string]map[string]bool
+	// Timings: how long each query of the snapshot took, in the order
+	// run (the invariants by kind, then the other checks).
+	Timings []Timing
+}
+
+// Timing is how long one query of a reconciliation took.
+type Timing struct {
+	// Query is the invariant's kind (Invariant set) or the check's name.
+	Query, Invariant string
+	Took             time.Duration
 }
 
 // ReconcileParams shape one reconciliation's snapshot.
@@ -168,7 +178,7 @@ HAVING count(DISTINCT r.idempotency_key) > 1
 ORDER BY r.subject`
 
 	// $1: captured and released holds placed since.
-	candidatesSQL = `SELECT h.hold_reference, h.payout_id, h.account_id, a.owner_external_id, h.status, h.currency, h.amount, h.placed_at
+	candidatesSQL = `SELECT h.hold_reference, h.payout_id, a.owner_external_id, h.status, h.placed_at
 FROM hold_states h
 JOIN accounts a ON a.account_id = h.account_id
 WHERE h.status = 'held' OR h.placed_at >= $1
@@ -185,6 +195,8 @@ FROM credits c JOIN accounts a ON a.account_id = c.account_id
 WHERE c.created_at >= $1`
 
 	holdStatusSQL = `SELECT status FROM hold_states WHERE hold_reference = $1`
+
+	holdsByReferenceSQL = `SELECT ` + holdColumns + ` FROM hold_states WHERE hold_reference = ANY ($1::text[])`
 
 	// $1 hold, $2 payout, $3 status, $4 reference, $5 reason, $6 kind, $7 transaction, $8 now.
 	fixSettleSQL = `SELECT outcome, reason, reference, orphan FROM hold_settle(p_status => $3, p_hold_reference => $1,
@@ -354,7 +366,9 @@ func (db *DB) ReleaseLease(ctx context.Context, runID string) error {
 // orphans, duplicate credit attempts, and, with candidates, the holds to
 // compare with the service (released ones placed since releasedSince).
 // Each statement of the snapshot is bounded by timeout (0: no bound), so
-// that a run cannot hold a snapshot open for ever.
+// that a run cannot hold a snapshot open for ever. Every query is a scan or
+// a hash join of whole tables, linear in their size (see
+// TestReconciliationQueriesAreLinear).
 func (db *DB) Reconcile(ctx context.Context, p ReconcileParams) (ReconcileSnapshot, error) {
 	var s ReconcileSnapshot
 	err := db.snapshot(ctx, func(tx pgx.Tx) error {
@@ -362,51 +376,120 @@ func (db *DB) Reconcile(ctx context.Context, p ReconcileParams) (ReconcileSnapsh
 			return err
 		}
 		var err error
-		if s.Violations, err = checkInvariants(ctx, tx); err != nil {
+		if s.Violations, s.Timings, err = checkInvariants(ctx, tx); err != nil {
 			return err
 		}
-		for _, q := range []struct {
-			name string
-			dst  *[]Subject
-			sql  string
-			args []any
-		}{
-			{"stale holds", &s.StaleHolds, staleHoldsSQL, []any{p.StaleBefore, p.Now}},
-			{"orphan captures", &s.OrphanCaptures, orphansSQL, []any{"capture"}},
-			{"orphan releases", &s.OrphanReleases, orphansSQL, []any{"release"}},
-			{"duplicate credit attempts", &s.DuplicateCreditAttempts, duplicateCreditAttemptsSQL, nil},
-		} {
-			rows, err := tx.Query(ctx, q.sql, q.args...)
-			if err != nil {
+		for _, q := range reconcileQueries(p, &s) {
+			if q.skip {
+				continue
+			}
+			start := time.Now()
+			if err := q.read(ctx, tx); err != nil {
 				return fmt.Errorf("%s: %w", q.name, err)
 			}
-			if *q.dst, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Subject, error) {
-				var x Subject
-				return x, r.Scan(&x.Subject, &x.Detail)
-			}); err != nil {
-				return fmt.Errorf("%s: %w", q.name, err)
-			}
-		}
-		if !p.WithProvider {
-			return nil
-		}
-		if s.Recipients, err = recipients(ctx, tx, p.CreditsSince); err != nil {
-			return fmt.Errorf("recipients: %w", err)
-		}
-		rows, err := tx.Query(ctx, candidatesSQL, p.ComparedSince)
-		if err != nil {
-			return fmt.Errorf("candidates: %w", err)
-		}
-		s.Candidates, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Candidate, error) {
-			var c Candidate
-			return c, r.Scan(&c.HoldReference, &c.PayoutID, &c.AccountID, &c.Owner, &c.Status, &c.Currency, &c.Amount, &c.PlacedAt)
-		})
-		if err != nil {
-			return fmt.Errorf("candidates: %w", err)
+			s.Timings = append(s.Timings, Timing{Query: q.name, Took: time.Since(start)})
 		}
 		return nil
 	})
 	return s, err
+}
+
+// reconcileQuery is one check of a snapshot beyond the invariants.
+type reconcileQuery struct {
+	name string
+	skip bool
+	read func(context.Context, pgx.Tx) error
+}
+
+// reconcileQueries are the checks of a snapshot beyond the invariants,
+// each reading into s; the comparison's are skipped without a provider.
+func reconcileQueries(p ReconcileParams, s *ReconcileSnapshot) []reconcileQuery {
+	subjects := func(dst *[]Subject, sql string, args ...any) func(context.Context, pgx.Tx) error {
+		return func(ctx context.Context, tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, sql, args...)
+			if err != nil {
+				return err
+			}
+			*dst, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Subject, error) {
+				var x Subject
+				return x, r.Scan(&x.Subject, &x.Detail)
+			})
+			return err
+		}
+	}
+	return []reconcileQuery{
+		{name: "stale_holds", read: subjects(&s.StaleHolds, staleHoldsSQL, p.StaleBefore, p.Now)},
+		{name: "orphan_captures", read: subjects(&s.OrphanCaptures, orphansSQL, "capture")},
+		{name: "orphan_releases", read: subjects(&s.OrphanReleases, orphansSQL, "release")},
+		{name: "duplicate_credit_attempts", read: subjects(&s.DuplicateCreditAttempts, duplicateCreditAttemptsSQL)},
+		{name: "recipients", skip: !p.WithProvider, read: func(ctx context.Context, tx pgx.Tx) (err error) {
+			s.Recipients, err = recipients(ctx, tx, p.CreditsSince)
+			return err
+		}},
+		{name: "candidates", skip: !p.WithProvider, read: func(ctx context.Context, tx pgx.Tx) (err error) {
+			s.Candidates, err = candidates(ctx, tx, p.ComparedSince)
+			return err
+		}},
+	}
+}
+
+// candidates reads the candidates in the snapshot's order (by owner),
+// one string per distinct owner and status: a run holds them all.
+func candidates(ctx context.Context, tx pgx.Tx, since time.Time) ([]Candidate, error) {
+	rows, err := tx.Query(ctx, candidatesSQL, since)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Candidate
+	var owner, status pgtype.DriverBytes
+	var owners, statuses interned
+	for rows.Next() {
+		var c Candidate
+		if err := rows.Scan(&c.HoldReference, &c.PayoutID, &owner, &status, &c.PlacedAt); err != nil {
+			return nil, err
+		}
+		c.Owner, c.Status = owners.get(owner), statuses.get(status)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// interned hands out one string per distinct value it is given.
+type interned map[string]string
+
+func (in *interned) get(b []byte) string {
+	if s, ok := (*in)[string(b)]; ok {
+		return s
+	}
+	if *in == nil || len(*in) >= 4096 {
+		*in = interned{} // values in order (owners): the recent ones repeat
+	}
+	s := string(b)
+	(*in)[s] = s
+	return s
+}
+
+// HoldsByReference reads the holds of the given references (those that
+// exist), by reference.
+func (db *DB) HoldsByReference(ctx context.Context, refs []string) (map[string]holds.Hold, error) {
+	out := make(map[string]holds.Hold, len(refs))
+	if len(refs) == 0 {
+		return out, nil
+	}
+	rows, err := db.pool.Query(ctx, holdsByReferenceSQL, refs)
+	if err != nil {
+		return nil, interpret(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		h, err := scanHold(rows)
+		if err != nil {
+			return nil, interpret(err)
+		}
+		out[h.HoldReference] = h
+	}
+	return out, interpret(rows.Err())
 }
 
 func recipients(ctx context.Context, tx pgx.Tx, since time.Time) (map[string]map[string]bool, error) {

@@ -91,7 +91,10 @@
 //   - Review GET answers {review} with the full payout inline; resolve answers
 //     200 {review}; an unknown resolution is 400.
 //   - Payment list items of seeded payouts have type "payout" and direction
-//     "sent"; requests for payment exist only through SeedPayment.
+//     "sent"; requests for payment exist only through SeedPayment. A page
+//     costs its own items, not every payout the fake holds (each list is
+//     kept sorted until a seed changes it), so a benchmark can list
+//     hundreds of thousands of payouts page by page as a client would.
 //   - Funding source create answers 201 also on a resend (display fields are
 //     not changed by it); the same fundingType and providerSourceID on
 //     another participant of the provider is 409. Removal is

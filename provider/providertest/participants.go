@@ -29,6 +29,11 @@ type providerState struct {
 	payouts  map[string]*Payout
 	reviews  []*Review            // in creation order
 	payments map[string][]Payment // seeded extra items by participantID
+	// sentBy are the payouts by SenderExternalID, and listings each
+	// participant's payments list in order, built on the first read after
+	// a change: a page costs its own items, not every payout's.
+	sentBy   map[string][]*Payout
+	listings map[string][]listed
 
 	fundingSources map[string]*FundingSource
 	fsOrder        []*FundingSource
@@ -47,6 +52,8 @@ func newProviderState(id string) *providerState {
 		overrides:      map[string]*Override{},
 		payouts:        map[string]*Payout{},
 		payments:       map[string][]Payment{},
+		sentBy:         map[string][]*Payout{},
+		listings:       map[string][]listed{},
 		fundingSources: map[string]*FundingSource{},
 		secretKeys:     map[string]*secretKey{},
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"time"
 )
 
 // SeedPayout records a payout sent by the participant named by
@@ -32,6 +33,8 @@ func (s *Service) SeedPayout(providerID string, p Payout) (Payout, error) {
 		return Payout{}, errors.New("providertest: payout exists")
 	}
 	ps.payouts[p.PayoutID] = &p
+	ps.sentBy[p.SenderExternalID] = append(ps.sentBy[p.SenderExternalID], &p)
+	delete(ps.listings, ps.byExternal[p.SenderExternalID].ParticipantID)
 	return p, nil
 }
 
@@ -125,6 +128,7 @@ func (s *Service) SeedPayment(providerID, ref string, p Payment) error {
 		p.CreatedOn = s.Now()
 	}
 	ps.payments[pt.ParticipantID] = append(ps.payments[pt.ParticipantID], p)
+	delete(ps.listings, pt.ParticipantID)
 	return nil
 }
 
@@ -255,15 +259,16 @@ func (s *Service) listPayments(w http.ResponseWriter, r *http.Request, pid strin
 	s.mu.Lock()
 	ps, _ := s.state(pid)
 	p := ps.lookup(r.PathValue("participantID"))
-	var items []Payment
+	var page []Payment
+	end, total := 0, 0
 	if p != nil {
-		items = append(items, ps.payments[p.ParticipantID]...)
-		for _, po := range ps.payouts {
-			if po.SenderExternalID == p.ExternalID {
-				items = append(items, Payment{ID: po.PayoutID, Type: "payout", Direction: "sent", Status: po.Status,
-					Amount: po.Amount, Counterparty: Counterparty{DisplayName: po.RecipientName, PhoneNumber: po.RecipientPhone},
-					Memo: po.Memo, CreatedOn: po.CreatedOn})
-			}
+		all := ps.listing(p)
+		total = len(all)
+		off = min(off, total)
+		end = min(off+lim, total)
+		page = make([]Payment, 0, end-off)
+		for _, it := range all[off:end] {
+			page = append(page, it.payment())
 		}
 	}
 	s.mu.Unlock()
@@ -271,13 +276,62 @@ func (s *Service) listPayments(w http.ResponseWriter, r *http.Request, pid strin
 		notFound(w, r, "participant")
 		return
 	}
-	slices.SortStableFunc(items, func(a, b Payment) int { // newest first, then by ID
-		if c := b.CreatedOn.Compare(a.CreatedOn); c != 0 {
+	body := map[string]any{"payments": page, "hasMore": end < total}
+	if end < total {
+		body["nextCursor"] = encodeCursor(end)
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// listed is an item of a payments list: a seeded payment, or a payout the
+// participant sent (read at each page, so that its status is current).
+type listed struct {
+	seeded *Payment
+	payout *Payout
+}
+
+func (l listed) payment() Payment {
+	if l.seeded != nil {
+		return *l.seeded
+	}
+	po := l.payout
+	return Payment{ID: po.PayoutID, Type: "payout", Direction: "sent", Status: po.Status, Amount: po.Amount,
+		Counterparty: Counterparty{DisplayName: po.RecipientName, PhoneNumber: po.RecipientPhone},
+		Memo:         po.Memo, CreatedOn: po.CreatedOn}
+}
+
+func (l listed) key() (time.Time, string) {
+	if l.seeded != nil {
+		return l.seeded.CreatedOn, l.seeded.ID
+	}
+	return l.payout.CreatedOn, l.payout.PayoutID
+}
+
+// listing returns p's payments list, newest first, then by ID descending;
+// callers hold s.mu. It is sorted once per change of the list (SeedPayout
+// and SeedPayment drop it).
+func (ps *providerState) listing(p *participant) []listed {
+	if l, ok := ps.listings[p.ParticipantID]; ok {
+		return l
+	}
+	seeded := ps.payments[p.ParticipantID]
+	l := make([]listed, 0, len(seeded)+len(ps.sentBy[p.ExternalID]))
+	for i := range seeded {
+		l = append(l, listed{seeded: &seeded[i]})
+	}
+	for _, po := range ps.sentBy[p.ExternalID] {
+		l = append(l, listed{payout: po})
+	}
+	slices.SortStableFunc(l, func(a, b listed) int {
+		at, aid := a.key()
+		bt, bid := b.key()
+		if c := bt.Compare(at); c != 0 {
 			return c
 		}
-		return cmpString(b.ID, a.ID)
+		return cmpString(bid, aid)
 	})
-	writePage(w, "payments", items, off, lim)
+	ps.listings[p.ParticipantID] = l
+	return l
 }
 
 func cmpString(a, b string) int {

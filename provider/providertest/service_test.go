@@ -370,6 +370,55 @@ func TestService(t *testing.T) {
 		}
 	})
 
+	// A participant's payments list holds its own payouts and payments
+	// only, pages newest first, and shows later seeds and status changes
+	// (the fake keeps each list sorted between changes).
+	t.Run("PaymentsListsPageTheirOwnItemsAndStayCurrent", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t)
+		b.register(t, "p1")
+		b.register(t, "p2")
+		for i := range 150 {
+			for _, who := range []string{"p1", "p2"} {
+				if _, err := b.srv.SeedPayout("local", providertest.Payout{PayoutID: fmt.Sprintf("%s-%03d", who, i), SenderExternalID: who,
+					Amount: providertest.USD("1.00"), Status: providertest.PayoutAuthorized, CreatedOn: t0.Add(time.Duration(i) * time.Second)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		ids := func() []string {
+			t.Helper()
+			var out []string
+			path := "/providers/local/participants/p1/payments?limit=100"
+			for {
+				a := b.do(t, "GET", path, "").want(t, 200)
+				for _, it := range a.field(t, "payments").([]any) {
+					m := it.(map[string]any)
+					out = append(out, m["id"].(string)+" "+m["status"].(string))
+				}
+				if a.field(t, "hasMore") != true {
+					return out
+				}
+				path = "/providers/local/participants/p1/payments?limit=100&cursor=" + a.field(t, "nextCursor").(string)
+			}
+		}
+		got := ids()
+		if len(got) != 150 || got[0] != "p1-149 authorized" || got[149] != "p1-000 authorized" {
+			t.Fatalf("first listing: %d items, %q … %q", len(got), got[0], got[len(got)-1])
+		}
+		if err := b.srv.SetPayoutStatus("local", "p1-000", providertest.PayoutCompleted); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.srv.SeedPayout("local", providertest.Payout{PayoutID: "p1-new", SenderExternalID: "p1",
+			Amount: providertest.USD("1.00"), Status: providertest.PayoutAccepted, CreatedOn: t0.Add(time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		got = ids()
+		if len(got) != 151 || got[0] != "p1-new accepted" || got[150] != "p1-000 completed" {
+			t.Fatalf("after a seed and a status change: %d items, %q … %q", len(got), got[0], got[len(got)-1])
+		}
+	})
+
 	t.Run("UnknownRoutesAndMethods", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
