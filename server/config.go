@@ -49,14 +49,17 @@ type Config struct {
 	HoldMaxAge           time.Duration
 	IdempotencyRetention time.Duration
 	ReconcileEvery       time.Duration
-	ServiceBaseURL       string
-	ServiceAPIKeyID      string
-	ServiceAPIKeySecret  string
-	ServiceVersion       string
-	Migrate              string     // auto or off
-	MigrationDatabaseURL string     // "": DatabaseURL
-	LogLevel             slog.Level // debug, info, warn, error
-	DBExecMode           string     // auto or one of store.ExecModes
+	// ReconcileProviderConcurrency is how many payments lists a
+	// reconciliation run reads at once (0: the package's default, 4).
+	ReconcileProviderConcurrency int
+	ServiceBaseURL               string
+	ServiceAPIKeyID              string
+	ServiceAPIKeySecret          string
+	ServiceVersion               string
+	Migrate                      string     // auto or off
+	MigrationDatabaseURL         string     // "": DatabaseURL
+	LogLevel                     slog.Level // debug, info, warn, error
+	DBExecMode                   string     // auto or one of store.ExecModes
 	// MetricsPublic serves /metrics without the admin token on a
 	// non-loopback admin listener (on a loopback one it is always open).
 	MetricsPublic bool
@@ -233,6 +236,7 @@ var settings = []setting{
 	{"LEDGER_HOLD_MAX_AGE", "hold-max-age", "264h", "a hold held longer is a stale-hold finding", duration(func(c *Config) *time.Duration { return &c.HoldMaxAge }, false)},
 	{"LEDGER_IDEMPOTENCY_RETENTION", "idempotency-retention", "840h", "stored callback responses kept at least this long", duration(func(c *Config) *time.Duration { return &c.IdempotencyRetention }, false)},
 	{"LEDGER_RECONCILE_EVERY", "reconcile-every", "15m", "scheduled reconciliation (0 = off)", duration(func(c *Config) *time.Duration { return &c.ReconcileEvery }, true)},
+	{"LEDGER_RECONCILE_PROVIDER_CONCURRENCY", "reconcile-provider-concurrency", "0", "payments lists a reconciliation run reads from the service at once (0: 4)", nonNegative(func(c *Config) *int { return &c.ReconcileProviderConcurrency })},
 	{"SERVICE_BASE_URL", "service-base-url", "", "the service's provider API", str(func(c *Config) *string { return &c.ServiceBaseURL })},
 	{"SERVICE_API_KEY_ID", "service-api-key-id", "", "provider API key id", str(func(c *Config) *string { return &c.ServiceAPIKeyID })},
 	{"SERVICE_API_KEY_SECRET", "service-api-key-secret", "", "provider API key secret", str(func(c *Config) *string { return &c.ServiceAPIKeySecret })},

@@ -237,7 +237,7 @@ func (d *daemon) startServices(ctx context.Context) (*admin.Server, error) {
 		return nil, err
 	}
 	reconciler, err := reconciliation.New(reconciliation.Config{DB: d.db, Provider: serviceAPI,
-		HoldMaxAge: cfg.HoldMaxAge, Every: cfg.ReconcileEvery, Logger: d.log})
+		HoldMaxAge: cfg.HoldMaxAge, Every: cfg.ReconcileEvery, ProviderConcurrency: cfg.ReconcileProviderConcurrency, Logger: d.log})
 	if err != nil {
 		return nil, err
 	}
