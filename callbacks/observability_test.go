@@ -1,14 +1,12 @@
 package callbacks_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/hex"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/internal/syncbuf"
 )
 
 // TestProvenance: each decision is recorded with its provenance in the
@@ -49,24 +48,6 @@ caller_subject, audit_request_id, received_at, attempts FROM callback_requests W
 	}
 }
 
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestLogsCarryNoClaimsOrSecrets: one JSON line per callback with endpoint,
 // outcome, status, latency and request ID; never the claims (owner,
 // instrument tokens, amounts, keys) or the signing secret, on success or
@@ -74,7 +55,7 @@ func (s *syncBuffer) String() string {
 func TestLogsCarryNoClaimsOrSecrets(t *testing.T) {
 	t.Parallel()
 	base := setup(t, opts{})
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	srv, err := callbacks.New(callbacks.Config{DB: base.db, Keyring: base.keyring, ProviderID: provider,
 		Logger: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {

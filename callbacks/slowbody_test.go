@@ -16,6 +16,7 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/internal/syncbuf"
 )
 
 // slowServer is a callback server on b's database and keyring with the
@@ -24,12 +25,12 @@ type slowServer struct {
 	srv    *callbacks.Server
 	http   *httptest.Server
 	client *callbacks.Client
-	log    *syncBuffer
+	log    *syncbuf.Buffer
 }
 
 func newSlowServer(t *testing.T, b *bundle, cfg callbacks.Config) *slowServer {
 	t.Helper()
-	s := &slowServer{log: &syncBuffer{}}
+	s := &slowServer{log: &syncbuf.Buffer{}}
 	cfg.DB, cfg.Keyring, cfg.ProviderID = b.db, b.keyring, provider
 	cfg.Registerer = prometheus.NewRegistry()
 	cfg.Logger = slog.New(slog.NewJSONHandler(s.log, nil))

@@ -3,16 +3,16 @@
 package embedpg
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/provider-ledger/adapter/internal/syncbuf"
 )
 
 // slowInitdb is a directory of server binaries whose initdb marks that it
@@ -40,24 +40,6 @@ func slowInitdb(t *testing.T) string {
 		}
 	}
 	return dir
-}
-
-// syncBuffer collects log output written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // interruptDuringInitdb starts cfg, cancels it once initdb runs, and
@@ -137,7 +119,7 @@ func TestInterruptedFirstStart(t *testing.T) {
 		if err := os.Chmod(parent, 0o711); err != nil {
 			t.Fatal(err)
 		}
-		var logs syncBuffer
+		var logs syncbuf.Buffer
 		cfg := Config{DataDir: filepath.Join(parent, "var", "ledgerd"), BinDir: bin,
 			Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 		if err := interruptDuringInitdb(t, cfg); !errors.Is(err, context.Canceled) {

@@ -61,26 +61,7 @@ func binaryVersion(path string) string {
 	if err != nil {
 		return ""
 	}
-	v := bi.Main.Version
-	if v == "" {
-		v = "(devel)"
-	}
-	var rev, modified string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value
-		}
-	}
-	if rev != "" {
-		v += ", revision " + rev[:min(12, len(rev))]
-		if modified == "true" {
-			v += " (modified)"
-		}
-	}
-	return v + ", " + bi.GoVersion
+	return cli.VersionOf(bi)
 }
 
 // gitCommit is the commit checked out in dir, with "+dirty" when the tree

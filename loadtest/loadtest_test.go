@@ -13,31 +13,18 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/internal/syncbuf"
 	"github.com/provider-ledger/adapter/loadtest"
 	"github.com/provider-ledger/adapter/server"
 )
 
 const providerID = "bank-lt"
-
-// syncBuffer is a bytes.Buffer safe for the run's writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // ledgerd is an in-process ledgerd on a fresh database.
 type ledgerd struct {
@@ -90,7 +77,7 @@ func run(t *testing.T, args []string, h loadtest.Hooks) (int, string, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var out, errb syncBuffer
+	var out, errb syncbuf.Buffer
 	code := loadtest.RunWith(ctx, args, &out, &errb, h)
 	return code, out.String(), errb.String()
 }

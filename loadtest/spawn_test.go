@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/internal/syncbuf"
 	"github.com/provider-ledger/adapter/loadtest"
 )
 
@@ -19,7 +20,7 @@ func runLong(t *testing.T, args []string) (int, string, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	var out, errb syncBuffer
+	var out, errb syncbuf.Buffer
 	code := loadtest.RunWith(ctx, args, &out, &errb, loadtest.Hooks{})
 	return code, out.String(), errb.String()
 }

@@ -1,36 +1,22 @@
 package schema_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/internal/syncbuf"
 	"github.com/provider-ledger/adapter/schema"
 )
 
 // ternLock is tern's migration lock key (migrate.lockNum).
 const ternLock = int64(9628173550095224)
-
-// syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 func connect(t *testing.T, url string) *pgx.Conn {
 	t.Helper()
@@ -81,7 +67,7 @@ func TestUp(t *testing.T) {
 		if _, err := schema.MigrateTo(ctx, connect(t, url), 3); err != nil {
 			t.Fatal(err)
 		}
-		var log syncBuffer
+		var log syncbuf.Buffer
 		before, v, err := schema.UpURL(ctx, url, schema.UpOptions{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 		if err != nil || before.Current != 3 || v != schema.Latest() || len(before.Pending) != len(all)-3 {
 			t.Fatalf("Up from 3: %+v %d %v", before, v, err)
@@ -115,7 +101,7 @@ func TestUp(t *testing.T) {
 		if _, err := holder.Exec(ctx, "SELECT pg_advisory_lock($1)", ternLock); err != nil {
 			t.Fatal(err)
 		}
-		var log syncBuffer
+		var log syncbuf.Buffer
 		_, _, err := schema.UpURL(ctx, url, schema.UpOptions{LockTimeout: 500 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 		if !errors.Is(err, schema.ErrLockTimeout) || !strings.Contains(err.Error(), "pid ") {
 			t.Fatalf("Up with the lock held elsewhere: %v, want ErrLockTimeout naming the holder", err)
@@ -140,7 +126,7 @@ func TestUp(t *testing.T) {
 			before schema.Status
 			err    error
 		}
-		var log syncBuffer
+		var log syncbuf.Buffer
 		results := make(chan result, 3)
 		for range 3 {
 			go func() {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/embedpg"
+	"github.com/provider-ledger/adapter/internal/syncbuf"
 	"github.com/provider-ledger/adapter/server"
 )
 
@@ -139,7 +140,7 @@ func TestFailover(t *testing.T) {
 	// A ledgerd given the standby alone waits for it to become a primary,
 	// saying why, rather than serving 503s.
 	{
-		var wlog syncBuffer
+		var wlog syncbuf.Buffer
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		_, b64 := testSecret()
@@ -160,7 +161,7 @@ func TestFailover(t *testing.T) {
 
 	secret, b64 := testSecret()
 	dbURL := fmt.Sprintf("postgres://postgres@127.0.0.1:%d,127.0.0.1:%d/ledger?target_session_attrs=read-write&sslmode=disable", primary.port, standby.port)
-	var log syncBuffer
+	var log syncbuf.Buffer
 	addrs, failed := launch(t, config(t, "DATABASE_URL", dbURL, "LEDGER_PROVIDER_ID", "bank-f", "LEDGER_SIGNING_SECRETS", b64,
 		"LEDGER_RECONCILE_EVERY", "0"), &log)
 	var d daemon

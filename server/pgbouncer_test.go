@@ -23,6 +23,7 @@ import (
 	"github.com/provider-ledger/adapter/embedpg"
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/internal/syncbuf"
 	"github.com/provider-ledger/adapter/server"
 )
 
@@ -159,19 +160,6 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // launch runs ledgerd with cfg and a logger into log, and reports its
 // addresses, or its error if it stops first. It is stopped when the test
 // ends. Safe to call from several goroutines.
@@ -224,7 +212,7 @@ func TestPgbouncer(t *testing.T) {
 		t.Parallel()
 		dbURL := pgtest.URL(t)
 		pooled := startPgbouncer(t, dbURL, 2)
-		var log syncBuffer
+		var log syncbuf.Buffer
 		addrs, failed := launch(t, config(t, "DATABASE_URL", pooled, "LEDGER_PROVIDER_ID", "bank-b", "LEDGER_SIGNING_SECRETS", b64), &log)
 		var d daemon
 		select {
@@ -347,11 +335,11 @@ func TestPgbouncer(t *testing.T) {
 		pooled := startPgbouncer(t, direct, 2)
 		const replicas = 3
 		_, kek := testSecret() // replicas share a KEK
-		logs := make([]*syncBuffer, replicas)
+		logs := make([]*syncbuf.Buffer, replicas)
 		starts := make([]chan [2]string, replicas)
 		fails := make([]chan error, replicas)
 		for i := range replicas {
-			logs[i] = &syncBuffer{}
+			logs[i] = &syncbuf.Buffer{}
 			starts[i], fails[i] = launch(t, config(t, "DATABASE_URL", pooled, "LEDGER_MIGRATION_DATABASE_URL", direct,
 				"LEDGER_PROVIDER_ID", "bank-b", "LEDGER_SIGNING_SECRETS", b64, "LEDGER_KEK", kek, "LEDGER_RECONCILE_EVERY", "0"), logs[i])
 		}

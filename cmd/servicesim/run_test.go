@@ -5,24 +5,12 @@ import (
 	"context"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/provider-ledger/adapter/internal/syncbuf"
 	"github.com/provider-ledger/adapter/provider"
 )
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 func TestServe(t *testing.T) {
 	t.Parallel()
@@ -33,7 +21,7 @@ func TestServe(t *testing.T) {
 	cfg := DefaultServeConfig()
 	cfg.SignupDelay = 20 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
-	var out syncBuffer
+	var out syncbuf.Buffer
 	done := make(chan error, 1)
 	go func() { done <- ServeListener(ctx, ln, cfg, &out, nil) }()
 

@@ -357,10 +357,12 @@ func Version() string {
 	if !ok {
 		return "(no build info)"
 	}
-	return versionOf(bi)
+	return VersionOf(bi)
 }
 
-func versionOf(bi *debug.BuildInfo) string {
+// VersionOf describes a Go binary from its build info (the running one's,
+// or another's read with debug/buildinfo) as Version does.
+func VersionOf(bi *debug.BuildInfo) string {
 	v := bi.Main.Version
 	if v == "" {
 		v = "(devel)"

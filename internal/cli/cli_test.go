@@ -257,11 +257,11 @@ func TestVersion(t *testing.T) {
 	t.Parallel()
 	bi := &debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "v1.2.3"},
 		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}}
-	if v := versionOf(bi); v != "v1.2.3, revision 0123456789ab (modified), go1.26.0" {
+	if v := VersionOf(bi); v != "v1.2.3, revision 0123456789ab (modified), go1.26.0" {
 		t.Fatal(v)
 	}
 	bi.Main.Version, bi.Settings = "(devel)", nil
-	if v := versionOf(bi); v != "(devel), revision unknown (built without VCS information), go1.26.0" {
+	if v := VersionOf(bi); v != "(devel), revision unknown (built without VCS information), go1.26.0" {
 		t.Fatal(v)
 	}
 	if Version() == "" {

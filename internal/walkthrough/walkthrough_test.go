@@ -1,7 +1,6 @@
 package walkthrough
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -11,12 +10,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/provider-ledger/adapter/internal/datadir"
+	"github.com/provider-ledger/adapter/internal/syncbuf"
 )
 
 // blocks returns the ```sh blocks of the README's section "The first hour".
@@ -68,29 +67,10 @@ func environ(kv ...string) []string {
 	return append(env, kv...)
 }
 
-// syncBuffer is ledgerd's stderr, written by its process and read by the
-// test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // daemon is the first terminal: `bin/ledgerd` in the background.
 type daemon struct {
 	cmd  *exec.Cmd
-	log  syncBuffer
+	log  syncbuf.Buffer
 	done chan error
 }
 
