@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -63,15 +62,7 @@ then drop LEDGER_KEK_PREVIOUS (step 3).`,
 		}
 		return nil
 	})
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		err := run(cmd, args)
-		var ee *cli.ExitError
-		var ue *cli.UsageError
-		if err == nil || errors.As(err, &ee) || errors.As(err, &ue) {
-			return err
-		}
-		return &cli.ExitError{Code: rekeyError, Err: err}
-	}
+	cmd.RunE = cli.WithErrorCode(rekeyError, run)
 	return cmd
 }
 

@@ -68,15 +68,7 @@ runs report it acknowledged and it no longer counts towards the exit status.`,
 		}
 		return nil
 	})
-	cmd.RunE = func(cmd *cobra.Command, args []string) error {
-		err := run(cmd, args)
-		var ee *cli.ExitError
-		var ue *cli.UsageError
-		if err == nil || errors.As(err, &ee) || errors.As(err, &ue) {
-			return err
-		}
-		return &cli.ExitError{Code: reconcileError, Err: err}
-	}
+	cmd.RunE = cli.WithErrorCode(reconcileError, run)
 	cmd.AddCommand(ackCmd())
 	return cmd
 }

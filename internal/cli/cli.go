@@ -67,6 +67,21 @@ func (e *ExitError) Error() string {
 // Unwrap returns Err.
 func (e *ExitError) Unwrap() error { return e.Err }
 
+// WithErrorCode returns run with its errors other than a usage error or an
+// ExitError ending the program with code: for commands whose exit status
+// table gives errors a code of their own.
+func WithErrorCode(code int, run func(*cobra.Command, []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		err := run(cmd, args)
+		var ee *ExitError
+		var ue *UsageError
+		if err == nil || errors.As(err, &ee) || errors.As(err, &ue) {
+			return err
+		}
+		return &ExitError{Code: code, Err: err}
+	}
+}
+
 // Annotation keys on commands.
 const (
 	// UsageExitCode is the exit code of a usage error of the command
