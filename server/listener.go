@@ -147,8 +147,8 @@ func (l *connLimit) Accept() (net.Conn, error) {
 		if err != nil {
 			if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
 				if victim := l.pickIdle(); victim != nil {
-					_ = victim.Close()
 					l.note(0, 1, "out of file descriptors")
+					_ = victim.Close()
 				}
 			}
 			return nil, err
@@ -157,8 +157,10 @@ func (l *connLimit) Accept() (net.Conn, error) {
 		if l.admit(lc) {
 			return lc, nil
 		}
-		_ = c.Close()
+		// Counted and logged before the close, so that a client that sees
+		// its connection closed finds the refusal counted.
 		l.note(1, 0, "at the connection cap")
+		_ = c.Close()
 	}
 }
 
@@ -174,8 +176,8 @@ func (l *connLimit) admit(c *limitedConn) bool {
 			return false
 		}
 		// Only Accept adds connections: the place stays free.
-		_ = victim.Close()
 		l.note(0, 1, "at the connection cap")
+		_ = victim.Close()
 	}
 	l.mu.Lock()
 	l.conns[c] = struct{}{}
@@ -231,8 +233,12 @@ func (l *connLimit) track(c net.Conn, st http.ConnState) {
 // note counts refused and evicted connections, and logs them at most once
 // per connLogEvery with the counts since the last line.
 func (l *connLimit) note(refused, evicted int, why string) {
-	l.refused.Add(float64(refused))
-	l.evicted.Add(float64(evicted))
+	// Counted once the line (if any) is written: whoever sees the count
+	// sees the log too.
+	defer func() {
+		l.refused.Add(float64(refused))
+		l.evicted.Add(float64(evicted))
+	}()
 	l.mu.Lock()
 	l.sinceRefused += refused
 	l.sinceEvd += evicted
