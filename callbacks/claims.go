@@ -144,7 +144,9 @@ func (f *fields) money(name string) ledger.Money {
 		return ledger.Money{}
 	}
 	var m ledger.Money
-	if err := json.Unmarshal(raw, &m); err != nil {
+	// Called directly, not through json.Unmarshal: the claims were checked
+	// already, and UnmarshalJSON checks its input on its own.
+	if err := m.UnmarshalJSON(raw); err != nil {
 		if me, ok := err.(*ledger.MoneyError); ok {
 			f.errs = append(f.errs, problem.FieldError{Pointer: "/service/" + name + me.Pointer, Detail: me.Detail})
 		} else {

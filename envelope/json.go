@@ -3,9 +3,7 @@ package envelope
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/provider-ledger/adapter/internal/strictjson"
 )
@@ -15,17 +13,9 @@ import (
 // so they neither allocate per member nor fold the case of member names as
 // encoding/json's struct decoding does.
 
-var errNotObject = errors.New("not a JSON object")
-
-// isWS reports JSON insignificant white space.
-func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) && isWS(b[i]) {
-		i++
-	}
-	return i
-}
+// skipWS returns the index of the first byte at or after i that is not
+// JSON white space.
+func skipWS(b []byte, i int) int { return strictjson.SkipSpace(b, i) }
 
 // isObject reports whether b is valid JSON whose top-level value is an object.
 func isObject(b []byte) bool {
@@ -33,108 +23,14 @@ func isObject(b []byte) bool {
 	return i < len(b) && b[i] == '{' && json.Valid(b)
 }
 
-// skipString returns the index just past the string starting at b[i] == '"'.
-func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return len(b)
-}
-
-// skipValue returns the index just past the value starting at b[i].
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				j = skipString(b, j) - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(b)
-	default:
-		j := i
-		for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && !isWS(b[j]) {
-			j++
-		}
-		return j
-	}
-}
-
-// eachMember calls fn with the raw (quoted) name and raw value of each
-// top-level member of the object b, in order. b must be valid JSON (the
-// caller checks json.Valid); a non-object gives errNotObject.
+// eachMember is [strictjson.EachMember]: b must be valid JSON already.
 func eachMember(b []byte, fn func(name, value []byte) error) error {
-	i := skipWS(b, 0)
-	if i >= len(b) || b[i] != '{' {
-		return errNotObject
-	}
-	i++
-	for {
-		i = skipWS(b, i)
-		if i >= len(b) {
-			return errNotObject
-		}
-		switch b[i] {
-		case '}':
-			return nil
-		case ',':
-			i = skipWS(b, i+1)
-		}
-		if i >= len(b) || b[i] != '"' {
-			return errNotObject
-		}
-		end := skipString(b, i)
-		name := b[i:end]
-		i = skipWS(b, end)
-		if i >= len(b) || b[i] != ':' {
-			return errNotObject
-		}
-		i = skipWS(b, i+1)
-		if i >= len(b) {
-			return errNotObject
-		}
-		vend := skipValue(b, i)
-		if err := fn(name, b[i:vend]); err != nil {
-			return err
-		}
-		i = vend
-	}
+	return strictjson.EachMember(b, fn)
 }
 
-// unquote returns the content of the JSON string raw (quotes included). The
-// common case, no escapes, returns a sub-slice without allocating. A string
-// that is not exact (a lone surrogate escape, bytes that are not UTF-8) is
-// not a string here: ok is false.
-func unquote(raw []byte) ([]byte, bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return nil, false
-	}
-	inner := raw[1 : len(raw)-1]
-	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
-		return inner, true
-	}
-	s, err := strictjson.Unquote(raw)
-	if err != nil {
-		return nil, false
-	}
-	return []byte(s), true
-}
+// unquote is [strictjson.UnquoteBytes]: the exact content of a JSON string
+// token, a sub-slice when it has no escapes.
+func unquote(raw []byte) ([]byte, bool) { return strictjson.UnquoteBytes(raw) }
 
 // nameIs reports whether the raw member name equals want.
 func nameIs(raw []byte, want string) bool {

@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"strconv"
 
+	"github.com/provider-ledger/adapter/internal/strictjson"
 	"github.com/shopspring/decimal"
 )
 
@@ -282,32 +283,49 @@ func (m Money) MarshalJSON() ([]byte, error) {
 // non-string value such as the number 10.5 ("/value"). A null member counts as
 // missing. On error m is left unchanged.
 func (m *Money) UnmarshalJSON(data []byte) error {
-	var obj map[string]json.RawMessage
-	if isNull(data) || json.Unmarshal(data, &obj) != nil {
+	// Walked member by member with strictjson rather than through maps and
+	// reflection: a callback decodes one Money on its hot path. A member
+	// named twice keeps its last value, as encoding/json does.
+	var rawCur, rawValue []byte
+	if isNull(data) || !json.Valid(data) || strictjson.EachMember(data, func(name, value []byte) error {
+		switch n, _ := strictjson.UnquoteBytes(name); string(n) {
+		case "currency":
+			rawCur = value
+		case "value":
+			rawValue = value
+		}
+		return nil
+	}) != nil {
 		return &MoneyError{Pointer: "", Detail: "money must be a JSON object with currency and value"}
 	}
-	rawCur, ok := obj["currency"]
-	if !ok || isNull(rawCur) {
+	if rawCur == nil || isNull(rawCur) {
 		return &MoneyError{Pointer: PointerCurrency, Detail: "currency is required"}
 	}
-	var cur map[string]json.RawMessage
-	if json.Unmarshal(rawCur, &cur) != nil {
+	var rawCode, rawDP []byte
+	if strictjson.EachMember(rawCur, func(name, value []byte) error {
+		switch n, _ := strictjson.UnquoteBytes(name); string(n) {
+		case "code":
+			rawCode = value
+		case "decimalPlaces":
+			rawDP = value
+		}
+		return nil
+	}) != nil {
 		return &MoneyError{Pointer: PointerCurrency, Detail: "currency must be an object with code and decimalPlaces"}
 	}
 
-	code, err := jsonString(cur["code"], PointerCode, "currency code")
+	code, err := jsonString(rawCode, PointerCode, "currency code")
 	if err != nil {
 		return err
 	}
-	rawDP, ok := cur["decimalPlaces"]
-	if !ok || isNull(rawDP) {
+	if rawDP == nil || isNull(rawDP) {
 		return &MoneyError{Pointer: PointerDecimalPlaces, Detail: "decimalPlaces is required"}
 	}
 	dp, err := jsonInteger(rawDP)
 	if err != nil {
 		return &MoneyError{Pointer: PointerDecimalPlaces, Detail: "decimalPlaces must be an integer"}
 	}
-	value, err := jsonString(obj["value"], PointerValue, "value")
+	value, err := jsonString(rawValue, PointerValue, "value")
 	if err != nil {
 		return err
 	}
@@ -320,22 +338,23 @@ func (m *Money) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// jsonString decodes a required JSON string member.
-func jsonString(raw json.RawMessage, pointer, name string) (string, error) {
+// jsonString decodes a required JSON string member exactly: a lone
+// surrogate escape or a byte that is not UTF-8 is not a string here.
+func jsonString(raw []byte, pointer, name string) (string, error) {
 	if raw == nil || isNull(raw) {
 		return "", &MoneyError{Pointer: pointer, Detail: name + " is required"}
 	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
+	s, ok := strictjson.UnquoteBytes(raw)
+	if !ok {
 		return "", &MoneyError{Pointer: pointer, Detail: name + " must be a JSON string"}
 	}
-	return s, nil
+	return string(s), nil
 }
 
 // jsonInteger decodes a JSON number written as an integer (-?[0-9]+): a
 // fraction or exponent, even 2.0 or 2e0, is refused by ParseInt, as is a
 // string and anything outside int64.
-func jsonInteger(raw json.RawMessage) (int64, error) {
+func jsonInteger(raw []byte) (int64, error) {
 	return strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
 }
 

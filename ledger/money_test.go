@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/provider-ledger/adapter/internal/strictjson"
 	"github.com/shopspring/decimal"
 )
 
@@ -464,6 +466,12 @@ func TestMoneyJSON(t *testing.T) {
 			{"CurrencyString", `{"currency":"USD","value":"1"}`, refused(PointerCurrency, "must be an object")},
 			{"CurrencyArray", `{"currency":[],"value":"1"}`, refused(PointerCurrency, "must be an object")},
 
+			{"EscapedMemberNames", `{"curr\u0065ncy":{"c\u006fde":"USD","decimalPlaces":2},"v\u0061lue":"1"}`, parsedAs("1.00 USD")},
+			{"LastOfTwoMembersWins", `{` + usd + `,"value":"1","value":"2"}`, parsedAs("2.00 USD")},
+			{"ValueLoneSurrogate", `{` + usd + `,"value":"1\ud800"}`, refused(PointerValue, "must be a JSON string")},
+			{"CodeInvalidUTF8", "{\"currency\":{\"code\":\"US\xff\",\"decimalPlaces\":2},\"value\":\"1\"}", refused(PointerCode, "must be a JSON string")},
+			{"Truncated", `{` + usd + `,"value":"1"`, refused("", "must be a JSON object")},
+			{"TrailingGarbage", `{` + usd + `,"value":"1"} x`, refused("", "must be a JSON object")},
 			{"Null", `null`, refused("", "must be a JSON object")},
 			{"Array", `[]`, refused("", "must be a JSON object")},
 			{"String", `"10.50 USD"`, refused("", "must be a JSON object")},
@@ -680,4 +688,81 @@ func FuzzParseAmount(f *testing.F) {
 		}
 		checkAcceptedAmount(t, currency, v, signed)
 	})
+}
+
+// FuzzMoneyJSON checks Money.UnmarshalJSON, a member walk, against an
+// independent oracle: encoding/json's decoding into maps, which the walk
+// replaced. On input whose strings are all exact (strictjson.Check with
+// duplicates allowed by removing them from the comparison), both give the
+// same Money or the same error pointer.
+func FuzzMoneyJSON(f *testing.F) {
+	for _, s := range []string{
+		`{"currency":{"code":"USD","decimalPlaces":2},"value":"10.50"}`,
+		`{"currency":{"code":"JPY","decimalPlaces":0},"value":"100"}`,
+		`{"currency":{"code":"USD","decimalPlaces":2.0},"value":"1"}`,
+		`{"currency":{"code":"USD","decimalPlaces":2},"value":10.5}`,
+		`{"currency":"USD","value":"1"}`, `{"value":"1"}`, `null`, `[]`, `{"currency":null}`,
+		`{"curr\u0065ncy":{"code":"USD","decimalPlaces":2},"value":"1"}`,
+		`{"currency":{"code":"USD","decimalPlaces":2,"name":{"a":[1,"}"]}},"value":"1"}`,
+		` { "currency" : { "code" : "BHD" , "decimalPlaces" : 3 } , "value" : "0.001" } `,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		if strictjson.Check([]byte(data), strictjson.Options{}) != nil {
+			return // inexact strings or a member named twice: the oracle repairs what the walk refuses
+		}
+		var got Money
+		gotErr := got.UnmarshalJSON([]byte(data))
+		want, wantErr := oracleMoneyJSON([]byte(data))
+		switch {
+		case (gotErr == nil) != (wantErr == nil):
+			t.Fatalf("UnmarshalJSON(%q) = %v, %v; oracle %v, %v", data, got, gotErr, want, wantErr)
+		case gotErr == nil && (got.Currency != want.Currency || !got.Value.Equal(want.Value)):
+			t.Fatalf("UnmarshalJSON(%q) = %v; oracle %v", data, got, want)
+		case gotErr != nil && gotErr.(*MoneyError).Pointer != wantErr.(*MoneyError).Pointer:
+			t.Fatalf("UnmarshalJSON(%q) error at %q (%v); oracle at %q (%v)", data,
+				gotErr.(*MoneyError).Pointer, gotErr, wantErr.(*MoneyError).Pointer, wantErr)
+		}
+	})
+}
+
+// oracleMoneyJSON decodes the wire shape through encoding/json's maps.
+func oracleMoneyJSON(data []byte) (Money, error) {
+	var obj map[string]json.RawMessage
+	if isNull(data) || json.Unmarshal(data, &obj) != nil {
+		return Money{}, &MoneyError{Pointer: ""}
+	}
+	rawCur, ok := obj["currency"]
+	if !ok || isNull(rawCur) {
+		return Money{}, &MoneyError{Pointer: PointerCurrency}
+	}
+	var cur map[string]json.RawMessage
+	if json.Unmarshal(rawCur, &cur) != nil {
+		return Money{}, &MoneyError{Pointer: PointerCurrency}
+	}
+	str := func(raw json.RawMessage, pointer string) (string, error) {
+		var s string
+		if raw == nil || isNull(raw) || json.Unmarshal(raw, &s) != nil {
+			return "", &MoneyError{Pointer: pointer}
+		}
+		return s, nil
+	}
+	code, err := str(cur["code"], PointerCode)
+	if err != nil {
+		return Money{}, err
+	}
+	rawDP, ok := cur["decimalPlaces"]
+	if !ok || isNull(rawDP) {
+		return Money{}, &MoneyError{Pointer: PointerDecimalPlaces}
+	}
+	dp, err := strconv.ParseInt(strings.TrimSpace(string(rawDP)), 10, 64)
+	if err != nil {
+		return Money{}, &MoneyError{Pointer: PointerDecimalPlaces}
+	}
+	value, err := str(obj["value"], PointerValue)
+	if err != nil {
+		return Money{}, err
+	}
+	return ParseMoney(code, dp, value)
 }

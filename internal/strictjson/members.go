@@ -1,0 +1,133 @@
+package strictjson
+
+import (
+	"bytes"
+	"errors"
+	"unicode/utf8"
+)
+
+// ErrNotObject is EachMember's error for input whose top-level value is not
+// a JSON object.
+var ErrNotObject = errors.New("not a JSON object")
+
+// SkipSpace returns the index of the first byte at or after i in b that is
+// not JSON insignificant white space.
+func SkipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// EachMember calls fn with the raw (quoted) name and the raw value of each
+// top-level member of the JSON object b, in order, without allocating. It
+// walks the top level only, so b must be valid JSON already (json.Valid, or
+// [Check]); a value that is not an object gives [ErrNotObject]. An error of
+// fn stops the walk and is returned.
+func EachMember(b []byte, fn func(name, value []byte) error) error {
+	i := SkipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return ErrNotObject
+	}
+	i++
+	for {
+		i = SkipSpace(b, i)
+		if i >= len(b) {
+			return ErrNotObject
+		}
+		switch b[i] {
+		case '}':
+			return nil
+		case ',':
+			i = SkipSpace(b, i+1)
+		}
+		if i >= len(b) || b[i] != '"' {
+			return ErrNotObject
+		}
+		end := skipString(b, i)
+		name := b[i:end]
+		i = SkipSpace(b, end)
+		if i >= len(b) || b[i] != ':' {
+			return ErrNotObject
+		}
+		i = SkipSpace(b, i+1)
+		if i >= len(b) {
+			return ErrNotObject
+		}
+		vend := skipValue(b, i)
+		if err := fn(name, b[i:vend]); err != nil {
+			return err
+		}
+		i = vend
+	}
+}
+
+// UnquoteBytes returns the content of the JSON string raw (quotes
+// included), exactly as [Unquote] decodes it. The common case, no escapes,
+// returns a sub-slice of raw without allocating. A string that is not exact
+// (a lone surrogate escape, bytes that are not UTF-8) or not a string at
+// all gives ok false.
+func UnquoteBytes(raw []byte) ([]byte, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return nil, false
+	}
+	inner := raw[1 : len(raw)-1]
+	if bytes.IndexByte(inner, '\\') < 0 && bytes.IndexByte(inner, '"') < 0 && utf8.Valid(inner) {
+		return inner, true
+	}
+	s, err := Unquote(raw)
+	if err != nil {
+		return nil, false
+	}
+	return []byte(s), true
+}
+
+// skipString returns the index just past the string starting at b[i] == '"'.
+func skipString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(b)
+}
+
+// skipValue returns the index just past the value starting at b[i].
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = skipString(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	default:
+		j := i
+		for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && !isSpace(b[j]) {
+			j++
+		}
+		return j
+	}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
