@@ -75,16 +75,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	created, err := makeDataDir(cfg.DataDir, su, log)
+	created, dataDir, err := prepareDataDir(cfg.DataDir, su, log)
 	if err != nil {
 		return nil, err
-	}
-	dataDir, err := filepath.Abs(cfg.DataDir)
-	if err == nil {
-		dataDir, err = filepath.EvalSymlinks(dataDir) // /proc reports cwd without symlinks
-	}
-	if err != nil {
-		return nil, fmt.Errorf("embedpg: resolving data directory: %w", err)
 	}
 	lock, err := lockDataDir(dataDir)
 	if err != nil {
@@ -93,52 +86,89 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{dataDir: dataDir, pgDir: filepath.Join(dataDir, "pg"), log: log, lock: lock}
 	started := false
 	defer func() {
-		if started {
-			return
-		}
-		s.unlock()
-		// An interrupted first start leaves nothing behind.
-		if created != "" && ctx.Err() != nil && !exists(s.pgDir) {
-			if err := os.RemoveAll(created); err != nil {
-				log.Warn("embedpg: removing the unfinished data directory", "dir", created, "err", err)
-			}
+		if !started {
+			s.abandonStart(ctx, created)
 		}
 	}()
+	if err := s.boot(ctx, binDir, su, timeout); err != nil {
+		return nil, err
+	}
+	started = true
+	log.Debug("embedpg: postgres ready", "data_dir", s.pgDir, "pid", s.proc.Pid, "log", s.logPath())
+	return s, nil
+}
 
+// prepareDataDir creates the data directory dir when missing and returns
+// the topmost directory it created ("" when none) and dir's absolute path,
+// symlinks resolved.
+func prepareDataDir(dir string, su *osUser, log *slog.Logger) (created, abs string, err error) {
+	created, err = makeDataDir(dir, su, log)
+	if err != nil {
+		return "", "", err
+	}
+	abs, err = filepath.Abs(dir)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs) // /proc reports cwd without symlinks
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("embedpg: resolving data directory: %w", err)
+	}
+	return created, abs, nil
+}
+
+// abandonStart undoes a failed Start: it releases the data directory and,
+// when an interrupted first start created it, removes it again.
+func (s *Server) abandonStart(ctx context.Context, created string) {
+	s.unlock()
+	// An interrupted first start leaves nothing behind.
+	if created != "" && ctx.Err() != nil && !exists(s.pgDir) {
+		if err := os.RemoveAll(created); err != nil {
+			s.log.Warn("embedpg: removing the unfinished data directory", "dir", created, "err", err)
+		}
+	}
+}
+
+// boot brings the locked data directory up: it lets the server's OS user
+// reach it, creates or checks the cluster, writes the passfile, clears a
+// crash's leftovers and starts postgres.
+func (s *Server) boot(ctx context.Context, binDir string, su *osUser, timeout time.Duration) error {
 	if su != nil {
-		if err := ensureTraversable(dataDir, su, log); err != nil {
-			return nil, err
+		if err := ensureTraversable(s.dataDir, su, s.log); err != nil {
+			return err
 		}
 	}
 	logf, err := os.OpenFile(s.logPath(), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("embedpg: opening server log: %w", err)
+		return fmt.Errorf("embedpg: opening server log: %w", err)
 	}
 	defer logf.Close() // the child keeps its own descriptor
 
 	password, err := s.prepareCluster(ctx, binDir, su, logf)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := writeFileAtomic(s.passfilePath(), []byte(passfileLine(password))); err != nil {
-		return nil, fmt.Errorf("embedpg: writing %s: %w", s.passfilePath(), err)
+		return fmt.Errorf("embedpg: writing %s: %w", s.passfilePath(), err)
 	}
 	if err := s.clearLeftovers(ctx); err != nil {
-		return nil, err
+		return err
 	}
+	return s.startOnFreePort(ctx, binDir, su, password, logf, timeout)
+}
+
+// startOnFreePort starts postgres, on another port when the one picked was
+// taken before postgres could bind it (up to portAttempts tries).
+func (s *Server) startOnFreePort(ctx context.Context, binDir string, su *osUser, password string, logf *os.File, timeout time.Duration) error {
 	for attempt := 1; ; attempt++ {
 		err := s.startServer(ctx, binDir, su, password, logf, timeout)
 		if err == nil {
-			break
+			return nil
 		}
 		if !errors.Is(err, errPortTaken) || attempt == portAttempts {
-			return nil, err
+			return err
 		}
-		log.Warn("embedpg: port taken before postgres could bind it; retrying on another", "attempt", attempt)
+		s.log.Warn("embedpg: port taken before postgres could bind it; retrying on another", "attempt", attempt)
 	}
-	started = true
-	log.Debug("embedpg: postgres ready", "data_dir", s.pgDir, "pid", s.proc.Pid, "log", s.logPath())
-	return s, nil
 }
 
 // Stop shuts the server down: a fast shutdown (SIGINT), escalating to an

@@ -310,8 +310,32 @@ func decodeKey(s string) ([]byte, error) {
 // writes the usage to help and returns flag.ErrHelp.
 func LoadConfig(args []string, getenv func(string) string, help io.Writer) (Config, error) {
 	var c Config
-	fs := flag.NewFlagSet("ledgerd", flag.ContinueOnError)
-	flags := make(map[string]*stringValue, len(settings)+len(secretFiles))
+	src, err := parseArgs(args, getenv, help)
+	if err != nil {
+		return c, err
+	}
+	if err := src.apply(&c); err != nil {
+		return c, err
+	}
+	if err := src.fillDefaults(&c); err != nil {
+		return c, err
+	}
+	return c, c.check()
+}
+
+// configSource looks settings up in the parsed command line and the
+// environment.
+type configSource struct {
+	getenv func(string) string
+	flags  map[string]*stringValue
+	given  map[string]bool // the flags set on the command line
+}
+
+// newFlagSet defines a flag per setting and per secret file, and
+// --version.
+func newFlagSet() (fs *flag.FlagSet, flags map[string]*stringValue, version *bool) {
+	fs = flag.NewFlagSet("ledgerd", flag.ContinueOnError)
+	flags = make(map[string]*stringValue, len(settings)+len(secretFiles))
 	for _, s := range settings {
 		flags[s.flag] = &stringValue{isBool: boolFlags[s.flag]}
 		fs.Var(flags[s.flag], s.flag, fmt.Sprintf("%s (env %s, default %q)", s.usage, s.env, s.def))
@@ -320,7 +344,14 @@ func LoadConfig(args []string, getenv func(string) string, help io.Writer) (Conf
 		flags[f.flag] = &stringValue{}
 		fs.Var(flags[f.flag], f.flag, fmt.Sprintf("read %s from this file, trailing line breaks trimmed; preferred to %s, which ps shows (env %s)", f.of, f.of, f.env))
 	}
-	version := fs.Bool("version", false, "print the version and exit")
+	version = fs.Bool("version", false, "print the version and exit")
+	return fs, flags, version
+}
+
+// parseArgs parses the command line: -h writes the usage to help and
+// returns flag.ErrHelp, --version returns ErrVersion.
+func parseArgs(args []string, getenv func(string) string, help io.Writer) (*configSource, error) {
+	fs, flags, version := newFlagSet()
 	// The flag package would print a bad flag's error before and after the
 	// whole usage: a bad flag is one line, -h the usage.
 	fs.SetOutput(io.Discard)
@@ -328,59 +359,82 @@ func LoadConfig(args []string, getenv func(string) string, help io.Writer) (Conf
 		fs.SetOutput(help)
 		fmt.Fprintln(help, "Usage of ledgerd: every setting is an env var or a flag; the flag wins.")
 		fs.PrintDefaults()
-		return c, err
+		return nil, err
 	} else if err != nil {
-		return c, fmt.Errorf("%v (ledgerd -h lists the settings)", err)
+		return nil, fmt.Errorf("%v (ledgerd -h lists the settings)", err)
 	}
 	if *version {
-		return c, ErrVersion
+		return nil, ErrVersion
 	}
 	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	// source returns the value of an env var and flag pair and where it
-	// came from ("" when neither is set); the flag wins.
-	source := func(env, flagName string) (v, from string) {
-		if e, ok := lookup(getenv, env); ok {
-			v, from = e, env
-		}
-		if given[flagName] {
-			v, from = flags[flagName].v, "--"+flagName
-		}
-		return v, from
+	return &configSource{getenv: getenv, flags: flags, given: given}, nil
+}
+
+// value returns the value of an env var and flag pair and where it came
+// from ("" when neither is set); the flag wins.
+func (src *configSource) value(env, flagName string) (v, from string) {
+	if e, ok := lookup(src.getenv, env); ok {
+		v, from = e, env
 	}
-	files := make(map[string]secretFile, len(secretFiles))
-	for _, f := range secretFiles {
-		files[f.of] = f
+	if src.given[flagName] {
+		v, from = src.flags[flagName].v, "--"+flagName
 	}
+	return v, from
+}
+
+// settingValue returns the value of setting s and where it came from: its
+// env var or flag, or else the file its secret file setting names ("" when
+// none is set).
+func (src *configSource) settingValue(s setting) (v, from string, err error) {
+	v, from = src.value(s.env, s.flag)
+	i := slices.IndexFunc(secretFiles, func(f secretFile) bool { return f.of == s.env })
+	if i < 0 {
+		return v, from, nil
+	}
+	f := secretFiles[i]
+	path, pathFrom := src.value(f.env, f.flag)
+	switch {
+	case pathFrom != "" && from != "":
+		return "", "", fmt.Errorf("%s and %s are both set: give one (prefer %s)", where(s.env, from), where(f.env, pathFrom), f.env)
+	case pathFrom != "":
+		content, err := readSecretFile(where(f.env, pathFrom), path)
+		if err != nil {
+			return "", "", err
+		}
+		return content, f.env, nil
+	}
+	return v, from, nil
+}
+
+// apply sets every setting of c, in order, to its value or else its
+// default.
+func (src *configSource) apply(c *Config) error {
 	for _, s := range settings {
-		v, from := source(s.env, s.flag)
-		if f, ok := files[s.env]; ok {
-			path, pathFrom := source(f.env, f.flag)
-			switch {
-			case pathFrom != "" && from != "":
-				return c, fmt.Errorf("%s and %s are both set: give one (prefer %s)", where(s.env, from), where(f.env, pathFrom), f.env)
-			case pathFrom != "":
-				content, err := readSecretFile(where(f.env, pathFrom), path)
-				if err != nil {
-					return c, err
-				}
-				v, from = content, f.env
-			}
+		v, from, err := src.settingValue(s)
+		if err != nil {
+			return err
 		}
 		if from == "" {
 			v = s.def
 		}
-		if err := s.set(&c, v); err != nil {
+		if err := s.set(c, v); err != nil {
 			if from == "" {
 				from = s.env
 			}
-			return c, fmt.Errorf("invalid %s: %v", where(s.env, from), err)
+			return fmt.Errorf("invalid %s: %v", where(s.env, from), err)
 		}
 	}
-	if _, from := source("LEDGER_LISTEN", "listen"); from == "" && c.Embedded() {
+	return nil
+}
+
+// fillDefaults sets the defaults that depend on the mode (embedded or not)
+// and requires a provider ID with an external database.
+func (src *configSource) fillDefaults(c *Config) error {
+	if _, from := src.value("LEDGER_LISTEN", "listen"); from == "" && c.Embedded() {
 		// A development setup: its callbacks stay on this machine unless told.
 		c.Listen = "127.0.0.1:8080"
 	}
@@ -389,35 +443,40 @@ func LoadConfig(args []string, getenv func(string) string, help io.Writer) (Conf
 	}
 	if c.ProviderID == "" {
 		if !c.Embedded() {
-			return c, errors.New("LEDGER_PROVIDER_ID (--provider-id) is required when DATABASE_URL is set")
+			return errors.New("LEDGER_PROVIDER_ID (--provider-id) is required when DATABASE_URL is set")
 		}
 		c.ProviderID = "local"
 	}
+	return nil
+}
+
+// check refuses settings that contradict one another.
+func (c Config) check() error {
 	if c.MigrationDatabaseURL != "" && c.Embedded() {
-		return c, errors.New("LEDGER_MIGRATION_DATABASE_URL is set but DATABASE_URL is not: the embedded database migrates itself")
+		return errors.New("LEDGER_MIGRATION_DATABASE_URL is set but DATABASE_URL is not: the embedded database migrates itself")
 	}
 	if c.Migrate == "off" && c.Embedded() {
 		// Nothing else can reach it while ledgerd is stopped.
-		return c, errors.New("LEDGER_MIGRATE=off needs DATABASE_URL: the embedded database is migrated by ledgerd itself")
+		return errors.New("LEDGER_MIGRATE=off needs DATABASE_URL: the embedded database is migrated by ledgerd itself")
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
-		return c, errors.New("LEDGER_TLS_CERT and LEDGER_TLS_KEY must be set together")
+		return errors.New("LEDGER_TLS_CERT and LEDGER_TLS_KEY must be set together")
 	}
 	if c.TLSCert != "" {
 		if _, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey); err != nil {
-			return c, fmt.Errorf("invalid LEDGER_TLS_CERT / LEDGER_TLS_KEY: %v", err)
+			return fmt.Errorf("invalid LEDGER_TLS_CERT / LEDGER_TLS_KEY: %v", err)
 		}
 	}
 	if c.BodyTimeout >= c.RequestTimeout {
-		return c, errors.New("LEDGER_BODY_TIMEOUT must be below LEDGER_REQUEST_TIMEOUT (the body is read within the request's deadline)")
+		return errors.New("LEDGER_BODY_TIMEOUT must be below LEDGER_REQUEST_TIMEOUT (the body is read within the request's deadline)")
 	}
 	if c.FraudStepUp > c.FraudDeny {
-		return c, errors.New("LEDGER_FRAUD_STEPUP must not be above LEDGER_FRAUD_DENY")
+		return errors.New("LEDGER_FRAUD_STEPUP must not be above LEDGER_FRAUD_DENY")
 	}
 	if c.AdminToken == "" && !loopback(c.AdminListen) {
-		return c, fmt.Errorf("LEDGER_ADMIN_LISTEN %s is not a loopback address: set LEDGER_ADMIN_TOKEN to expose the admin API", c.AdminListen)
+		return fmt.Errorf("LEDGER_ADMIN_LISTEN %s is not a loopback address: set LEDGER_ADMIN_TOKEN to expose the admin API", c.AdminListen)
 	}
-	return c, nil
+	return nil
 }
 
 // where names a setting and, when it came from its flag, the flag:

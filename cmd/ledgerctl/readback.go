@@ -128,6 +128,7 @@ func (j *journalFlags) options() (*adminapi.JournalListOptions, error) {
 	return &j.opts, nil
 }
 
+// journalCmd returns the journal command group: transactions and entries.
 func journalCmd() *cobra.Command {
 	g := cli.Group(&cobra.Command{
 		Use:   "journal",
@@ -139,7 +140,13 @@ as two entries that sum to zero. A transaction is visible once it
 commits, up to the request timeout after its time: a reader following the
 journal reads up to a few minutes ago (--to) and moves on.`,
 	})
+	g.AddCommand(journalTransactionsCmd(), journalEntriesCmd())
+	return g
+}
 
+// journalTransactionsCmd returns journal transactions, which lists journal
+// transactions with their entries.
+func journalTransactionsCmd() *cobra.Command {
 	tx := &cobra.Command{
 		Use:   "transactions",
 		Short: "List journal transactions, oldest first (GET /v1/journal/transactions)",
@@ -167,22 +174,33 @@ journal reads up to a few minutes ago (--to) and moves on.`,
 		if ot.json {
 			return printJSON(cmd.OutOrStdout(), page)
 		}
-		rows := make([][]string, 0, 2*len(page.Transactions))
-		for _, t := range page.Transactions {
-			for i, e := range t.Entries {
-				row := []string{"", "", "", e.AccountID, e.Amount.String(), "", ""}
-				if i == 0 {
-					row = []string{t.CreatedAt.UTC().Format(adminapi.TimestampFormat), t.TransactionID, t.Kind, e.AccountID,
-						e.Amount.String(), t.Currency, t.Reference}
-				}
-				rows = append(rows, row)
-			}
-		}
-		table(cmd.OutOrStdout(), "CREATED\tTRANSACTION\tKIND\tACCOUNT\tAMOUNT\tCURRENCY\tREFERENCE", rows)
+		table(cmd.OutOrStdout(), "CREATED\tTRANSACTION\tKIND\tACCOUNT\tAMOUNT\tCURRENCY\tREFERENCE", transactionRows(page.Transactions))
 		morePages(cmd, "transactions", page.HasMore, page.NextCursor)
 		return nil
 	})
+	return tx
+}
 
+// transactionRows lays transactions out as table rows: one per entry, the
+// transaction's own columns on its first.
+func transactionRows(txs []adminapi.JournalTransaction) [][]string {
+	rows := make([][]string, 0, 2*len(txs))
+	for _, t := range txs {
+		for i, e := range t.Entries {
+			row := []string{"", "", "", e.AccountID, e.Amount.String(), "", ""}
+			if i == 0 {
+				row = []string{t.CreatedAt.UTC().Format(adminapi.TimestampFormat), t.TransactionID, t.Kind, e.AccountID,
+					e.Amount.String(), t.Currency, t.Reference}
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
+// journalEntriesCmd returns journal entries, which lists journal entries,
+// of one account or of all.
+func journalEntriesCmd() *cobra.Command {
 	en := &cobra.Command{
 		Use:   "entries",
 		Short: "List journal entries, oldest first (GET /v1/journal/entries)",
@@ -213,17 +231,21 @@ per transaction (the customer account's, then the system account's).`,
 		if oe.json {
 			return printJSON(cmd.OutOrStdout(), page)
 		}
-		rows := make([][]string, 0, len(page.Entries))
-		for _, e := range page.Entries {
-			rows = append(rows, []string{e.CreatedAt.UTC().Format(adminapi.TimestampFormat), e.TransactionID, e.AccountID,
-				e.Amount.String(), e.Currency, e.Kind, e.ContraAccountID, e.Reference, e.Memo})
-		}
-		table(cmd.OutOrStdout(), "CREATED\tTRANSACTION\tACCOUNT\tAMOUNT\tCURRENCY\tKIND\tCONTRA\tREFERENCE\tMEMO", rows)
+		table(cmd.OutOrStdout(), "CREATED\tTRANSACTION\tACCOUNT\tAMOUNT\tCURRENCY\tKIND\tCONTRA\tREFERENCE\tMEMO", entryRows(page.Entries))
 		morePages(cmd, "entries", page.HasMore, page.NextCursor)
 		return nil
 	})
-	g.AddCommand(tx, en)
-	return g
+	return en
+}
+
+// entryRows lays journal entries out as table rows, one per entry.
+func entryRows(entries []adminapi.JournalEntry) [][]string {
+	rows := make([][]string, 0, len(entries))
+	for _, e := range entries {
+		rows = append(rows, []string{e.CreatedAt.UTC().Format(adminapi.TimestampFormat), e.TransactionID, e.AccountID,
+			e.Amount.String(), e.Currency, e.Kind, e.ContraAccountID, e.Reference, e.Memo})
+	}
+	return rows
 }
 
 // statementTimeout bounds a statement download: it is streamed, and may be

@@ -161,9 +161,17 @@ type driver struct {
 	cb      *callbacks.Client
 	admin   *adminapi.Client
 	out     io.Writer
-	sent    int // callbacks sent, every attempt
-	retry   int // attempts retried after 408/429/5xx/transport errors
-	replays int // same-key replays that answered the same
+	rng     *mrand.Rand // amounts and lifecycle choices
+	run     string      // the run's ID, prefix of every ID it creates
+	sent    int         // callbacks sent, every attempt
+	retry   int         // attempts retried after 408/429/5xx/transport errors
+	replays int         // same-key replays that answered the same
+
+	// The seeded accounts and instruments.
+	sender, recipient, source, dest string
+
+	funded, captured, credited int64 // USD cents
+	nCaptured, nReleased       int
 }
 
 // maxAttempts bounds the retries of one callback, as the service does.
@@ -244,22 +252,62 @@ func expect(r *callbacks.Reply, endpoint, refClaim string) error {
 	return nil
 }
 
+// Payout amounts are drawn from 1.00 to 50.00 USD, credit amounts from 1.00
+// to 20.00 USD; in cents.
+const maxPayout, maxCredit = 5000, 2000
+
+// drive plays one run: it seeds the accounts, runs the payout and request
+// lifecycles, prints the summary and checks the balances.
 func drive(ctx context.Context, cfg DriveConfig, out io.Writer) error {
-	raw, err := os.ReadFile(cfg.SecretFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return setupErr("reading the signing secret: %w; is ledgerd running in embedded mode (it writes its dev secret there)? "+
-			"Otherwise pass a secret ledgerd has with --secret-file", err)
-	} else if err != nil {
-		return setupErr("reading the signing secret: %w", err)
-	}
-	secret, err := envelope.ParseSecret(string(raw))
+	secret, err := readSecret(cfg.SecretFile)
 	if err != nil {
-		return setupErr("%s: %w", cfg.SecretFile, err)
+		return err
 	}
 	seed := cfg.Seed
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
 	}
+	d, err := newDriver(cfg, secret, seed, out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "servicesim drive: run %s, seed %d, %d payouts, %d requests against %s\n", d.run, seed, cfg.Payouts, cfg.Requests, cfg.CallbacksURL)
+	if err := d.seedAccounts(ctx); err != nil {
+		return err
+	}
+	for i := range cfg.Payouts {
+		if err := d.payout(ctx, i); err != nil {
+			return err
+		}
+	}
+	for i := range cfg.Requests {
+		if err := d.request(ctx, i); err != nil {
+			return err
+		}
+	}
+	d.printSummary()
+	return d.checkBalances(ctx)
+}
+
+// readSecret reads and decodes the Base64 signing secret in path.
+func readSecret(path string) ([]byte, error) {
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, setupErr("reading the signing secret: %w; is ledgerd running in embedded mode (it writes its dev secret there)? "+
+			"Otherwise pass a secret ledgerd has with --secret-file", err)
+	} else if err != nil {
+		return nil, setupErr("reading the signing secret: %w", err)
+	}
+	secret, err := envelope.ParseSecret(string(raw))
+	if err != nil {
+		return nil, setupErr("%s: %w", path, err)
+	}
+	return secret, nil
+}
+
+// newDriver sets up a run: its random source, its unique ID and the
+// callback and admin API clients.
+func newDriver(cfg DriveConfig, secret []byte, seed uint64, out io.Writer) (*driver, error) {
 	rng := mrand.New(mrand.NewPCG(seed, seed>>1|1))
 	var nonce [4]byte
 	_, _ = rand.Read(nonce[:])
@@ -268,124 +316,153 @@ func drive(ctx context.Context, cfg DriveConfig, out io.Writer) error {
 	adm, err := adminapi.NewClient(cfg.AdminURL, adminapi.WithToken(cfg.AdminToken), adminapi.WithHTTPClient(hc),
 		adminapi.WithUserAgent("servicesim-drive/1"))
 	if err != nil {
-		return setupErr("--admin: %w", err)
+		return nil, setupErr("--admin: %w", err)
 	}
-	d := &driver{cfg: cfg, out: out, admin: adm,
-		cb: &callbacks.Client{BaseURL: cfg.CallbacksURL, Key: envelope.Key{Secret: secret}, HTTP: hc}}
+	return &driver{
+		cfg:   cfg,
+		cb:    &callbacks.Client{BaseURL: cfg.CallbacksURL, Key: envelope.Key{Secret: secret}, HTTP: hc},
+		admin: adm,
+		out:   out,
+		rng:   rng,
+		run:   run,
 
-	// Seed: a funded sender with a source instrument, a recipient with a
-	// destination instrument. Every payout is at most 50.00, so the sender
-	// is never short of funds.
-	const maxPayout, maxCredit = 5000, 2000
-	funded := int64(cfg.Payouts)*maxPayout + 10000
-	sender, recipient := run+"-sender", run+"-recipient"
-	source, dest := run+"-src", run+"-dst"
-	fmt.Fprintf(out, "servicesim drive: run %s, seed %d, %d payouts, %d requests against %s\n", run, seed, cfg.Payouts, cfg.Requests, cfg.CallbacksURL)
-	for _, a := range []struct{ id, owner string }{{sender, run + "-alice"}, {recipient, run + "-bob"}} {
+		sender:    run + "-sender",
+		recipient: run + "-recipient",
+		source:    run + "-src",
+		dest:      run + "-dst",
+		// Every payout is at most 50.00, so the sender is never short of funds.
+		funded: int64(cfg.Payouts)*maxPayout + 10000,
+	}, nil
+}
+
+// seedAccounts creates, through the admin API, a funded sender with a
+// source instrument and a recipient with a destination instrument.
+func (d *driver) seedAccounts(ctx context.Context) error {
+	for _, a := range []struct{ id, owner string }{{d.sender, d.run + "-alice"}, {d.recipient, d.run + "-bob"}} {
 		if _, _, err := d.admin.Accounts.Create(ctx, &adminapi.AccountCreateRequest{AccountID: a.id, OwnerExternalID: a.owner, Currency: "USD"}); err != nil {
 			return setupErr("creating account %s: %w", a.id, cli.AdminAPI.Explain(err))
 		}
 	}
-	if _, _, err := d.admin.Accounts.Adjust(ctx, sender, &adminapi.AdjustmentRequest{Amount: adminapi.Ptr(adminapi.Amount(cents2(funded))),
-		IdempotencyKey: run + "-funding", Memo: "servicesim drive funding"}); err != nil {
-		return setupErr("funding %s: %w", sender, cli.AdminAPI.Explain(err))
+	if _, _, err := d.admin.Accounts.Adjust(ctx, d.sender, &adminapi.AdjustmentRequest{Amount: adminapi.Ptr(adminapi.Amount(cents2(d.funded))),
+		IdempotencyKey: d.run + "-funding", Memo: "servicesim drive funding"}); err != nil {
+		return setupErr("funding %s: %w", d.sender, cli.AdminAPI.Explain(err))
 	}
-	for _, in := range []adminapi.Instrument{{Token: source, Kind: adminapi.KindSource, AccountID: sender},
-		{Token: dest, Kind: adminapi.KindDestination, AccountID: recipient}} {
+	for _, in := range []adminapi.Instrument{{Token: d.source, Kind: adminapi.KindSource, AccountID: d.sender},
+		{Token: d.dest, Kind: adminapi.KindDestination, AccountID: d.recipient}} {
 		if _, _, err := d.admin.Instruments.Add(ctx, &in); err != nil {
 			return setupErr("instrument %s: %w", in.Token, cli.AdminAPI.Explain(err))
 		}
 	}
-	fmt.Fprintf(out, "seeded %s (owner %s-alice, funded %s USD, source %s) and %s (owner %s-bob, destination %s)\n",
-		sender, run, cents2(funded), source, recipient, run, dest)
+	fmt.Fprintf(d.out, "seeded %s (owner %s-alice, funded %s USD, source %s) and %s (owner %s-bob, destination %s)\n",
+		d.sender, d.run, cents2(d.funded), d.source, d.recipient, d.run, d.dest)
+	return nil
+}
 
-	var captured, credited int64
-	var nCaptured, nReleased int
-	for i := range cfg.Payouts {
-		payout := fmt.Sprintf("%s-p%03d", run, i+1)
-		amount := 100 + rng.Int64N(maxPayout-100+1)
-		auth := map[string]any{"payoutID": payout, "providerID": cfg.ProviderID, "externalID": run + "-alice",
-			"fundingSource": source, "amount": usd(amount), "fraudScore": 0, "callerSubject": "servicesim",
-			"requestID": payout + "-rq", "idempotencyKey": payout + "-auth"}
-		ar, err := d.send(ctx, callbacks.Authorize, auth)
-		if err != nil {
-			return fmt.Errorf("payout %s: %w", payout, err)
-		}
-		if err := expect(ar, callbacks.Authorize, "holdReference"); err != nil {
-			return fmt.Errorf("payout %s: %w", payout, err)
-		}
-		hold := ar.Str("holdReference")
-		line := fmt.Sprintf("payout %s %s USD: authorize approved %s", payout, cents2(amount), hold)
-
-		var endpoint, ref string
-		var final map[string]any
-		switch choice := rng.IntN(4); choice {
-		case 0:
-			endpoint, ref = callbacks.Capture, "captureReference"
-			final = map[string]any{"payoutID": payout, "providerID": cfg.ProviderID, "holdReference": hold, "idempotencyKey": payout + "-capture"}
-		default:
-			reason := []string{"cancelled", "expired", "review_rejected"}[choice-1]
-			endpoint, ref = callbacks.Release, "releaseReference"
-			final = map[string]any{"payoutID": payout, "providerID": cfg.ProviderID, "holdReference": hold,
-				"idempotencyKey": payout + "-release", "reason": reason}
-		}
-		fr, err := d.send(ctx, endpoint, final)
-		if err != nil {
-			return fmt.Errorf("payout %s: %w", payout, err)
-		}
-		if err := expect(fr, endpoint, ref); err != nil {
-			return fmt.Errorf("payout %s: %w", payout, err)
-		}
-		if endpoint == callbacks.Capture {
-			captured += amount
-			nCaptured++
-			line += " → capture approved " + fr.Str(ref)
-		} else {
-			nReleased++
-			line += fmt.Sprintf(" → release (%s) approved %s", final["reason"], fr.Str(ref))
-		}
-		// Every third payout, the service delivers both callbacks again
-		// under their keys: the stored answers must come back.
-		if i%3 == 0 {
-			if err := d.replay(ctx, callbacks.Authorize, auth, ar); err != nil {
-				return fmt.Errorf("payout %s: %w", payout, err)
-			}
-			if err := d.replay(ctx, endpoint, final, fr); err != nil {
-				return fmt.Errorf("payout %s: %w", payout, err)
-			}
-			line += "; authorize and " + endpoint + " replayed: same answers"
-		}
-		fmt.Fprintln(out, line)
+// sendApproved sends one callback and requires it approved with the
+// reference claim refClaim.
+func (d *driver) sendApproved(ctx context.Context, endpoint string, service map[string]any, refClaim string) (*callbacks.Reply, error) {
+	r, err := d.send(ctx, endpoint, service)
+	if err != nil {
+		return nil, err
 	}
-
-	for i := range cfg.Requests {
-		req := fmt.Sprintf("%s-r%03d", run, i+1)
-		amount := 100 + rng.Int64N(maxCredit-100+1)
-		credit := map[string]any{"providerID": cfg.ProviderID, "idempotencyKey": req + "-credit",
-			"requesterExternalID": run + "-bob", "fundingDestination": dest, "amount": usd(amount), "requestID": req}
-		cr, err := d.send(ctx, callbacks.CreditAccount, credit)
-		if err != nil {
-			return fmt.Errorf("request %s: %w", req, err)
-		}
-		if err := expect(cr, callbacks.CreditAccount, "creditReference"); err != nil {
-			return fmt.Errorf("request %s: %w", req, err)
-		}
-		if err := d.replay(ctx, callbacks.CreditAccount, credit, cr); err != nil {
-			return fmt.Errorf("request %s: %w", req, err)
-		}
-		credited += amount
-		fmt.Fprintf(out, "request %s %s USD: credit-account approved %s; replayed: same answer\n", req, cents2(amount), cr.Str("creditReference"))
+	if err := expect(r, endpoint, refClaim); err != nil {
+		return nil, err
 	}
+	return r, nil
+}
 
-	fmt.Fprintf(out, "summary: %d payouts (%d captured, %s USD; %d released), %d requests (%s USD credited); %d callbacks sent, %d retried, %d replays answered the same\n",
-		cfg.Payouts, nCaptured, cents2(captured), nReleased, cfg.Requests, cents2(credited), d.sent, d.retry, d.replays)
+// payout plays payout lifecycle i (from 0): authorize a random amount, then
+// capture or release it, every third time delivering both callbacks again;
+// it prints one line.
+func (d *driver) payout(ctx context.Context, i int) error {
+	payout := fmt.Sprintf("%s-p%03d", d.run, i+1)
+	amount := 100 + d.rng.Int64N(maxPayout-100+1)
+	auth := map[string]any{"payoutID": payout, "providerID": d.cfg.ProviderID, "externalID": d.run + "-alice",
+		"fundingSource": d.source, "amount": usd(amount), "fraudScore": 0, "callerSubject": "servicesim",
+		"requestID": payout + "-rq", "idempotencyKey": payout + "-auth"}
+	ar, err := d.sendApproved(ctx, callbacks.Authorize, auth, "holdReference")
+	if err != nil {
+		return fmt.Errorf("payout %s: %w", payout, err)
+	}
+	hold := ar.Str("holdReference")
+	line := fmt.Sprintf("payout %s %s USD: authorize approved %s", payout, cents2(amount), hold)
 
-	// The accounts must show exactly what the lifecycles imply.
+	endpoint, ref, final := d.settlement(payout, hold)
+	fr, err := d.sendApproved(ctx, endpoint, final, ref)
+	if err != nil {
+		return fmt.Errorf("payout %s: %w", payout, err)
+	}
+	if endpoint == callbacks.Capture {
+		d.captured += amount
+		d.nCaptured++
+		line += " → capture approved " + fr.Str(ref)
+	} else {
+		d.nReleased++
+		line += fmt.Sprintf(" → release (%s) approved %s", final["reason"], fr.Str(ref))
+	}
+	// Every third payout, the service delivers both callbacks again
+	// under their keys: the stored answers must come back.
+	if i%3 == 0 {
+		if err := d.replay(ctx, callbacks.Authorize, auth, ar); err != nil {
+			return fmt.Errorf("payout %s: %w", payout, err)
+		}
+		if err := d.replay(ctx, endpoint, final, fr); err != nil {
+			return fmt.Errorf("payout %s: %w", payout, err)
+		}
+		line += "; authorize and " + endpoint + " replayed: same answers"
+	}
+	fmt.Fprintln(d.out, line)
+	return nil
+}
+
+// settlement draws how an authorized payout ends: a capture one time in
+// four, else a release (cancelled, expired or review_rejected). It returns
+// the endpoint, the reference claim of its answer and its claims.
+func (d *driver) settlement(payout, hold string) (endpoint, ref string, claims map[string]any) {
+	choice := d.rng.IntN(4)
+	if choice == 0 {
+		return callbacks.Capture, "captureReference",
+			map[string]any{"payoutID": payout, "providerID": d.cfg.ProviderID, "holdReference": hold, "idempotencyKey": payout + "-capture"}
+	}
+	reason := []string{"cancelled", "expired", "review_rejected"}[choice-1]
+	return callbacks.Release, "releaseReference",
+		map[string]any{"payoutID": payout, "providerID": d.cfg.ProviderID, "holdReference": hold,
+			"idempotencyKey": payout + "-release", "reason": reason}
+}
+
+// request plays paid request i (from 0): a credit-account of a random
+// amount, delivered twice under one key; it prints one line.
+func (d *driver) request(ctx context.Context, i int) error {
+	req := fmt.Sprintf("%s-r%03d", d.run, i+1)
+	amount := 100 + d.rng.Int64N(maxCredit-100+1)
+	credit := map[string]any{"providerID": d.cfg.ProviderID, "idempotencyKey": req + "-credit",
+		"requesterExternalID": d.run + "-bob", "fundingDestination": d.dest, "amount": usd(amount), "requestID": req}
+	cr, err := d.sendApproved(ctx, callbacks.CreditAccount, credit, "creditReference")
+	if err != nil {
+		return fmt.Errorf("request %s: %w", req, err)
+	}
+	if err := d.replay(ctx, callbacks.CreditAccount, credit, cr); err != nil {
+		return fmt.Errorf("request %s: %w", req, err)
+	}
+	d.credited += amount
+	fmt.Fprintf(d.out, "request %s %s USD: credit-account approved %s; replayed: same answer\n", req, cents2(amount), cr.Str("creditReference"))
+	return nil
+}
+
+// printSummary prints the run's totals: lifecycles, amounts and callbacks.
+func (d *driver) printSummary() {
+	fmt.Fprintf(d.out, "summary: %d payouts (%d captured, %s USD; %d released), %d requests (%s USD credited); %d callbacks sent, %d retried, %d replays answered the same\n",
+		d.cfg.Payouts, d.nCaptured, cents2(d.captured), d.nReleased, d.cfg.Requests, cents2(d.credited), d.sent, d.retry, d.replays)
+}
+
+// checkBalances reads both accounts back and requires exactly what the
+// lifecycles imply, printing one line per account and then ok.
+func (d *driver) checkBalances(ctx context.Context) error {
 	var failed []string
 	for _, want := range []struct {
 		id             string
 		balance, avail int64
-	}{{sender, funded - captured, funded - captured}, {recipient, credited, credited}} {
+	}{{d.sender, d.funded - d.captured, d.funded - d.captured}, {d.recipient, d.credited, d.credited}} {
 		acc, _, err := d.admin.Accounts.Get(ctx, want.id)
 		if err != nil {
 			return fmt.Errorf("reading account %s: %w", want.id, cli.AdminAPI.Explain(err))
@@ -396,15 +473,16 @@ func drive(ctx context.Context, cfg DriveConfig, out io.Writer) error {
 			verdict = fmt.Sprintf("MISMATCH (want balance %s, held 0.00, available %s)", cents2(want.balance), cents2(want.avail))
 			failed = append(failed, want.id)
 		}
-		fmt.Fprintf(out, "check %s: balance %s held %s available %s: %s\n", want.id, acc.Balance, acc.Held, acc.Available, verdict)
+		fmt.Fprintf(d.out, "check %s: balance %s held %s available %s: %s\n", want.id, acc.Balance, acc.Held, acc.Available, verdict)
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("balances do not match the lifecycles: %s", strings.Join(failed, ", "))
 	}
-	fmt.Fprintln(out, "ok")
+	fmt.Fprintln(d.out, "ok")
 	return nil
 }
 
+// decEq reports whether a is exactly cents/100.
 func decEq(a adminapi.Amount, cents int64) bool {
 	v, err := a.Decimal()
 	return err == nil && v.Equal(decimal.New(cents, -2))
