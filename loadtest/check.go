@@ -246,107 +246,144 @@ func (m *model) ours(subject string) bool {
 // by listing the holds placed since the run began (newest first), and one
 // payout at a time for any the listing did not show.
 func checkLedger(ctx context.Context, adm *adminClient, m *model, conc int, since time.Time) ([]Check, error) {
-	accounts := Check{Name: "accounts: balance = funded − captured + credited (each requestID once); held = holds left held; available = balance − held ≥ 0"}
-	holdsCheck := Check{Name: "holds: one per payout, in the state of the storm's last action, with the references answered"}
-	var mu sync.Mutex
-	jobs := make(chan func(), conc)
-	var wg sync.WaitGroup
-	for range max(conc, 1) {
-		wg.Go(func() {
-			for j := range jobs {
-				j()
-			}
-		})
-	}
+	lc := &ledgerCheck{ctx: ctx, adm: adm, m: m,
+		accounts: Check{Name: "accounts: balance = funded − captured + credited (each requestID once); held = holds left held; available = balance − held ≥ 0"},
+		holds:    Check{Name: "holds: one per payout, in the state of the storm's last action, with the references answered"}}
+	jobs, wait := startWorkers(conc)
 	m.mu.Lock()
 	accOrder := slices.Clone(m.accOrder)
 	m.mu.Unlock()
 	for _, id := range accOrder {
 		want := m.accounts[id]
-		jobs <- func() {
-			got, _, err := retryAdmin(ctx, func(ctx context.Context) (*adminapi.Account, *adminapi.Response, error) {
-				return adm.Accounts.Get(ctx, id)
-			})
-			mu.Lock()
-			defer mu.Unlock()
-			accounts.Checked++
-			if err != nil {
-				accounts.failf("%s: %v", id, err)
-				return
-			}
-			bal, err1 := got.Balance.Decimal()
-			held, err2 := got.Held.Decimal()
-			avail, err3 := got.Available.Decimal()
-			wantBal, wantHeld := decimal.New(want.balance, -decimalPlaces), decimal.New(want.held, -decimalPlaces)
-			switch {
-			case err1 != nil || err2 != nil || err3 != nil:
-				accounts.failf("%s: amounts not decimal: %+v", id, got)
-			case !bal.Equal(wantBal):
-				accounts.failf("%s: balance %s, want %s", id, got.Balance, centsString(want.balance))
-			case !held.Equal(wantHeld):
-				accounts.failf("%s: held %s, want %s", id, got.Held, centsString(want.held))
-			case !avail.Equal(bal.Sub(held)) || avail.IsNegative():
-				accounts.failf("%s: available %s with balance %s and held %s", id, got.Available, got.Balance, got.Held)
-			case got.Currency != Currency || got.OwnerExternalID != want.seed.OwnerExternalID || got.Status != adminapi.AccountOpen:
-				accounts.failf("%s: currency %s owner %s status %s", id, got.Currency, got.OwnerExternalID, got.Status)
-			}
-		}
+		jobs <- func() { lc.readAccount(id, want) }
 	}
 	listed, listErr := listRunHolds(ctx, adm, m, since)
-	check := func(id string, hs []adminapi.Hold) {
-		want := m.payouts[id]
-		holdsCheck.Checked++
-		if len(hs) != 1 {
-			holdsCheck.failf("payout %s: %d holds, want 1", id, len(hs))
-			return
-		}
-		h := hs[0]
-		amt, err := h.Amount.Decimal()
-		switch {
-		case h.Status != want.final:
-			holdsCheck.failf("payout %s: hold %s, want %s", id, h.Status, want.final)
-		case err != nil || !amt.Equal(decimal.New(want.amount, -decimalPlaces)) || h.AccountID != want.account || h.Currency != Currency:
-			holdsCheck.failf("payout %s: hold of %s %s on %s, want %s on %s", id, h.Amount, h.Currency, h.AccountID, centsString(want.amount), want.account)
-		case want.hold != "" && h.HoldReference != want.hold:
-			holdsCheck.failf("payout %s: holdReference %s, answered %s", id, h.HoldReference, want.hold)
-		case want.final == "captured" && (h.CaptureReference == "" || want.capture != "" && h.CaptureReference != want.capture):
-			holdsCheck.failf("payout %s: captureReference %q, answered %q", id, h.CaptureReference, want.capture)
-		case want.final == "released" && (h.ReleaseReference == "" || want.release != "" && h.ReleaseReference != want.release):
-			holdsCheck.failf("payout %s: releaseReference %q, answered %q", id, h.ReleaseReference, want.release)
-		case want.final == "captured" && h.ReleaseReference != "" || want.final == "released" && h.CaptureReference != "":
-			holdsCheck.failf("payout %s: both captured and released", id)
-		}
-	}
 	for _, id := range m.order {
 		if hs, ok := listed[id]; ok && listErr == nil {
-			mu.Lock()
-			check(id, hs)
-			mu.Unlock()
+			lc.mu.Lock()
+			lc.compareHolds(id, hs)
+			lc.mu.Unlock()
 			continue
 		}
-		jobs <- func() {
-			cctx, cancel := context.WithTimeout(ctx, adminCallTimeout)
-			defer cancel()
-			hs, err := adm.holdsOf(cctx, id)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				holdsCheck.Checked++
-				holdsCheck.failf("payout %s: %v", id, err)
-				return
-			}
-			check(id, hs)
-		}
+		jobs <- func() { lc.readHolds(id) }
 	}
-	close(jobs)
-	wg.Wait()
+	wait()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	accounts.OK, holdsCheck.OK = accounts.Failed == 0, holdsCheck.Failed == 0
-	slices.Sort(accounts.Detail)
-	slices.Sort(holdsCheck.Detail)
-	return []Check{accounts, holdsCheck}, nil
+	lc.accounts.OK, lc.holds.OK = lc.accounts.Failed == 0, lc.holds.Failed == 0
+	slices.Sort(lc.accounts.Detail)
+	slices.Sort(lc.holds.Detail)
+	return []Check{lc.accounts, lc.holds}, nil
+}
+
+// startWorkers starts max(n, 1) workers that run the jobs sent on the
+// returned channel (buffered n); wait closes it and waits for the workers.
+func startWorkers(n int) (jobs chan<- func(), wait func()) {
+	ch := make(chan func(), n)
+	var wg sync.WaitGroup
+	for range max(n, 1) {
+		wg.Go(func() {
+			for j := range ch {
+				j()
+			}
+		})
+	}
+	return ch, func() {
+		close(ch)
+		wg.Wait()
+	}
+}
+
+// ledgerCheck is the state of one checkLedger: the two checks it fills,
+// under mu, from concurrent reads.
+type ledgerCheck struct {
+	ctx context.Context
+	adm *adminClient
+	m   *model
+
+	mu              sync.Mutex
+	accounts, holds Check
+}
+
+// readAccount reads one account and compares it with the model.
+func (lc *ledgerCheck) readAccount(id string, want *accountModel) {
+	got, _, err := retryAdmin(lc.ctx, func(ctx context.Context) (*adminapi.Account, *adminapi.Response, error) {
+		return lc.adm.Accounts.Get(ctx, id)
+	})
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	lc.accounts.Checked++
+	if err != nil {
+		lc.accounts.failf("%s: %v", id, err)
+		return
+	}
+	compareAccount(&lc.accounts, id, got, want)
+}
+
+// compareAccount fails c unless the account read is the one the model
+// implies: balance, held, available, currency, owner and status.
+func compareAccount(c *Check, id string, got *adminapi.Account, want *accountModel) {
+	bal, err1 := got.Balance.Decimal()
+	held, err2 := got.Held.Decimal()
+	avail, err3 := got.Available.Decimal()
+	wantBal, wantHeld := decimal.New(want.balance, -decimalPlaces), decimal.New(want.held, -decimalPlaces)
+	switch {
+	case err1 != nil || err2 != nil || err3 != nil:
+		c.failf("%s: amounts not decimal: %+v", id, got)
+	case !bal.Equal(wantBal):
+		c.failf("%s: balance %s, want %s", id, got.Balance, centsString(want.balance))
+	case !held.Equal(wantHeld):
+		c.failf("%s: held %s, want %s", id, got.Held, centsString(want.held))
+	case !avail.Equal(bal.Sub(held)) || avail.IsNegative():
+		c.failf("%s: available %s with balance %s and held %s", id, got.Available, got.Balance, got.Held)
+	case got.Currency != Currency || got.OwnerExternalID != want.seed.OwnerExternalID || got.Status != adminapi.AccountOpen:
+		c.failf("%s: currency %s owner %s status %s", id, got.Currency, got.OwnerExternalID, got.Status)
+	}
+}
+
+// readHolds reads one payout's holds and compares them with the model.
+func (lc *ledgerCheck) readHolds(id string) {
+	cctx, cancel := context.WithTimeout(lc.ctx, adminCallTimeout)
+	defer cancel()
+	hs, err := lc.adm.holdsOf(cctx, id)
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	if err != nil {
+		lc.holds.Checked++
+		lc.holds.failf("payout %s: %v", id, err)
+		return
+	}
+	lc.compareHolds(id, hs)
+}
+
+// compareHolds checks a payout's holds against the model: exactly one, in
+// the state of the storm's last action, of its amount on its account, with
+// the references answered. lc.mu must be held.
+func (lc *ledgerCheck) compareHolds(id string, hs []adminapi.Hold) {
+	c := &lc.holds
+	want := lc.m.payouts[id]
+	c.Checked++
+	if len(hs) != 1 {
+		c.failf("payout %s: %d holds, want 1", id, len(hs))
+		return
+	}
+	h := hs[0]
+	amt, err := h.Amount.Decimal()
+	switch {
+	case h.Status != want.final:
+		c.failf("payout %s: hold %s, want %s", id, h.Status, want.final)
+	case err != nil || !amt.Equal(decimal.New(want.amount, -decimalPlaces)) || h.AccountID != want.account || h.Currency != Currency:
+		c.failf("payout %s: hold of %s %s on %s, want %s on %s", id, h.Amount, h.Currency, h.AccountID, centsString(want.amount), want.account)
+	case want.hold != "" && h.HoldReference != want.hold:
+		c.failf("payout %s: holdReference %s, answered %s", id, h.HoldReference, want.hold)
+	case want.final == "captured" && (h.CaptureReference == "" || want.capture != "" && h.CaptureReference != want.capture):
+		c.failf("payout %s: captureReference %q, answered %q", id, h.CaptureReference, want.capture)
+	case want.final == "released" && (h.ReleaseReference == "" || want.release != "" && h.ReleaseReference != want.release):
+		c.failf("payout %s: releaseReference %q, answered %q", id, h.ReleaseReference, want.release)
+	case want.final == "captured" && h.ReleaseReference != "" || want.final == "released" && h.CaptureReference != "":
+		c.failf("payout %s: both captured and released", id)
+	}
 }
 
 // listTimeout bounds the listing of a run's holds (a page is 100 holds).

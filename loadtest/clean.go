@@ -14,6 +14,7 @@ import (
 
 	"github.com/provider-ledger/adapter/adminapi"
 	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/cli"
 )
 
@@ -74,6 +75,8 @@ func newCleanCmd(h Hooks) *cobra.Command {
 	return cmd
 }
 
+// clean runs `loadtest clean` with cfg: it releases the prefix's held
+// holds and closes its accounts.
 func clean(ctx context.Context, cfg cleanConfig, stdout, stderr io.Writer) error {
 	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "loadtest clean: %s\n", fmt.Sprintf(format, a...)) }
 	admHTTP := &http.Client{Transport: newTransport(cfg.conc)}
@@ -101,45 +104,81 @@ func clean(ctx context.Context, cfg cleanConfig, stdout, stderr io.Writer) error
 		return nil
 	}
 
-	var failures []string
-	var mu sync.Mutex
-	failf := func(format string, a ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		failures = append(failures, fmt.Sprintf(format, a...))
-	}
-	released := 0
+	var tally cleanTally
 	if len(held) > 0 {
 		key, done, err := benchKey(ctx, adm, cfg.target.secretFile, logf)
 		if err != nil {
 			return setupExit(err)
 		}
 		defer done()
-		hc := &http.Client{Transport: newTransport(cfg.conc), Timeout: 30 * time.Second}
-		defer hc.CloseIdleConnections()
-		client := &callbacks.Client{BaseURL: cfg.target.callbacks, Key: key, HTTP: hc}
-		if err := probeCallbacks(ctx, hc, cfg.target.callbacks); err != nil {
+		if err := releaseHeld(ctx, cfg, key, held, &tally); err != nil {
 			return setupExit(err)
 		}
-		_ = forEach(ctx, held, cfg.conc, func(h adminapi.Hold) error {
-			svc, err := releaseHold(ctx, client, cfg.target.providerID, cfg.prefix, h)
-			switch {
-			case err != nil:
-				failf("hold %s (payout %s): %v", h.HoldReference, h.PayoutID, err)
-			case svc.Outcome() == "approved":
-				mu.Lock()
-				released++
-				mu.Unlock()
-			case svc.Str("reason") == "hold_captured":
-				// Captured since it was listed: nothing to release.
-			default:
-				failf("hold %s (payout %s): release answered %s %s", h.HoldReference, h.PayoutID, svc.Outcome(), svc.Str("reason"))
-			}
-			return nil
-		})
 	}
-	closed := 0
-	_ = forEach(ctx, accounts, cfg.conc, func(a adminapi.Account) error {
+	closeAccounts(ctx, adm, accounts, cfg.conc, &tally)
+	fmt.Fprintf(stdout, "released %d holds, closed %d accounts; their rows, instruments and journal entries stay (the admin API cannot delete)\n", tally.released, tally.closed)
+	if failures := tally.failures; len(failures) > 0 {
+		for _, f := range failures[:min(len(failures), maxListed)] {
+			fmt.Fprintf(stdout, "  %s\n", f)
+		}
+		return &cli.ExitError{Code: ExitFailed, Err: fmt.Errorf("%d holds or accounts could not be cleaned", len(failures))}
+	}
+	return nil
+}
+
+// cleanTally counts what clean released and closed and collects what it
+// could not; it is safe for concurrent use.
+type cleanTally struct {
+	mu               sync.Mutex
+	released, closed int
+	failures         []string
+}
+
+// count adds one to n, a counter of t.
+func (t *cleanTally) count(n *int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	*n++
+}
+
+// failf records a failure.
+func (t *cleanTally) failf(format string, a ...any) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.failures = append(t.failures, fmt.Sprintf(format, a...))
+}
+
+// releaseHeld releases the held holds through release callbacks sealed
+// with key, cfg.conc at a time. It fails only when the callbacks endpoint
+// cannot be reached; a hold not released is a failure in tally.
+func releaseHeld(ctx context.Context, cfg cleanConfig, key envelope.Key, held []adminapi.Hold, tally *cleanTally) error {
+	hc := &http.Client{Transport: newTransport(cfg.conc), Timeout: 30 * time.Second}
+	defer hc.CloseIdleConnections()
+	client := &callbacks.Client{BaseURL: cfg.target.callbacks, Key: key, HTTP: hc}
+	if err := probeCallbacks(ctx, hc, cfg.target.callbacks); err != nil {
+		return err
+	}
+	_ = forEach(ctx, held, cfg.conc, func(h adminapi.Hold) error {
+		svc, err := releaseHold(ctx, client, cfg.target.providerID, cfg.prefix, h)
+		switch {
+		case err != nil:
+			tally.failf("hold %s (payout %s): %v", h.HoldReference, h.PayoutID, err)
+		case svc.Outcome() == "approved":
+			tally.count(&tally.released)
+		case svc.Str("reason") == "hold_captured":
+			// Captured since it was listed: nothing to release.
+		default:
+			tally.failf("hold %s (payout %s): release answered %s %s", h.HoldReference, h.PayoutID, svc.Outcome(), svc.Str("reason"))
+		}
+		return nil
+	})
+	return nil
+}
+
+// closeAccounts closes the accounts not closed yet, conc at a time; an
+// account already closed meanwhile counts as closed.
+func closeAccounts(ctx context.Context, adm *adminClient, accounts []adminapi.Account, conc int, tally *cleanTally) {
+	_ = forEach(ctx, accounts, conc, func(a adminapi.Account) error {
 		if a.Status == adminapi.AccountClosed {
 			return nil
 		}
@@ -147,22 +186,12 @@ func clean(ctx context.Context, cfg cleanConfig, stdout, stderr io.Writer) error
 			return adm.Accounts.Update(ctx, a.AccountID, &adminapi.AccountUpdateRequest{Status: adminapi.Ptr(adminapi.AccountClosed)})
 		})
 		if err != nil && !errors.Is(err, adminapi.ErrAccountClosed) {
-			failf("closing account %s: %v", a.AccountID, cli.AdminAPI.Explain(err))
+			tally.failf("closing account %s: %v", a.AccountID, cli.AdminAPI.Explain(err))
 			return nil
 		}
-		mu.Lock()
-		closed++
-		mu.Unlock()
+		tally.count(&tally.closed)
 		return nil
 	})
-	fmt.Fprintf(stdout, "released %d holds, closed %d accounts; their rows, instruments and journal entries stay (the admin API cannot delete)\n", released, closed)
-	if len(failures) > 0 {
-		for _, f := range failures[:min(len(failures), maxListed)] {
-			fmt.Fprintf(stdout, "  %s\n", f)
-		}
-		return &cli.ExitError{Code: ExitFailed, Err: fmt.Errorf("%d holds or accounts could not be cleaned", len(failures))}
-	}
-	return nil
 }
 
 // heldHoldsOf lists the held holds whose payout or account carries prefix.

@@ -144,116 +144,177 @@ func Generate(s Shape) Plan { return GenerateRound(s, 0, nil) }
 // find the money whatever earlier rounds left held. Payout IDs, request IDs
 // and idempotency keys are fresh in every round; all carry the prefix.
 func GenerateRound(s Shape, round int, accounts []AccountSeed) Plan {
-	rng := rand.New(rand.NewPCG(uint64(s.Seed), 0x6c6f6164746573+uint64(round))) // "loadtes"
-	newUUID := func() string {
-		var b [16]byte
-		for i := range b {
-			b[i] = byte(rng.UintN(256))
-		}
-		b[6] = b[6]&0x0f | 0x40
-		b[8] = b[8]&0x3f | 0x80
-		return uuid.UUID(b).String()
-	}
-	hex := func(n int) string {
-		const digits = "0123456789abcdef"
-		var sb strings.Builder
-		for range n {
-			sb.WriteByte(digits[rng.IntN(16)])
-		}
-		return sb.String()
-	}
-	cents := func(lo, hi int) decimal.Decimal { return decimal.New(int64(lo+rng.IntN(hi-lo+1)), -decimalPlaces) }
-	money := func(d decimal.Decimal) map[string]any {
-		return map[string]any{"currency": map[string]any{"code": Currency, "decimalPlaces": decimalPlaces}, "value": d.StringFixed(decimalPlaces)}
-	}
-	key := func() string { return s.Prefix + "-" + newUUID() }
+	g := &generator{s: s, rng: rand.New(rand.NewPCG(uint64(s.Seed), 0x6c6f6164746573+uint64(round)))} // "loadtes"
 	p := Plan{Header: Header{Kind: "header", Version: FormatVersion, Seed: s.Seed, Prefix: s.Prefix, ProviderID: s.ProviderID,
 		Currency: Currency, Payouts: s.Payouts, Credits: s.Credits, Round: round}}
-	if accounts == nil {
-		for i := range s.Accounts {
-			p.Header.Accounts = append(p.Header.Accounts, AccountSeed{
-				AccountID:        AccountID(s.Prefix, i),
-				OwnerExternalID:  fmt.Sprintf("%s-cust-%s", s.Prefix, hex(12)),
-				SourceToken:      fmt.Sprintf("%s-src-%s", s.Prefix, hex(24)),
-				DestinationToken: fmt.Sprintf("%s-dst-%s", s.Prefix, hex(24)),
-				FundingKey:       key(),
-			})
-		}
-	} else {
-		p.Header.Accounts = slices.Clone(accounts)
-		for i := range p.Header.Accounts {
-			p.Header.Accounts[i].FundingKey = key()
-		}
-	}
-	n := len(p.Header.Accounts)
-	need := make([]decimal.Decimal, n)
-	delivery := func() Delivery {
-		return Delivery{Duplicate: rng.Float64() < s.Duplicates, Concurrent: rng.Float64() < s.ConcurrentDupes, Drop: rng.Float64() < s.Drop}
-	}
-	var phases [numPhases][]Request
+	p.Header.Accounts = g.accounts(accounts)
+	g.need = make([]decimal.Decimal, len(p.Header.Accounts))
 	for range s.Payouts {
-		ai := rng.IntN(n)
-		a := p.Header.Accounts[ai]
-		amount := cents(100, 25000) // 1.00 .. 250.00
-		need[ai] = need[ai].Add(amount)
-		payout := s.Prefix + "-" + newUUID()
-		fraud := float64(rng.IntN(50)) / 100 // below every sane step-up threshold
-		auth := Request{Endpoint: callbacks.Authorize, Delivery: delivery(), Service: map[string]any{
-			"payoutID": payout, "providerID": s.ProviderID, "externalID": a.OwnerExternalID, "fundingSource": a.SourceToken,
-			"amount": money(amount), "fraudScore": fraud, "callerSubject": "svc-payouts", "requestID": s.Prefix + "-" + newUUID(),
-			"idempotencyKey": key()}}
-		r := rng.Float64()
-		var final string
-		switch {
-		case r < s.LeaveHeld:
-			auth.LeaveHeld = true
-		case r < s.LeaveHeld+(1-s.LeaveHeld)*s.CaptureRatio:
-			final = callbacks.Capture
-		default:
-			final = callbacks.Release
-		}
-		phases[PhaseAuthorize] = append(phases[PhaseAuthorize], auth)
-		if rng.Float64() < s.SecondAttempts {
-			second := Request{Endpoint: callbacks.Authorize, Delivery: delivery(), Service: clone(auth.Service), SecondOf: -len(phases[PhaseAuthorize])}
-			second.Service["idempotencyKey"] = key()
-			phases[PhaseSecond] = append(phases[PhaseSecond], second)
-		}
-		switch final {
-		case callbacks.Capture:
-			phases[PhaseSettle] = append(phases[PhaseSettle], Request{Endpoint: callbacks.Capture, HoldOf: payout, Delivery: delivery(),
-				Service: map[string]any{"payoutID": payout, "providerID": s.ProviderID, "idempotencyKey": key()}})
-		case callbacks.Release:
-			reason := [...]string{"cancelled", "expired", "review_rejected"}[rng.IntN(3)]
-			phases[PhaseSettle] = append(phases[PhaseSettle], Request{Endpoint: callbacks.Release, HoldOf: payout, Delivery: delivery(),
-				Service: map[string]any{"payoutID": payout, "providerID": s.ProviderID, "idempotencyKey": key(), "reason": reason}})
-		}
+		g.payout(p.Header.Accounts)
 	}
 	for range s.Credits {
-		a := p.Header.Accounts[rng.IntN(n)]
-		credit := Request{Endpoint: callbacks.CreditAccount, Delivery: delivery(), Service: map[string]any{
-			"providerID": s.ProviderID, "idempotencyKey": key(), "requesterExternalID": a.OwnerExternalID,
-			"fundingDestination": a.DestinationToken, "amount": money(cents(100, 50000)), "requestID": s.Prefix + "-" + newUUID()}}
-		phases[PhaseSecond] = append(phases[PhaseSecond], credit)
-		if rng.Float64() < s.SecondAttempts {
-			second := Request{Endpoint: callbacks.CreditAccount, Delivery: delivery(), Service: clone(credit.Service), SecondOf: -len(phases[PhaseSecond])}
-			second.Service["idempotencyKey"] = key()
-			phases[PhaseSettle] = append(phases[PhaseSettle], second)
-		}
+		g.credit(p.Header.Accounts)
 	}
 	for i := range p.Header.Accounts {
 		// What the payouts need, a margin, and whole dollars: every authorize
 		// must find the money.
-		p.Header.Accounts[i].Funding = need[i].Add(decimal.New(int64(1000+rng.IntN(9000)), 0)).StringFixed(decimalPlaces)
+		p.Header.Accounts[i].Funding = g.need[i].Add(decimal.New(int64(1000+g.rng.IntN(9000)), 0)).StringFixed(decimalPlaces)
 	}
-	// Number the requests; a negative SecondOf is the 1-based index of the
-	// first attempt in the phase before and becomes its seq.
+	p.Requests = g.sequence()
+	return p
+}
+
+// generator is the state of one GenerateRound: the shape, the random
+// source, the requests of each phase so far and what each account's
+// payouts need.
+type generator struct {
+	s      Shape
+	rng    *rand.Rand
+	phases [numPhases][]Request
+	need   []decimal.Decimal // by account index
+}
+
+// newUUID returns a random version 4 UUID from the generator's source.
+func (g *generator) newUUID() string {
+	var b [16]byte
+	for i := range b {
+		b[i] = byte(g.rng.UintN(256))
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return uuid.UUID(b).String()
+}
+
+// hex returns n random lowercase hex digits.
+func (g *generator) hex(n int) string {
+	const digits = "0123456789abcdef"
+	var sb strings.Builder
+	for range n {
+		sb.WriteByte(digits[g.rng.IntN(16)])
+	}
+	return sb.String()
+}
+
+// cents returns a random amount from lo to hi cents.
+func (g *generator) cents(lo, hi int) decimal.Decimal {
+	return decimal.New(int64(lo+g.rng.IntN(hi-lo+1)), -decimalPlaces)
+}
+
+// key returns a fresh idempotency key carrying the prefix.
+func (g *generator) key() string { return g.s.Prefix + "-" + g.newUUID() }
+
+// delivery draws how a request is delivered.
+func (g *generator) delivery() Delivery {
+	return Delivery{Duplicate: g.rng.Float64() < g.s.Duplicates, Concurrent: g.rng.Float64() < g.s.ConcurrentDupes, Drop: g.rng.Float64() < g.s.Drop}
+}
+
+// moneyClaim returns the service's money object for an amount of the
+// storm's currency.
+func moneyClaim(d decimal.Decimal) map[string]any {
+	return map[string]any{"currency": map[string]any{"code": Currency, "decimalPlaces": decimalPlaces}, "value": d.StringFixed(decimalPlaces)}
+}
+
+// accounts returns the round's accounts: new ones when reuse is nil (round
+// 0), else a copy of reuse under fresh funding keys.
+func (g *generator) accounts(reuse []AccountSeed) []AccountSeed {
+	if reuse != nil {
+		out := slices.Clone(reuse)
+		for i := range out {
+			out[i].FundingKey = g.key()
+		}
+		return out
+	}
+	var out []AccountSeed
+	for i := range g.s.Accounts {
+		out = append(out, AccountSeed{
+			AccountID:        AccountID(g.s.Prefix, i),
+			OwnerExternalID:  fmt.Sprintf("%s-cust-%s", g.s.Prefix, g.hex(12)),
+			SourceToken:      fmt.Sprintf("%s-src-%s", g.s.Prefix, g.hex(24)),
+			DestinationToken: fmt.Sprintf("%s-dst-%s", g.s.Prefix, g.hex(24)),
+			FundingKey:       g.key(),
+		})
+	}
+	return out
+}
+
+// payout adds one payout from a random account: its authorize, perhaps a
+// second attempt under a new key, and its capture or release unless it is
+// left held.
+func (g *generator) payout(accounts []AccountSeed) {
+	s := g.s
+	ai := g.rng.IntN(len(accounts))
+	a := accounts[ai]
+	amount := g.cents(100, 25000) // 1.00 .. 250.00
+	g.need[ai] = g.need[ai].Add(amount)
+	payout := s.Prefix + "-" + g.newUUID()
+	fraud := float64(g.rng.IntN(50)) / 100 // below every sane step-up threshold
+	auth := Request{Endpoint: callbacks.Authorize, Delivery: g.delivery(), Service: map[string]any{
+		"payoutID": payout, "providerID": s.ProviderID, "externalID": a.OwnerExternalID, "fundingSource": a.SourceToken,
+		"amount": moneyClaim(amount), "fraudScore": fraud, "callerSubject": "svc-payouts", "requestID": s.Prefix + "-" + g.newUUID(),
+		"idempotencyKey": g.key()}}
+	r := g.rng.Float64()
+	var final string
+	switch {
+	case r < s.LeaveHeld:
+		auth.LeaveHeld = true
+	case r < s.LeaveHeld+(1-s.LeaveHeld)*s.CaptureRatio:
+		final = callbacks.Capture
+	default:
+		final = callbacks.Release
+	}
+	g.phases[PhaseAuthorize] = append(g.phases[PhaseAuthorize], auth)
+	g.maybeSecond(PhaseAuthorize, PhaseSecond)
+	switch final {
+	case callbacks.Capture:
+		g.phases[PhaseSettle] = append(g.phases[PhaseSettle], Request{Endpoint: callbacks.Capture, HoldOf: payout, Delivery: g.delivery(),
+			Service: map[string]any{"payoutID": payout, "providerID": s.ProviderID, "idempotencyKey": g.key()}})
+	case callbacks.Release:
+		reason := [...]string{"cancelled", "expired", "review_rejected"}[g.rng.IntN(3)]
+		g.phases[PhaseSettle] = append(g.phases[PhaseSettle], Request{Endpoint: callbacks.Release, HoldOf: payout, Delivery: g.delivery(),
+			Service: map[string]any{"payoutID": payout, "providerID": s.ProviderID, "idempotencyKey": g.key(), "reason": reason}})
+	}
+}
+
+// credit adds one credit to a random account, and perhaps a second
+// attempt under a new key.
+func (g *generator) credit(accounts []AccountSeed) {
+	s := g.s
+	a := accounts[g.rng.IntN(len(accounts))]
+	credit := Request{Endpoint: callbacks.CreditAccount, Delivery: g.delivery(), Service: map[string]any{
+		"providerID": s.ProviderID, "idempotencyKey": g.key(), "requesterExternalID": a.OwnerExternalID,
+		"fundingDestination": a.DestinationToken, "amount": moneyClaim(g.cents(100, 50000)), "requestID": s.Prefix + "-" + g.newUUID()}}
+	g.phases[PhaseSecond] = append(g.phases[PhaseSecond], credit)
+	g.maybeSecond(PhaseSecond, PhaseSettle)
+}
+
+// maybeSecond, at the shape's rate of second attempts, repeats the last
+// request of phase under a new idempotency key in phase into. Until
+// sequence numbers the requests, the repeat's SecondOf is the negated
+// 1-based index of the first attempt in its phase.
+func (g *generator) maybeSecond(phase, into int) {
+	if g.rng.Float64() >= g.s.SecondAttempts {
+		return
+	}
+	first := g.phases[phase][len(g.phases[phase])-1]
+	second := Request{Endpoint: first.Endpoint, Delivery: g.delivery(), Service: clone(first.Service), SecondOf: -len(g.phases[phase])}
+	second.Service["idempotencyKey"] = g.key()
+	g.phases[into] = append(g.phases[into], second)
+}
+
+// sequence numbers the requests phase after phase, resolves each second
+// attempt's SecondOf to the seq of its first, and returns them in the
+// order to send: each phase shuffled.
+func (g *generator) sequence() []Request {
+	var out []Request
+	// A negative SecondOf is the 1-based index of the first attempt in the
+	// phase before and becomes its seq.
 	seq := 0
 	var offsets [numPhases]int
-	for ph := range phases {
+	for ph := range g.phases {
 		offsets[ph] = seq
-		for i := range phases[ph] {
+		for i := range g.phases[ph] {
 			seq++
-			r := &phases[ph][i]
+			r := &g.phases[ph][i]
 			r.Seq, r.Phase = seq, ph
 			if r.SecondOf < 0 {
 				r.SecondOf = offsets[ph-1] - r.SecondOf
@@ -262,10 +323,10 @@ func GenerateRound(s Shape, round int, accounts []AccountSeed) Plan {
 		// Shuffle within the phase so endpoints and accounts interleave;
 		// seq keeps the order of generation, so the order sent is the
 		// order of the lines.
-		rng.Shuffle(len(phases[ph]), func(i, j int) { phases[ph][i], phases[ph][j] = phases[ph][j], phases[ph][i] })
-		p.Requests = append(p.Requests, phases[ph]...)
+		g.rng.Shuffle(len(g.phases[ph]), func(i, j int) { g.phases[ph][i], g.phases[ph][j] = g.phases[ph][j], g.phases[ph][i] })
+		out = append(out, g.phases[ph]...)
 	}
-	return p
+	return out
 }
 
 // AccountID is the ID of the storm's i-th account (from 0). The numbering is

@@ -190,6 +190,18 @@ func round(f float64) float64 {
 
 // Print writes the report as readable tables.
 func (r *Report) Print(w io.Writer) {
+	r.printSettings(w)
+	fmt.Fprintln(w)
+	r.printTraffic(w)
+	r.printLedgerd(w)
+	fmt.Fprintln(w)
+	printChecks(w, r.Checks)
+	printReconciliation(w, r.Reconciliation)
+	r.printOutcome(w)
+}
+
+// printSettings writes the run's knobs, its phases and its notes.
+func (r *Report) printSettings(w io.Writer) {
 	fmt.Fprintf(w, "loadtest %s: prefix %s, seed %d, provider %s, key %s\n", r.Command, r.Prefix, r.Seed, r.ProviderID, r.SecretFingerprint)
 	st := r.Settings
 	fmt.Fprintf(w, "%d accounts, %d payouts and %d credits per round, duplicates %.2f, concurrent %.2f, drop %.2f, ",
@@ -209,29 +221,44 @@ func (r *Report) Print(w io.Writer) {
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	fmt.Fprintln(w)
+}
+
+// printTraffic writes the table of the endpoints and the whole run, and
+// the run's throughput.
+func (r *Report) printTraffic(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "endpoint\trequests\tsent\tok\tretried\treplays\tdropped\tp50 ms\tp90 ms\tp99 ms\tmax ms\tok/s\tstatuses\t")
 	for _, e := range r.Endpoints {
-		codes := make([]string, 0, len(e.Statuses))
-		for c, n := range e.Statuses {
-			codes = append(codes, fmt.Sprintf("%s:%d", c, n))
-		}
-		if e.Transport > 0 {
-			codes = append(codes, fmt.Sprintf("transport:%d", e.Transport))
-		}
-		slices.Sort(codes)
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%s\t\n", e.Endpoint, e.Requests, e.Sent, e.OK, e.Retried,
-			e.Replays, e.Dropped, e.LatencyMs.P50, e.LatencyMs.P90, e.LatencyMs.P99, e.LatencyMs.Max, e.RatePerSec, strings.Join(codes, " "))
+			e.Replays, e.Dropped, e.LatencyMs.P50, e.LatencyMs.P90, e.LatencyMs.P99, e.LatencyMs.Max, e.RatePerSec, statusCounts(e))
 	}
 	o := r.Overall
 	fmt.Fprintf(tw, "all\t%d\t%d\t%d\t\t\t\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t\t\n", o.Requests, o.Sent, o.OK,
 		o.LatencyMs.P50, o.LatencyMs.P90, o.LatencyMs.P99, o.LatencyMs.Max, o.ThroughputOK)
 	_ = tw.Flush()
 	fmt.Fprintf(w, "\n%.2fs, %.1f answers/s, %.1f requests sent/s; authorize alone %.1f answers/s\n", o.Seconds, o.ThroughputOK, o.ThroughputAll, o.AuthorizeOKPerSec)
-	if st.Loop == "open" {
+	if r.Settings.Loop == "open" {
 		fmt.Fprintln(w, "latencies are measured from each request's intended send time (open loop)")
 	}
+}
+
+// statusCounts returns an endpoint's answers by status, and its transport
+// errors, as sorted "status:count" words.
+func statusCounts(e EndpointReport) string {
+	codes := make([]string, 0, len(e.Statuses))
+	for c, n := range e.Statuses {
+		codes = append(codes, fmt.Sprintf("%s:%d", c, n))
+	}
+	if e.Transport > 0 {
+		codes = append(codes, fmt.Sprintf("transport:%d", e.Transport))
+	}
+	slices.Sort(codes)
+	return strings.Join(codes, " ")
+}
+
+// printLedgerd writes what ledgerd went through: the outages of chaos, its
+// resources over the run, and the ceiling measure.
+func (r *Report) printLedgerd(w io.Writer) {
 	for _, ot := range r.Outages {
 		fmt.Fprintf(w, "outage: %s at %.1fs, ledgerd ready again after %.1fs, first approved answer after %.1fs\n", ot.What, ot.Start, ot.ReadyAfter(), ot.AnsweredAfter())
 	}
@@ -247,8 +274,12 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintln(w)
 		printBench(w, BenchReport{Runs: []BenchResult{*c}})
 	}
-	fmt.Fprintln(w)
-	for _, c := range r.Checks {
+}
+
+// printChecks writes each check with its mark, its counts or why it was
+// not made, and its details.
+func printChecks(w io.Writer, checks []Check) {
+	for _, c := range checks {
 		mark := "ok  "
 		switch {
 		case !c.OK:
@@ -265,7 +296,11 @@ func (r *Report) Print(w io.Writer) {
 			fmt.Fprintf(w, "       %s\n", d)
 		}
 	}
-	rc := r.Reconciliation
+}
+
+// printReconciliation writes the run's reconciliation findings, or why
+// there are none (nothing when it was not available and no note says why).
+func printReconciliation(w io.Writer, rc Reconciliation) {
 	switch {
 	case rc.Note != "" && (!rc.Available || !rc.Checked):
 		fmt.Fprintf(w, "reconciliation: %s\n", rc.Note)
@@ -274,6 +309,11 @@ func (r *Report) Print(w io.Writer) {
 		fmt.Fprintf(w, "reconciliation run %s (%.1fs): %d findings about this run (%d expected: duplicate_credit_attempt of its second credits, %d unexpected); %d findings not tied to this run (%d critical), not counted\n",
 			rc.RunID, rc.Seconds, rc.Expected+rc.Unexpected, rc.Expected, rc.Unexpected, rc.Unrelated, rc.UnrelatedCritical)
 	}
+}
+
+// printOutcome writes the storm's request failures, whether it was
+// interrupted, and PASS or FAIL.
+func (r *Report) printOutcome(w io.Writer) {
 	if r.FailureCount > 0 {
 		fmt.Fprintf(w, "%d request failures:\n", r.FailureCount)
 		for _, f := range r.Failures {

@@ -148,83 +148,28 @@ type spawned struct {
 	scratch   []string
 }
 
+// spawn runs `loadtest spawn` with cfg: ledgerd on a scratch database,
+// stormed, checked and torn down.
 func spawn(ctx context.Context, cfg spawnConfig, stdout, stderr io.Writer, h Hooks) error {
 	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "loadtest spawn: %s\n", fmt.Sprintf(format, a...)) }
-	work := cfg.workDir
-	made := false
-	if work == "" {
-		var err error
-		if work, err = os.MkdirTemp("", "loadtest-spawn-"); err != nil {
-			return setupExit(err)
-		}
-		made = true
-	} else if err := os.MkdirAll(work, 0o700); err != nil {
-		return setupExit(err)
-	}
-	// As root, ledgerd's embedded Postgres runs as the postgres user, which
-	// must be able to reach the data directory inside.
-	_ = os.Chmod(work, 0o711)
-	sp := &spawned{logf: logf, logPath: filepath.Join(work, "ledgerd.log"), dataDir: filepath.Join(work, "data"),
-		embedded: cfg.databaseURL == "", hc: &http.Client{Timeout: 5 * time.Second}}
-	failed := true
-	defer func() {
-		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-		defer cancel()
-		sp.teardown(tctx)
-		switch {
-		case cfg.keep:
-			logf("kept %s (ledgerd.log, data)%s", work, sp.keptDB())
-		case failed:
-			logf("the run failed: kept %s (ledgerd.log, data) for inspection; remove it when done", work)
-			sp.dropScratch(tctx)
-		default:
-			sp.dropScratch(tctx)
-			if made {
-				_ = os.RemoveAll(work)
-			} else {
-				_ = os.RemoveAll(filepath.Join(work, "data"))
-			}
-		}
-	}()
-
-	root, err := sp.build(ctx, cfg.ledgerdBin, work)
+	work, made, err := spawnWorkDir(cfg.workDir)
 	if err != nil {
 		return setupExit(err)
 	}
-	if err := sp.configure(ctx, cfg); err != nil {
-		return setupExit(err)
-	}
-	logf("starting ledgerd (%s; callbacks %s, admin %s, log %s)", sp.describeDB(), sp.callbacks, sp.adminURL, sp.logPath)
-	if err := sp.startLedgerd(); err != nil {
-		return setupExit(err)
-	}
-	if err := sp.waitReady(ctx, cfg.readyWait); err != nil {
-		return setupExit(err)
-	}
+	sp := &spawned{logf: logf, logPath: filepath.Join(work, "ledgerd.log"), dataDir: filepath.Join(work, "data"),
+		embedded: cfg.databaseURL == "", hc: &http.Client{Timeout: 5 * time.Second}}
+	failed := true
+	defer func() { sp.cleanUp(ctx, work, made, cfg.keep, failed) }()
 
-	d := cfg.drive
-	d.callbacks, d.admin, d.adminToken = sp.callbacks, sp.adminURL, sp.token
-	s, err := newSession(d, stdout, stderr, h)
+	root, err := sp.launch(ctx, cfg, work)
+	if err != nil {
+		return setupExit(err)
+	}
+	s, err := sp.newSession(ctx, cfg, root, stdout, stderr, h)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	s.key, s.keyReady = envelope.Key{ID: "spawn", Secret: sp.secret}, true
-	s.env.Ledgerd = binaryVersion(sp.bin)
-	if root != "" {
-		s.env.Commit = gitCommit(ctx, root)
-	}
-	s.env.Postgres = sp.postgresVersion(ctx)
-	s.env.Database = sp.describeDB()
-	if cfg.chaos {
-		s.chaos = newChaos(sp, cfg.chaosPG)
-		logf("chaos: %s during a %s storm", s.chaos.describe(), d.duration)
-	}
-	if cfg.ceiling {
-		s.ceiling = func(ctx context.Context, key envelope.Key) *BenchResult {
-			return sp.ceiling(ctx, s, key, d.providerID, cfg.ceilClients, cfg.ceilDur)
-		}
-	}
 	rep, err := s.drive(ctx)
 	if err != nil {
 		return setupExit(err)
@@ -239,6 +184,97 @@ func spawn(ctx context.Context, cfg spawnConfig, stdout, stderr io.Writer, h Hoo
 	sp.teardown(tctx)
 	cancel()
 	return s.finish(rep)
+}
+
+// spawnWorkDir makes the work directory dir, or a new temporary one when
+// dir is empty (made reports that), reachable by the postgres user.
+func spawnWorkDir(dir string) (work string, made bool, err error) {
+	work = dir
+	if work == "" {
+		if work, err = os.MkdirTemp("", "loadtest-spawn-"); err != nil {
+			return "", false, err
+		}
+		made = true
+	} else if err := os.MkdirAll(work, 0o700); err != nil {
+		return "", false, err
+	}
+	// As root, ledgerd's embedded Postgres runs as the postgres user, which
+	// must be able to reach the data directory inside.
+	_ = os.Chmod(work, 0o711)
+	return work, made, nil
+}
+
+// cleanUp tears ledgerd down at the end of spawn, then keeps the work
+// directory (with --keep, or after a failed run, saying where) or removes
+// it, and drops the scratch databases unless kept.
+func (sp *spawned) cleanUp(ctx context.Context, work string, made, keep, failed bool) {
+	tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	sp.teardown(tctx)
+	switch {
+	case keep:
+		sp.logf("kept %s (ledgerd.log, data)%s", work, sp.keptDB())
+	case failed:
+		sp.logf("the run failed: kept %s (ledgerd.log, data) for inspection; remove it when done", work)
+		sp.dropScratch(tctx)
+	default:
+		sp.dropScratch(tctx)
+		if made {
+			_ = os.RemoveAll(work)
+		} else {
+			_ = os.RemoveAll(filepath.Join(work, "data"))
+		}
+	}
+}
+
+// launch builds (or takes) ledgerd, configures it, starts it and waits
+// until it is ready; it returns the checkout's root ("" with a binary
+// given).
+func (sp *spawned) launch(ctx context.Context, cfg spawnConfig, work string) (string, error) {
+	root, err := sp.build(ctx, cfg.ledgerdBin, work)
+	if err != nil {
+		return "", err
+	}
+	if err := sp.configure(ctx, cfg); err != nil {
+		return "", err
+	}
+	sp.logf("starting ledgerd (%s; callbacks %s, admin %s, log %s)", sp.describeDB(), sp.callbacks, sp.adminURL, sp.logPath)
+	if err := sp.startLedgerd(); err != nil {
+		return "", err
+	}
+	if err := sp.waitReady(ctx, cfg.readyWait); err != nil {
+		return "", err
+	}
+	return root, nil
+}
+
+// newSession opens the storm's session on the spawned ledgerd with its
+// secret, describes the environment, and arms the chaos and the ceiling
+// when asked for.
+func (sp *spawned) newSession(ctx context.Context, cfg spawnConfig, root string, stdout, stderr io.Writer, h Hooks) (*session, error) {
+	d := cfg.drive
+	d.callbacks, d.admin, d.adminToken = sp.callbacks, sp.adminURL, sp.token
+	s, err := newSession(d, stdout, stderr, h)
+	if err != nil {
+		return nil, err
+	}
+	s.key, s.keyReady = envelope.Key{ID: "spawn", Secret: sp.secret}, true
+	s.env.Ledgerd = binaryVersion(sp.bin)
+	if root != "" {
+		s.env.Commit = gitCommit(ctx, root)
+	}
+	s.env.Postgres = sp.postgresVersion(ctx)
+	s.env.Database = sp.describeDB()
+	if cfg.chaos {
+		s.chaos = newChaos(sp, cfg.chaosPG)
+		sp.logf("chaos: %s during a %s storm", s.chaos.describe(), d.duration)
+	}
+	if cfg.ceiling {
+		s.ceiling = func(ctx context.Context, key envelope.Key) *BenchResult {
+			return sp.ceiling(ctx, s, key, d.providerID, cfg.ceilClients, cfg.ceilDur)
+		}
+	}
+	return s, nil
 }
 
 // build builds ledgerd from the checkout into work, unless bin names one

@@ -380,51 +380,11 @@ func scanString(b []byte, i int, decode bool) (int, []byte, Reason) {
 			if decode {
 				out = append(out, b[plain:j]...)
 			}
-			if j+1 >= len(b) {
-				return len(b), nil, Syntax
+			r, next, reason := unescape(b, j)
+			if reason != 0 {
+				return next, nil, reason
 			}
-			var r rune
-			switch e := b[j+1]; e {
-			case '"', '\\', '/':
-				r, j = rune(e), j+2
-			case 'b':
-				r, j = '\b', j+2
-			case 'f':
-				r, j = '\f', j+2
-			case 'n':
-				r, j = '\n', j+2
-			case 'r':
-				r, j = '\r', j+2
-			case 't':
-				r, j = '\t', j+2
-			case 'u':
-				u, ok := hex4(b, j+2)
-				if !ok {
-					return j, nil, Syntax
-				}
-				j += 6
-				switch {
-				case u >= 0xDC00 && u <= 0xDFFF:
-					return skipRest(b, j), nil, InvalidEscape // a low surrogate first
-				case u >= 0xD800 && u <= 0xDBFF:
-					if j+1 >= len(b) || b[j] != '\\' || b[j+1] != 'u' {
-						return skipRest(b, j), nil, InvalidEscape // a lone high surrogate
-					}
-					lo, ok := hex4(b, j+2)
-					if !ok {
-						return j, nil, Syntax
-					}
-					if lo < 0xDC00 || lo > 0xDFFF {
-						return skipRest(b, j), nil, InvalidEscape
-					}
-					j += 6
-					r = 0x10000 + (u-0xD800)<<10 + (lo - 0xDC00)
-				default:
-					r = u
-				}
-			default:
-				return j, nil, Syntax
-			}
+			j = next
 			if decode {
 				out = utf8.AppendRune(out, r)
 			}
@@ -442,6 +402,61 @@ func scanString(b []byte, i int, decode bool) (int, []byte, Reason) {
 		}
 	}
 	return len(b), nil, Syntax
+}
+
+// unescape decodes the escape sequence at b[j] == '\\': it returns the
+// rune and the index past the sequence, or on a problem the index
+// scanString returns and the reason.
+func unescape(b []byte, j int) (rune, int, Reason) {
+	if j+1 >= len(b) {
+		return 0, len(b), Syntax
+	}
+	switch e := b[j+1]; e {
+	case '"', '\\', '/':
+		return rune(e), j + 2, 0
+	case 'b':
+		return '\b', j + 2, 0
+	case 'f':
+		return '\f', j + 2, 0
+	case 'n':
+		return '\n', j + 2, 0
+	case 'r':
+		return '\r', j + 2, 0
+	case 't':
+		return '\t', j + 2, 0
+	case 'u':
+		return unescapeU(b, j)
+	default:
+		return 0, j, Syntax
+	}
+}
+
+// unescapeU decodes the \u escape at b[j], with the low surrogate that
+// must follow a high one, as unescape does.
+func unescapeU(b []byte, j int) (rune, int, Reason) {
+	u, ok := hex4(b, j+2)
+	if !ok {
+		return 0, j, Syntax
+	}
+	j += 6
+	switch {
+	case u >= 0xDC00 && u <= 0xDFFF:
+		return 0, skipRest(b, j), InvalidEscape // a low surrogate first
+	case u >= 0xD800 && u <= 0xDBFF:
+		if j+1 >= len(b) || b[j] != '\\' || b[j+1] != 'u' {
+			return 0, skipRest(b, j), InvalidEscape // a lone high surrogate
+		}
+		lo, ok := hex4(b, j+2)
+		if !ok {
+			return 0, j, Syntax
+		}
+		if lo < 0xDC00 || lo > 0xDFFF {
+			return 0, skipRest(b, j), InvalidEscape
+		}
+		return 0x10000 + (u-0xD800)<<10 + (lo - 0xDC00), j + 6, 0
+	default:
+		return u, j, 0
+	}
 }
 
 // skipRest returns the index past the string that b[j] is inside of, or

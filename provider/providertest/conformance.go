@@ -930,48 +930,65 @@ func (c *conformance) reviews(t *testing.T) {
 			t.Fatalf("pending list %v still has %s", ids, older)
 		}
 	})
-	t.Run("OtherProvidersReviewIsNotFound", func(t *testing.T) {
-		need(t, c.tg.Hooks.OtherProvider != nil, "OtherProvider")
-		other, id, secret, err := c.tg.Hooks.OtherProvider()
-		if err != nil {
-			t.Fatal(err)
-		}
-		auth := hdr{"Authorization": basic(id, secret)}
-		expect(t, c.req(t, "GET", "/providers/"+other+"/reviews/"+newer, "", auth), http.StatusNotFound)
-		expect(t, c.req(t, "POST", "/providers/"+other+"/reviews/"+newer+"/resolutions", `{"resolution":"approved"}`, auth), http.StatusNotFound)
-		if ids := reviewIDs(t, c.req(t, "GET", "/providers/"+other+"/reviews", "", auth)); slices.Contains(ids, newer) {
-			t.Fatal("another provider lists our review")
-		}
-	})
-	t.Run("RejectingLastPendingReviewCancels", func(t *testing.T) {
-		need(t, c.tg.Hooks.PayoutStatus != nil && c.tg.Hooks.Released != nil, "PayoutStatus and Released")
-		payout, first := c.seedReview(t, ext, PayoutAccepted)
-		second := c.addReview(t, payout)
-		expect(t, c.resolve(t, first, ReviewRejected), http.StatusOK)
-		if st, _ := c.tg.Hooks.PayoutStatus(payout); st != PayoutAccepted || c.tg.Hooks.Released(payout) {
-			t.Fatalf("a review is still pending, yet payout is %s (released %v)", st, c.tg.Hooks.Released(payout))
-		}
-		expect(t, c.resolve(t, second, ReviewRejected), http.StatusOK)
-		if st, _ := c.tg.Hooks.PayoutStatus(payout); st != PayoutCancelled || !c.tg.Hooks.Released(payout) {
-			t.Fatalf("payout %s after its last review was rejected (released %v)", st, c.tg.Hooks.Released(payout))
-		}
-	})
-	t.Run("RejectingWhileClaimingDoesNotCancel", func(t *testing.T) {
-		need(t, c.tg.Hooks.PayoutStatus != nil && c.tg.Hooks.Released != nil, "PayoutStatus and Released")
-		payout, rv := c.seedReview(t, ext, PayoutClaiming)
-		expect(t, c.resolve(t, rv, ReviewRejected), http.StatusOK)
-		if st, _ := c.tg.Hooks.PayoutStatus(payout); st != PayoutClaiming || c.tg.Hooks.Released(payout) {
-			t.Fatalf("payout %s (released %v)", st, c.tg.Hooks.Released(payout))
-		}
-	})
-	t.Run("ApprovingLastReviewDoesNotCancel", func(t *testing.T) {
-		need(t, c.tg.Hooks.PayoutStatus != nil, "PayoutStatus")
-		payout, rv := c.seedReview(t, ext, PayoutAuthorized)
-		expect(t, c.resolve(t, rv, ReviewApproved), http.StatusOK)
-		if st, _ := c.tg.Hooks.PayoutStatus(payout); st != PayoutAuthorized {
-			t.Fatalf("payout %s", st)
-		}
-	})
+	t.Run("OtherProvidersReviewIsNotFound", func(t *testing.T) { c.otherProvidersReview(t, newer) })
+	t.Run("RejectingLastPendingReviewCancels", func(t *testing.T) { c.rejectingLastReviewCancels(t, ext) })
+	t.Run("RejectingWhileClaimingDoesNotCancel", func(t *testing.T) { c.rejectingWhileClaiming(t, ext) })
+	t.Run("ApprovingLastReviewDoesNotCancel", func(t *testing.T) { c.approvingLastReview(t, ext) })
+}
+
+// otherProvidersReview checks that another provider can neither get,
+// resolve nor list our review reviewID.
+func (c *conformance) otherProvidersReview(t *testing.T, reviewID string) {
+	need(t, c.tg.Hooks.OtherProvider != nil, "OtherProvider")
+	other, id, secret, err := c.tg.Hooks.OtherProvider()
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth := hdr{"Authorization": basic(id, secret)}
+	expect(t, c.req(t, "GET", "/providers/"+other+"/reviews/"+reviewID, "", auth), http.StatusNotFound)
+	expect(t, c.req(t, "POST", "/providers/"+other+"/reviews/"+reviewID+"/resolutions", `{"resolution":"approved"}`, auth), http.StatusNotFound)
+	if ids := reviewIDs(t, c.req(t, "GET", "/providers/"+other+"/reviews", "", auth)); slices.Contains(ids, reviewID) {
+		t.Fatal("another provider lists our review")
+	}
+}
+
+// rejectingLastReviewCancels checks that rejecting a review of an accepted
+// payout of ext cancels and releases it only when no other review is
+// pending.
+func (c *conformance) rejectingLastReviewCancels(t *testing.T, ext string) {
+	need(t, c.tg.Hooks.PayoutStatus != nil && c.tg.Hooks.Released != nil, "PayoutStatus and Released")
+	payout, first := c.seedReview(t, ext, PayoutAccepted)
+	second := c.addReview(t, payout)
+	expect(t, c.resolve(t, first, ReviewRejected), http.StatusOK)
+	if st, _ := c.tg.Hooks.PayoutStatus(payout); st != PayoutAccepted || c.tg.Hooks.Released(payout) {
+		t.Fatalf("a review is still pending, yet payout is %s (released %v)", st, c.tg.Hooks.Released(payout))
+	}
+	expect(t, c.resolve(t, second, ReviewRejected), http.StatusOK)
+	if st, _ := c.tg.Hooks.PayoutStatus(payout); st != PayoutCancelled || !c.tg.Hooks.Released(payout) {
+		t.Fatalf("payout %s after its last review was rejected (released %v)", st, c.tg.Hooks.Released(payout))
+	}
+}
+
+// rejectingWhileClaiming checks that rejecting the review of a payout of
+// ext being claimed neither cancels nor releases it.
+func (c *conformance) rejectingWhileClaiming(t *testing.T, ext string) {
+	need(t, c.tg.Hooks.PayoutStatus != nil && c.tg.Hooks.Released != nil, "PayoutStatus and Released")
+	payout, rv := c.seedReview(t, ext, PayoutClaiming)
+	expect(t, c.resolve(t, rv, ReviewRejected), http.StatusOK)
+	if st, _ := c.tg.Hooks.PayoutStatus(payout); st != PayoutClaiming || c.tg.Hooks.Released(payout) {
+		t.Fatalf("payout %s (released %v)", st, c.tg.Hooks.Released(payout))
+	}
+}
+
+// approvingLastReview checks that approving the last review of an
+// authorized payout of ext leaves it authorized.
+func (c *conformance) approvingLastReview(t *testing.T, ext string) {
+	need(t, c.tg.Hooks.PayoutStatus != nil, "PayoutStatus")
+	payout, rv := c.seedReview(t, ext, PayoutAuthorized)
+	expect(t, c.resolve(t, rv, ReviewApproved), http.StatusOK)
+	if st, _ := c.tg.Hooks.PayoutStatus(payout); st != PayoutAuthorized {
+		t.Fatalf("payout %s", st)
+	}
 }
 
 func (c *conformance) payments(t *testing.T) {
@@ -1022,26 +1039,16 @@ func (c *conformance) payments(t *testing.T) {
 }
 
 func (c *conformance) fundingSources(t *testing.T) {
-	pid, ext := c.active(t)
-	base := c.p("/participants/%s/funding-sources", url.PathEscape(ext))
-	body := func(typ, src, name, last4 string) string {
-		return fmt.Sprintf(`{"fundingType":%q,"providerSourceID":%q,"displayName":%q,"last4":%q}`, typ, src, name, last4)
-	}
-	src := "card-" + c.run
-	r := c.req(t, "POST", base, body(FundingCard, src, "Visa", "4242"), nil)
-	expect(t, r, http.StatusCreated)
-	id := str(r.obj(t), "fundingSourceID")
-	if id == "" {
-		t.Fatalf("no fundingSourceID: %s", r.Body)
-	}
+	f := c.newFundingSource(t)
+	base, id, src := f.base, f.id, f.src
 
 	t.Run("CreateIsIdempotentOnParticipantTypeAndSource", func(t *testing.T) {
-		r := c.req(t, "POST", c.p("/participants/%s/funding-sources", pid), body(FundingCard, src, "Visa again", "4242"), nil)
+		r := c.req(t, "POST", c.p("/participants/%s/funding-sources", f.pid), fundingSourceBody(FundingCard, src, "Visa again", "4242"), nil)
 		expect(t, r, http.StatusCreated)
 		if got := str(r.obj(t), "fundingSourceID"); got != id {
 			t.Fatalf("resend gave %s, want %s", got, id)
 		}
-		r = c.req(t, "POST", base, body(FundingBankAccount, src, "Checking", "0001"), nil)
+		r = c.req(t, "POST", base, fundingSourceBody(FundingBankAccount, src, "Checking", "0001"), nil)
 		expect(t, r, http.StatusCreated)
 		if str(r.obj(t), "fundingSourceID") == id {
 			t.Fatal("another fundingType reused the ID")
@@ -1060,32 +1067,8 @@ func (c *conformance) fundingSources(t *testing.T) {
 		_, otherExt := c.active(t)
 		expect(t, c.req(t, "GET", c.p("/participants/%s/funding-sources/%s", otherExt, id), "", nil), http.StatusNotFound)
 	})
-	t.Run("PatchKeepsIDAndImmutableFields", func(t *testing.T) {
-		r := c.req(t, "PATCH", base+"/"+id, `{"displayName":"Work Visa","last4":"1111"}`, nil)
-		expect(t, r, http.StatusOK)
-		fs := r.obj(t)["fundingSource"].(map[string]any)
-		if str(fs, "fundingSourceID") != id || str(fs, "displayName") != "Work Visa" || str(fs, "last4") != "1111" ||
-			str(fs, "providerSourceID") != src || str(fs, "fundingType") != FundingCard {
-			t.Fatalf("patched: %v", fs)
-		}
-		expectPointer(t, c.req(t, "PATCH", base+"/"+id, `{"providerSourceID":"other"}`, nil), 422, "/providerSourceID")
-		expectPointer(t, c.req(t, "PATCH", base+"/"+id, `{"fundingType":"bank_account"}`, nil), 422, "/fundingType")
-		expectPointer(t, c.req(t, "PATCH", base+"/"+id, `{"last4":""}`, nil), 422, "/last4")
-		expectPointer(t, c.req(t, "PATCH", base+"/"+id, `{"last4":"12345"}`, nil), 422, "/last4")
-		expectPointer(t, c.req(t, "PATCH", base+"/"+id, `{"displayName":""}`, nil), 422, "/displayName")
-		expect(t, c.req(t, "PATCH", c.p("/participants/%s/funding-sources/%s", c.externalID("nobody-"), id), `{"displayName":"x"}`, nil), http.StatusNotFound)
-	})
-	t.Run("CreateValidation", func(t *testing.T) {
-		long := strings.Repeat("x", 257)
-		expectPointer(t, c.req(t, "POST", base, body(FundingCard, "s1-"+c.run, "", ""), nil), 422, "/displayName")
-		expectPointer(t, c.req(t, "POST", base, body(FundingCard, long, "n", ""), nil), 422, "/providerSourceID")
-		expectPointer(t, c.req(t, "POST", base, body(FundingCard, "s2-"+c.run, long, ""), nil), 422, "/displayName")
-		expectPointer(t, c.req(t, "POST", base, body("cash", "s3-"+c.run, "n", ""), nil), 422, "/fundingType")
-		expectPointer(t, c.req(t, "POST", base, body(FundingCard, "s4-"+c.run, "n", "12345"), nil), 422, "/last4")
-		expect(t, c.req(t, "POST", base, body(FundingCard, strings.Repeat("y", 256), strings.Repeat("n", 256), ""), nil), http.StatusCreated)
-		expect(t, c.req(t, "POST", c.p("/participants/%s/funding-sources", c.externalID("nobody-")), body(FundingCard, "s5", "n", ""), nil), http.StatusNotFound)
-		expectProblem(t, c.req(t, "POST", base, `{"fundingType":`, nil), http.StatusBadRequest)
-	})
+	t.Run("PatchKeepsIDAndImmutableFields", func(t *testing.T) { c.fundingSourcePatch(t, f) })
+	t.Run("CreateValidation", func(t *testing.T) { c.fundingSourceValidation(t, base) })
 	t.Run("OtherProvidersSourceIsNotFound", func(t *testing.T) {
 		need(t, c.tg.Hooks.OtherProvider != nil, "OtherProvider")
 		other, kid, secret, err := c.tg.Hooks.OtherProvider()
@@ -1093,27 +1076,91 @@ func (c *conformance) fundingSources(t *testing.T) {
 			t.Fatal(err)
 		}
 		auth := hdr{"Authorization": basic(kid, secret)}
-		expect(t, c.req(t, "GET", "/providers/"+other+"/participants/"+pid+"/funding-sources/"+id, "", auth), http.StatusNotFound)
+		expect(t, c.req(t, "GET", "/providers/"+other+"/participants/"+f.pid+"/funding-sources/"+id, "", auth), http.StatusNotFound)
 	})
-	t.Run("ResendReactivatesRemovedSource", func(t *testing.T) {
-		need(t, c.tg.Hooks.RemoveFundingSource != nil, "RemoveFundingSource")
-		if err := c.tg.Hooks.RemoveFundingSource(id); err != nil {
-			t.Fatal(err)
-		}
-		fs := c.req(t, "GET", base+"/"+id, "", nil).obj(t)["fundingSource"].(map[string]any)
-		if str(fs, "disabledOn") == "" {
-			t.Fatalf("removed source has no disabledOn: %v", fs)
-		}
-		r := c.req(t, "POST", base, body(FundingCard, src, "Visa", "4242"), nil)
-		expect(t, r, http.StatusCreated)
-		if str(r.obj(t), "fundingSourceID") != id {
-			t.Fatalf("reactivation gave a new ID: %s", r.Body)
-		}
-		fs = c.req(t, "GET", base+"/"+id, "", nil).obj(t)["fundingSource"].(map[string]any)
-		if _, ok := fs["disabledOn"]; ok {
-			t.Fatalf("reactivated source still disabled: %v", fs)
-		}
-	})
+	t.Run("ResendReactivatesRemovedSource", func(t *testing.T) { c.fundingSourceReactivation(t, f) })
+}
+
+// fundingSource is the funding source the FundingSources scenario creates:
+// its participant, the collection's path, its providerSourceID and its ID.
+type fundingSource struct {
+	pid, base, src, id string
+}
+
+// newFundingSource registers an active participant and creates a card
+// funding source for it.
+func (c *conformance) newFundingSource(t *testing.T) fundingSource {
+	t.Helper()
+	pid, ext := c.active(t)
+	f := fundingSource{pid: pid, base: c.p("/participants/%s/funding-sources", url.PathEscape(ext)), src: "card-" + c.run}
+	r := c.req(t, "POST", f.base, fundingSourceBody(FundingCard, f.src, "Visa", "4242"), nil)
+	expect(t, r, http.StatusCreated)
+	f.id = str(r.obj(t), "fundingSourceID")
+	if f.id == "" {
+		t.Fatalf("no fundingSourceID: %s", r.Body)
+	}
+	return f
+}
+
+// fundingSourceBody is the JSON body that creates a funding source.
+func fundingSourceBody(typ, src, name, last4 string) string {
+	return fmt.Sprintf(`{"fundingType":%q,"providerSourceID":%q,"displayName":%q,"last4":%q}`, typ, src, name, last4)
+}
+
+// fundingSourcePatch checks that a PATCH changes the display fields, keeps
+// the ID, and refuses the immutable fields and invalid values.
+func (c *conformance) fundingSourcePatch(t *testing.T, f fundingSource) {
+	base, id := f.base, f.id
+	r := c.req(t, "PATCH", base+"/"+id, `{"displayName":"Work Visa","last4":"1111"}`, nil)
+	expect(t, r, http.StatusOK)
+	fs := r.obj(t)["fundingSource"].(map[string]any)
+	if str(fs, "fundingSourceID") != id || str(fs, "displayName") != "Work Visa" || str(fs, "last4") != "1111" ||
+		str(fs, "providerSourceID") != f.src || str(fs, "fundingType") != FundingCard {
+		t.Fatalf("patched: %v", fs)
+	}
+	expectPointer(t, c.req(t, "PATCH", base+"/"+id, `{"providerSourceID":"other"}`, nil), 422, "/providerSourceID")
+	expectPointer(t, c.req(t, "PATCH", base+"/"+id, `{"fundingType":"bank_account"}`, nil), 422, "/fundingType")
+	expectPointer(t, c.req(t, "PATCH", base+"/"+id, `{"last4":""}`, nil), 422, "/last4")
+	expectPointer(t, c.req(t, "PATCH", base+"/"+id, `{"last4":"12345"}`, nil), 422, "/last4")
+	expectPointer(t, c.req(t, "PATCH", base+"/"+id, `{"displayName":""}`, nil), 422, "/displayName")
+	expect(t, c.req(t, "PATCH", c.p("/participants/%s/funding-sources/%s", c.externalID("nobody-"), id), `{"displayName":"x"}`, nil), http.StatusNotFound)
+}
+
+// fundingSourceValidation checks the validation of a create, on the
+// funding-sources collection at base.
+func (c *conformance) fundingSourceValidation(t *testing.T, base string) {
+	long := strings.Repeat("x", 257)
+	expectPointer(t, c.req(t, "POST", base, fundingSourceBody(FundingCard, "s1-"+c.run, "", ""), nil), 422, "/displayName")
+	expectPointer(t, c.req(t, "POST", base, fundingSourceBody(FundingCard, long, "n", ""), nil), 422, "/providerSourceID")
+	expectPointer(t, c.req(t, "POST", base, fundingSourceBody(FundingCard, "s2-"+c.run, long, ""), nil), 422, "/displayName")
+	expectPointer(t, c.req(t, "POST", base, fundingSourceBody("cash", "s3-"+c.run, "n", ""), nil), 422, "/fundingType")
+	expectPointer(t, c.req(t, "POST", base, fundingSourceBody(FundingCard, "s4-"+c.run, "n", "12345"), nil), 422, "/last4")
+	expect(t, c.req(t, "POST", base, fundingSourceBody(FundingCard, strings.Repeat("y", 256), strings.Repeat("n", 256), ""), nil), http.StatusCreated)
+	expect(t, c.req(t, "POST", c.p("/participants/%s/funding-sources", c.externalID("nobody-")), fundingSourceBody(FundingCard, "s5", "n", ""), nil), http.StatusNotFound)
+	expectProblem(t, c.req(t, "POST", base, `{"fundingType":`, nil), http.StatusBadRequest)
+}
+
+// fundingSourceReactivation checks that resending the create of a removed
+// funding source reactivates it under the same ID.
+func (c *conformance) fundingSourceReactivation(t *testing.T, f fundingSource) {
+	need(t, c.tg.Hooks.RemoveFundingSource != nil, "RemoveFundingSource")
+	base, id := f.base, f.id
+	if err := c.tg.Hooks.RemoveFundingSource(id); err != nil {
+		t.Fatal(err)
+	}
+	fs := c.req(t, "GET", base+"/"+id, "", nil).obj(t)["fundingSource"].(map[string]any)
+	if str(fs, "disabledOn") == "" {
+		t.Fatalf("removed source has no disabledOn: %v", fs)
+	}
+	r := c.req(t, "POST", base, fundingSourceBody(FundingCard, f.src, "Visa", "4242"), nil)
+	expect(t, r, http.StatusCreated)
+	if str(r.obj(t), "fundingSourceID") != id {
+		t.Fatalf("reactivation gave a new ID: %s", r.Body)
+	}
+	fs = c.req(t, "GET", base+"/"+id, "", nil).obj(t)["fundingSource"].(map[string]any)
+	if _, ok := fs["disabledOn"]; ok {
+		t.Fatalf("reactivated source still disabled: %v", fs)
+	}
 }
 
 func (c *conformance) createSecret(t *testing.T, version, key string) reply {
@@ -1174,61 +1221,81 @@ func (c *conformance) signingSecrets(t *testing.T) {
 			t.Fatalf("replay leaks the secret: %s", r.Body)
 		}
 	})
-	t.Run("ListIsMetadataNewestFirstSeveralActive", func(t *testing.T) {
-		r := c.req(t, "GET", c.p("/signing-secrets?limit=100"), "", nil)
-		expect(t, r, http.StatusOK)
-		if strings.Contains(string(r.Body), plaintext) || strings.Contains(string(r.Body), `"secret"`) {
-			t.Fatalf("list carries secret values: %s", r.Body)
+	t.Run("ListIsMetadataNewestFirstSeveralActive", func(t *testing.T) { c.secretList(t, nested) })
+	t.Run("ConcurrentRequestIsInProgress", c.secretCreateInProgress)
+	t.Run("AfterTheRetentionWindowTheKeyCreatesANewSecret", func(t *testing.T) { c.secretKeyRetention(t, key, nested) })
+}
+
+// listsSecret reports whether a list of signing secrets holds the one of
+// secretID.
+func listsSecret(list []any, secretID string) bool {
+	return slices.ContainsFunc(list, func(s any) bool { return str(s.(map[string]any), "secretID") == secretID })
+}
+
+// secretList checks that the list of signing secrets is metadata without
+// values, newest first, and holds several active secrets, created among
+// them.
+func (c *conformance) secretList(t *testing.T, created map[string]any) {
+	r := c.req(t, "GET", c.p("/signing-secrets?limit=100"), "", nil)
+	expect(t, r, http.StatusOK)
+	if strings.Contains(string(r.Body), str(created, "secret")) || strings.Contains(string(r.Body), `"secret"`) {
+		t.Fatalf("list carries secret values: %s", r.Body)
+	}
+	list := r.obj(t)["signingSecrets"].([]any)
+	if len(list) < 2 {
+		t.Fatalf("want several active secrets, got %v", list)
+	}
+	var prev time.Time
+	for i, s := range list {
+		at, err := time.Parse(time.RFC3339Nano, str(s.(map[string]any), "createdOn"))
+		if err != nil {
+			t.Fatal(err)
 		}
-		list := r.obj(t)["signingSecrets"].([]any)
-		if len(list) < 2 {
-			t.Fatalf("want several active secrets, got %v", list)
+		if i > 0 && at.After(prev) {
+			t.Fatalf("not newest first: %v", list)
 		}
-		var prev time.Time
-		for i, s := range list {
-			at, err := time.Parse(time.RFC3339Nano, str(s.(map[string]any), "createdOn"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if i > 0 && at.After(prev) {
-				t.Fatalf("not newest first: %v", list)
-			}
-			prev = at
-		}
-		if !slices.ContainsFunc(list, func(s any) bool { return str(s.(map[string]any), "secretID") == str(nested, "secretID") }) {
-			t.Fatal("created secret not listed")
-		}
-	})
-	t.Run("ConcurrentRequestIsInProgress", func(t *testing.T) {
-		need(t, c.tg.Hooks.GateSecretCreates != nil, "GateSecretCreates")
-		entered, open := c.tg.Hooks.GateSecretCreates()
-		t.Cleanup(open)
-		k := "conf-gate-" + randomHex(6)
-		first := make(chan reply, 1)
-		go func() { first <- c.createSecretNoFatal(k) }()
-		if got := <-entered; got != k {
-			t.Fatalf("gate saw %q", got)
-		}
-		expectCode(t, c.createSecret(t, "v2026.10.00", k), "idempotency-request-in-progress")
-		open()
-		expect(t, <-first, http.StatusCreated)
-	})
-	t.Run("AfterTheRetentionWindowTheKeyCreatesANewSecret", func(t *testing.T) {
-		need(t, c.tg.Hooks.Advance != nil, "Advance")
-		c.tg.Hooks.Advance(IdempotencyRetention - time.Second)
-		expectCode(t, c.createSecret(t, "v2026.10.00", key), "idempotency-key-reused")
-		c.tg.Hooks.Advance(time.Second)
-		r := c.createSecret(t, "v2026.10.00", key)
-		expect(t, r, http.StatusCreated)
-		again := r.obj(t)["signingSecret"].(map[string]any)
-		if str(again, "secretID") == str(nested, "secretID") || str(again, "secret") == plaintext {
-			t.Fatal("a new key window returned the old secret")
-		}
-		list := c.req(t, "GET", c.p("/signing-secrets?limit=100"), "", nil).obj(t)["signingSecrets"].([]any)
-		if !slices.ContainsFunc(list, func(s any) bool { return str(s.(map[string]any), "secretID") == str(nested, "secretID") }) {
-			t.Fatal("the earlier secret is no longer active")
-		}
-	})
+		prev = at
+	}
+	if !listsSecret(list, str(created, "secretID")) {
+		t.Fatal("created secret not listed")
+	}
+}
+
+// secretCreateInProgress checks that a create sent while another with the
+// same key is in flight is refused as in progress.
+func (c *conformance) secretCreateInProgress(t *testing.T) {
+	need(t, c.tg.Hooks.GateSecretCreates != nil, "GateSecretCreates")
+	entered, open := c.tg.Hooks.GateSecretCreates()
+	t.Cleanup(open)
+	k := "conf-gate-" + randomHex(6)
+	first := make(chan reply, 1)
+	go func() { first <- c.createSecretNoFatal(k) }()
+	if got := <-entered; got != k {
+		t.Fatalf("gate saw %q", got)
+	}
+	expectCode(t, c.createSecret(t, "v2026.10.00", k), "idempotency-request-in-progress")
+	open()
+	expect(t, <-first, http.StatusCreated)
+}
+
+// secretKeyRetention checks that key, which created the secret created,
+// is refused until the retention window ends and then creates a new
+// secret, the earlier one staying active.
+func (c *conformance) secretKeyRetention(t *testing.T, key string, created map[string]any) {
+	need(t, c.tg.Hooks.Advance != nil, "Advance")
+	c.tg.Hooks.Advance(IdempotencyRetention - time.Second)
+	expectCode(t, c.createSecret(t, "v2026.10.00", key), "idempotency-key-reused")
+	c.tg.Hooks.Advance(time.Second)
+	r := c.createSecret(t, "v2026.10.00", key)
+	expect(t, r, http.StatusCreated)
+	again := r.obj(t)["signingSecret"].(map[string]any)
+	if str(again, "secretID") == str(created, "secretID") || str(again, "secret") == str(created, "secret") {
+		t.Fatal("a new key window returned the old secret")
+	}
+	list := c.req(t, "GET", c.p("/signing-secrets?limit=100"), "", nil).obj(t)["signingSecrets"].([]any)
+	if !listsSecret(list, str(created, "secretID")) {
+		t.Fatal("the earlier secret is no longer active")
+	}
 }
 
 // createSecretNoFatal is createSecret for a goroutine (no t.Fatal there).
