@@ -36,6 +36,16 @@ type Hooks struct {
 // does not set pool_max_conns.
 const DefaultPoolSize = store.DefaultMaxConns
 
+// ReconcilePoolSize is the size of reconciliation's own pool, apart from
+// the callbacks': one connection for a run's snapshot or fix, one for its
+// lease and records. Its connections are named ReconcileApplicationName
+// in pg_stat_activity.
+const ReconcilePoolSize = 2
+
+// ReconcileApplicationName is the application_name of reconciliation's
+// connections.
+const ReconcileApplicationName = "ledgerd-reconciliation"
+
 // KeyringMaxAge is how long a replica goes on opening callbacks without a
 // successful keyring load (loads run every 2 s).
 const KeyringMaxAge = 10 * time.Second
@@ -48,6 +58,7 @@ type daemon struct {
 	cfg     Config
 	log     *slog.Logger
 	db      *store.DB
+	reconDB *store.DB // reconciliation's own pool
 	reg     *prometheus.Registry
 	keys    *envelope.Keyring
 	secrets *keyring.Store
@@ -132,6 +143,13 @@ func (d *daemon) openDatabase(ctx context.Context) error {
 		return err
 	}
 	d.stops = append(d.stops, d.db.Close)
+	// Reconciliation reads whole tables: it runs on a small pool of its
+	// own, so that a run never waits for, or takes, the callbacks'
+	// connections.
+	if d.reconDB, err = d.db.Sibling(ctx, ReconcilePoolSize, ReconcileApplicationName); err != nil {
+		return err
+	}
+	d.stops = append(d.stops, d.reconDB.Close)
 	if err := d.probeHosts(ctx); err != nil {
 		return err
 	}
@@ -236,7 +254,7 @@ func (d *daemon) startServices(ctx context.Context) (*admin.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	reconciler, err := reconciliation.New(reconciliation.Config{DB: d.db, Provider: serviceAPI,
+	reconciler, err := reconciliation.New(reconciliation.Config{DB: d.reconDB, Provider: serviceAPI,
 		HoldMaxAge: cfg.HoldMaxAge, Every: cfg.ReconcileEvery, ProviderConcurrency: cfg.ReconcileProviderConcurrency, Logger: d.log})
 	if err != nil {
 		return nil, err

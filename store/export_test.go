@@ -1,5 +1,7 @@
 package store
 
+import "github.com/jackc/pgx/v5/pgxpool"
+
 // CallSQL returns the SQL of each server-side function call, by function.
 func CallSQL() map[string]string {
 	return map[string]string{
@@ -16,3 +18,6 @@ func InvariantSQL() map[string]string {
 	}
 	return out
 }
+
+// Pool returns db's pool, for tests that hold its connections.
+func (db *DB) Pool() *pgxpool.Pool { return db.pool }

@@ -169,6 +169,25 @@ func Wrap(pool *pgxpool.Pool, now func() time.Time) *DB {
 	return &DB{pool: pool, now: now, topo: newTopology(nil)}
 }
 
+// Sibling opens a second pool on db's database with db's settings (URL,
+// exec mode, deadlines, topology), of at most maxConns connections that
+// identify themselves to the server as applicationName (pg_stat_activity).
+// Work that must never take the callbacks' connections, such as
+// reconciliation, runs on a sibling. The caller closes it.
+func (db *DB) Sibling(ctx context.Context, maxConns int32, applicationName string) (*DB, error) {
+	cfg := db.pool.Config()
+	cfg.MaxConns, cfg.MinConns = maxConns, 0
+	if cfg.ConnConfig.RuntimeParams == nil {
+		cfg.ConnConfig.RuntimeParams = map[string]string{}
+	}
+	cfg.ConnConfig.RuntimeParams["application_name"] = applicationName
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("database pool: %w", err)
+	}
+	return &DB{pool: pool, now: db.now, topo: db.topo}, nil
+}
+
 // Close closes the pool.
 func (db *DB) Close() { db.pool.Close() }
 
