@@ -28,7 +28,7 @@ func TestReconciliationRunsOnItsOwnPool(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Go(func() {
-			resp, err := http.Post(d.admin+"/v1/reconciliation/runs", "application/json", strings.NewReader(`{}`))
+			resp, err := http.Post("http://"+d.admin+"/v1/reconciliation/runs", "application/json", strings.NewReader(`{}`))
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
