@@ -65,7 +65,11 @@
 // writes the journal row, and held only with a hold or its settlement;
 // CHECK accounts_available_nonnegative, accounts_held_nonnegative and
 // accounts_system_balance_check; cb_authorize locks the account row and
-// checks available before held grows. Checked by balance_drift, held_drift,
+// checks available before held grows. The holds still held are also
+// listed in open_holds (written by the statements that place and settle a
+// hold), which the metrics and the listing of held holds read instead of
+// all of history. Checked by balance_drift, held_drift (which also
+// compares open_holds with the holds without a settlement),
 // journal_account_mismatch, negative_available. Tested by holds
 // TestConcurrentPlaceNeverOvercommits and TestRandomizedWorkload.
 //

@@ -510,3 +510,50 @@ p_max => NULL, p_credit_reference => 'cred-first', p_transaction_id => gen_rando
 	ledgertest.AssertBalances(t, b.store, "rr-a", "5", "0", "5")
 	ledgertest.AssertBalances(t, b.store, "rr-b", "0", "0", "0")
 }
+
+// TestInvariantChecksDetectOpenHoldsDrift: open_holds (what /metrics and
+// the listing of held holds read) is checked against the holds and their
+// settlements: a held hold missing from it, a settled one left in it and
+// one listed with another amount are each a held_drift naming the hold.
+func TestInvariantChecksDetectOpenHoldsDrift(t *testing.T) {
+	t.Parallel()
+	ctx, b := setup(t)
+	ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "od-1", Owner: "oda", Source: "od-src", Funds: "100"})
+	refs := map[string]string{}
+	for _, p := range []string{"od-p1", "od-p2", "od-p3", "od-p4"} {
+		if d := ledgertest.Hold(t, b.store, p, "oda", "od-src", "5"); d.Outcome != "approved" {
+			t.Fatalf("authorize %s: %+v", p, d)
+		} else {
+			refs[p] = d.Reference
+		}
+	}
+	if d := ledgertest.Settle(t, b.store, "od-p4", refs["od-p4"], true); d.Outcome != "approved" {
+		t.Fatalf("capture: %+v", d)
+	}
+	ledgertest.AssertInvariants(t, b.store)
+	for _, c := range []struct{ sql, ref string }{
+		{`DELETE FROM open_holds WHERE hold_reference = $1`, refs["od-p1"]},
+		{`UPDATE open_holds SET amount = 6 WHERE hold_reference = $1`, refs["od-p2"]},
+		{`INSERT INTO open_holds SELECT hold_reference, account_id, currency, amount, placed_at FROM holds WHERE hold_reference = $1`, refs["od-p4"]},
+	} {
+		if _, err := b.pool.Exec(ctx, c.sql, c.ref); err != nil {
+			t.Fatalf("%s: %v", c.sql, err)
+		}
+	}
+	vs, err := b.store.CheckInvariants(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, v := range vs {
+		got[v.Subject] = v.Kind
+	}
+	for _, p := range []string{"od-p1", "od-p2", "od-p4"} {
+		if got[refs[p]] != "held_drift" {
+			t.Errorf("%s: %q, want held_drift; violations %+v", p, got[refs[p]], vs)
+		}
+	}
+	if _, ok := got[refs["od-p3"]]; ok {
+		t.Errorf("hold_od-p3 is consistent, reported %+v", vs)
+	}
+}

@@ -21,3 +21,8 @@ func InvariantSQL() map[string]string {
 
 // Pool returns db's pool, for tests that hold its connections.
 func (db *DB) Pool() *pgxpool.Pool { return db.pool }
+
+// HoldReadSQL returns the SQL of the reads of open holds, by name.
+func HoldReadSQL() map[string]string {
+	return map[string]string{"outstanding": outstandingSQL, "listHeld": listHeldSQL}
+}

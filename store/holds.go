@@ -28,9 +28,20 @@ WHERE ($1 = '' OR payout_id = $1) AND ($2 = '' OR status = $2) AND ($5 = '' OR a
 ORDER BY placed_at DESC, hold_reference DESC
 LIMIT $6`
 
-	outstandingSQL = `SELECT h.currency, count(*), sum(h.amount), count(*) FILTER (WHERE h.placed_at < $1)
-FROM holds h WHERE NOT EXISTS (SELECT 1 FROM hold_settlements s WHERE s.hold_reference = h.hold_reference)
-GROUP BY h.currency`
+	// Read from open_holds (migration 009): as many rows as holds are
+	// held, whatever the size of the history.
+	outstandingSQL = `SELECT currency, count(*), sum(amount), count(*) FILTER (WHERE placed_at < $1)
+FROM open_holds GROUP BY currency`
+
+	// Held holds only: the page is chosen among open_holds (as many rows as
+	// holds are held), then its holds read by key, so that a page of the
+	// held never walks the history of settled holds before them.
+	listHeldSQL = `SELECT ` + holdColumns + ` FROM hold_states
+WHERE hold_reference = ANY (ARRAY(SELECT o.hold_reference FROM open_holds o
+      WHERE ($5 = '' OR o.account_id = $5) AND ($3 = '' OR (o.placed_at, o.hold_reference) < ($4, $3))
+      ORDER BY o.placed_at DESC, o.hold_reference DESC LIMIT $6))
+  AND ($1 = '' OR payout_id = $1) AND $2 = 'held'
+ORDER BY placed_at DESC, hold_reference DESC`
 )
 
 func scanHold(row pgx.Row) (holds.Hold, error) {
@@ -59,7 +70,11 @@ func (db *DB) ListHolds(ctx context.Context, o holds.ListOptions) (holds.Page, e
 	if err != nil {
 		return holds.Page{}, err
 	}
-	rows, err := db.pool.Query(ctx, listHoldsSQL, o.PayoutID, o.Status, pos.HoldReference, pos.PlacedAt, o.AccountID, o.Limit+1)
+	sql := listHoldsSQL
+	if o.Status == holds.StatusHeld && o.PayoutID == "" {
+		sql = listHeldSQL
+	}
+	rows, err := db.pool.Query(ctx, sql, o.PayoutID, o.Status, pos.HoldReference, pos.PlacedAt, o.AccountID, o.Limit+1)
 	if err != nil {
 		return holds.Page{}, interpret(err)
 	}

@@ -45,7 +45,19 @@ SELECT h.hold_reference, format('a %s hold on account %s, which %s', h.currency,
        CASE WHEN a.account_id IS NULL THEN 'does not exist' WHEN a.kind <> 'customer' THEN 'is a system account'
             ELSE 'is in ' || a.currency END)
 FROM holds h LEFT JOIN accounts a ON a.account_id = h.account_id
-WHERE a.account_id IS NULL OR a.kind <> 'customer' OR a.currency <> h.currency`},
+WHERE a.account_id IS NULL OR a.kind <> 'customer' OR a.currency <> h.currency
+UNION ALL
+SELECT coalesce(h.hold_reference, o.hold_reference),
+       CASE WHEN o.hold_reference IS NULL THEN 'held, but missing from open_holds'
+            WHEN h.hold_reference IS NULL THEN 'listed in open_holds, but settled or never placed'
+            ELSE format('listed in open_holds as %s %s on %s, placed as %s %s on %s',
+                        o.amount, o.currency, o.account_id, h.amount, h.currency, h.account_id) END
+FROM (SELECT h.hold_reference, h.account_id, h.currency, h.amount, h.placed_at FROM holds h
+      LEFT JOIN hold_settlements s ON s.hold_reference = h.hold_reference
+      WHERE s.hold_reference IS NULL) h
+FULL JOIN open_holds o ON o.hold_reference = h.hold_reference
+WHERE h.hold_reference IS NULL OR o.hold_reference IS NULL
+   OR (o.account_id, o.currency, o.amount, o.placed_at) IS DISTINCT FROM (h.account_id, h.currency, h.amount, h.placed_at)`},
 	{"I1", "negative_available", `
 SELECT account_id, format('balance %s, held %s', balance, held)
 FROM accounts WHERE kind = 'customer' AND balance - held < 0`},

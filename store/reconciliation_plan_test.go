@@ -27,6 +27,8 @@ SELECT 'hold_p' || h, 'pay-p' || h, 'p-acct-' || (h % 500 + 1), 'src', 'USD', 1,
 FROM generate_series(1, 5000) h;
 INSERT INTO hold_settlements (hold_reference, status, reference, transaction_id, settled_at)
 SELECT 'hold_p' || h, 'captured', 'cap_p' || h, md5('t' || h)::uuid, now() FROM generate_series(1, 4000) h;
+INSERT INTO open_holds (hold_reference, account_id, currency, amount, placed_at)
+SELECT 'hold_p' || h, 'p-acct-' || (h % 500 + 1), 'USD', 1, now() - h * interval '1 minute' FROM generate_series(4001, 5000) h;
 INSERT INTO journal (transaction_id, kind, reference, memo, account_id, contra_account_id, currency, amount, created_at)
 SELECT md5('t' || h)::uuid, 'capture', 'cap_p' || h, 'pay-p' || h, 'p-acct-' || (h % 500 + 1), 'settlement:USD', 'USD', -1, now()
 FROM generate_series(1, 4000) h;
@@ -44,7 +46,7 @@ INSERT INTO callback_credit (scope, idempotency_key, fingerprint, subject, outco
 SELECT '', 'k-' || c, sha256(('k-' || c)::bytea), 'req-' || c, 'approved', 'cred_' || c, 'kf', now(), now() FROM generate_series(1, 1000) c;
 INSERT INTO orphans (kind, hold_reference, reference, created_at)
 SELECT 'capture', 'hold_x' || o, 'cap_x' || o, now() FROM generate_series(1, 10) o;
-ANALYZE accounts, instruments, holds, hold_settlements, journal, adjustments, credits, callback_credit, orphans;`
+ANALYZE accounts, instruments, holds, hold_settlements, open_holds, journal, adjustments, credits, callback_credit, orphans;`
 
 // TestReconciliationQueriesAreLinear: no query of a reconciliation runs a
 // subquery per row (a SubPlan) or a nested loop over a sequential scan
