@@ -226,3 +226,30 @@ func TestAccountIDLengthInCharacters(t *testing.T) {
 	b.do(t, "POST", "/v1/accounts", `{"accountID":"`+id+`é","ownerExternalID":"eve","currency":"USD"}`).problem(t, 400, "invalid-request", "/accountID")
 	b.do(t, "POST", "/v1/accounts", `{"accountID":"x","ownerExternalID":"`+strings.Repeat("ü", 257)+`","currency":"USD"}`).problem(t, 400, "invalid-request", "/ownerExternalID")
 }
+
+// TestConfusableAccountIDs: an account ID that would print like another's
+// is refused with 400 at /accountID and creates nothing: invisible format
+// characters (zero-width space, a right-to-left override, a byte order
+// mark) and a decomposed spelling ("e" and a combining accent) of what
+// another account spells composed. Composed non-ASCII IDs stay accepted.
+func TestConfusableAccountIDs(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "")
+	if a := b.do(t, "POST", "/v1/accounts", `{"accountID":"café-1","ownerExternalID":"zoe","currency":"USD"}`); a.status != 201 {
+		t.Fatalf("composed café-1: %d %s", a.status, a.raw)
+	}
+	for name, id := range map[string]string{
+		"ZeroWidthSpace":   `acc\u200b-1`,
+		"RightToLeft":      `acc-\u202e1-gpj`,
+		"ByteOrderMark":    `\ufeffacc-1`,
+		"SoftHyphen":       `acc\u00ad-1`,
+		"DecomposedAccent": `cafe\u0301-1`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			b.do(t, "POST", "/v1/accounts", `{"accountID":"`+id+`","ownerExternalID":"zoe","currency":"USD"}`).problem(t, 400, "invalid-request", "/accountID")
+		})
+	}
+	if a := b.do(t, "GET", "/v1/accounts?ownerExternalID=zoe", ""); a.status != 200 || strings.Count(a.raw, `"accountID"`) != 1 {
+		t.Errorf("zoe's accounts: %d %s, want café-1 alone", a.status, a.raw)
+	}
+}

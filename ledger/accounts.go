@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
+	"golang.org/x/text/unicode/norm"
 )
 
 // Account statuses.
@@ -58,6 +59,14 @@ func ValidateNewAccount(n *NewAccount) error {
 		return Invalid("/accountID", "accountID must be 1 to %d characters", MaxAccountIDLen)
 	case !utf8.ValidString(n.AccountID) || strings.ContainsFunc(n.AccountID, func(r rune) bool { return r == '/' || unicode.IsSpace(r) || unicode.IsControl(r) }):
 		return Invalid("/accountID", "accountID must not contain a slash, white space or control characters")
+	case strings.ContainsFunc(n.AccountID, func(r rune) bool { return unicode.Is(unicode.Cf, r) }):
+		// Zero-width characters, bidirectional controls, soft hyphens: an
+		// ID that prints like another's, or reorders a log line.
+		return Invalid("/accountID", "accountID must not contain invisible format characters (zero-width, bidirectional controls)")
+	case !norm.NFC.IsNormalString(n.AccountID):
+		// "é" as one character or as "e" and a combining accent would be
+		// two accounts that look the same: one spelling is accepted.
+		return Invalid("/accountID", "accountID must be in Unicode normalization form C (composed characters)")
 	case HasSystemPrefix(n.AccountID):
 		return Invalid("/accountID", "accountID must not start with settlement: or core:")
 	case n.OwnerExternalID == "" || utf8.RuneCountInString(n.OwnerExternalID) > MaxExternalIDLen:
