@@ -10,7 +10,8 @@
 // decision tables (design 2.3 to 2.5) and the Hold a reader sees. The
 // decisions themselves are made in one place each, in the database:
 // cb_authorize (rows 1 to 12), and cb_capture and cb_release (row 1) with
-// hold_settle (rows 2 to 6), in schema/migrations/006_callback_path_v2.sql,
+// hold_settle (rows 2 to 6), in schema/migrations/006_callback_path_v2.sql
+// (cb_authorize and hold_settle as restated by 009_open_holds.sql),
 // called through package store. The tests of this package are the decision
 // tables, row by row, against those functions without HTTP.
 //

@@ -5,7 +5,8 @@
 // the invariants below. It imports no database driver: package store is
 // the boundary that reads and writes these types in Postgres, and the
 // decisions themselves run there, one server-side function per endpoint
-// (schema/migrations/006_callback_path_v2.sql). Holds (reserve, then
+// (schema/migrations/006_callback_path_v2.sql, cb_authorize and
+// hold_settle restated by 009_open_holds.sql). Holds (reserve, then
 // capture or release) are described in package holds.
 //
 // # Model
