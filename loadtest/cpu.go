@@ -21,7 +21,7 @@ type procCPU struct {
 	mu    sync.Mutex
 	first map[int]float64 // seconds at first sight in the window
 	last  map[int]float64 // seconds at the last sample; its keys are the processes known
-	begun bool // the window's first sample is taken
+	begun bool            // the window's first sample is taken
 	stopc chan struct{}
 	done  chan struct{}
 }

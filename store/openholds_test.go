@@ -90,15 +90,7 @@ type lookupNode struct {
 func TestMigration009ListsTheOpenHolds(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := pgtest.EmptyURL(t)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if v, err := schema.MigrateTo(ctx, conn, 8); err != nil || v != 8 {
-		t.Fatalf("migrate to 8: %d %v", v, err)
-	}
+	url, conn := atVersion(t, 8)
 	db, err := store.Open(ctx, url, store.Options{})
 	if err != nil {
 		t.Fatal(err)

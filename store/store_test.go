@@ -24,15 +24,7 @@ import (
 func TestMigration006CarriesTheLedgerOver(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := pgtest.EmptyURL(t)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if v, err := schema.MigrateTo(ctx, conn, 5); err != nil || v != 5 {
-		t.Fatalf("migrate to 5: %d %v", v, err)
-	}
+	url, conn := atVersion(t, 5)
 	exec := func(sql string, args ...any) {
 		t.Helper()
 		if _, err := conn.Exec(ctx, sql, args...); err != nil {
@@ -184,4 +176,21 @@ func TestDeadlineCancelsAndRollsBack(t *testing.T) {
 		t.Fatalf("%d rows committed after the timeout (%v)", n, err)
 	}
 	ledgertest.AssertBalances(t, db, "dl-1", "10", "0", "10")
+}
+
+// atVersion returns the URL of a new database migrated to version and a
+// connection to it, closed when the test ends.
+func atVersion(t *testing.T, version int32) (string, *pgx.Conn) {
+	t.Helper()
+	ctx := context.Background()
+	url := pgtest.EmptyURL(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	if v, err := schema.MigrateTo(ctx, conn, version); err != nil || v != version {
+		t.Fatalf("migrate to %d: %d %v", version, v, err)
+	}
+	return url, conn
 }
