@@ -58,15 +58,25 @@ func Example_registerParticipant() {
 
 // Mint a sender token for the mobile SDK. Only active participants get one.
 func Example_mintToken() {
-	c, srv := exampleClient()
+	// The fake's clock stands still until advanced, so the participant is
+	// pending however slowly this runs.
+	clk := providertest.NewManualClock(time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC))
+	srv := providertest.NewServer(providertest.WithClock(clk),
+		providertest.WithSignupCheck(providertest.SandboxSignupCheck(10*time.Millisecond)))
 	defer srv.Close()
+	id, secret := srv.APIKey()
+	c, err := provider.NewClient(srv.URL, provider.WithProviderID(srv.ProviderID()), provider.WithAPIKey(id, secret))
+	if err != nil {
+		log.Fatal(err)
+	}
 	ctx := context.Background()
 	if _, _, err := c.Participants.Create(ctx, newParticipant("cust-2002")); err != nil {
 		log.Fatal(err)
 	}
-	_, _, err := c.Tokens.Create(ctx, &provider.TokenRequest{ExternalID: "cust-2002", ClientType: provider.ClientDevice})
+	_, _, err = c.Tokens.Create(ctx, &provider.TokenRequest{ExternalID: "cust-2002", ClientType: provider.ClientDevice})
 	fmt.Println("while pending, forbidden:", errors.Is(err, provider.ErrForbidden))
 
+	clk.Advance(time.Second) // the signup check clears
 	if _, err := c.Participants.Await(ctx, "cust-2002", 5*time.Millisecond); err != nil {
 		log.Fatal(err)
 	}
