@@ -121,6 +121,9 @@ func ReadStatus(ctx context.Context, conn *pgx.Conn) (Status, error) {
 			return Status{}, fmt.Errorf("schema: reading the version: %w", err)
 		}
 	}
+	if err := checkBaseline(ctx, conn, s.Current); err != nil {
+		return Status{}, err
+	}
 	for _, m := range all {
 		if m.Version > s.Current {
 			s.Pending = append(s.Pending, m)
@@ -135,6 +138,26 @@ func ReadStatus(ctx context.Context, conn *pgx.Conn) (Status, error) {
 	}
 	s.PendingFunctions, s.NewerFunctions = compareFunctions(fns, rec)
 	return s, nil
+}
+
+// checkBaseline refuses a database at version (≥ 1) without the function
+// table: every build since the baseline makes that table before it runs a
+// migration, and no build before it made one.
+func checkBaseline(ctx context.Context, conn *pgx.Conn, version int32) error {
+	if version < 1 {
+		return nil
+	}
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", FunctionTable).Scan(&exists); err != nil {
+		return fmt.Errorf("schema: reading %s: %w", FunctionTable, err)
+	}
+	if exists {
+		return nil
+	}
+	return fmt.Errorf("%w (it is at version %d of migrations that no longer exist, and has no %s table); "+
+		"no release made such a database, and this build does not carry it over: recreate it (drop the database "+
+		"and create it empty; for ledgerd's embedded database, remove its data directory, LEDGER_DATA_DIR, "+
+		"default var/ledgerd) and migrate again", ErrPreBaseline, version, FunctionTable)
 }
 
 // UpOptions are the settings of Up.
@@ -160,6 +183,12 @@ const (
 // ErrLockTimeout is returned by Up when the migration lock was not free
 // within UpOptions.LockTimeout.
 var ErrLockTimeout = errors.New("schema: timed out waiting for the migration lock")
+
+// ErrPreBaseline is returned by ReadStatus and Up for a database that a
+// development build migrated before the migrations were squashed into
+// 001_baseline.sql: its version counts other migrations. No release made
+// such a database; it is refused, not carried over.
+var ErrPreBaseline = errors.New("schema: the database was migrated by a development build from before 001_baseline.sql")
 
 // ErrNewer is returned by Up when the database is at a later version than
 // this build's migrations: a newer ledgerd migrated it.

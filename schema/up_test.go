@@ -3,6 +3,7 @@ package schema_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -31,8 +32,12 @@ func connect(t *testing.T, url string) *pgx.Conn {
 func TestUp(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
+	fns, err := schema.Functions()
+	if err != nil {
+		t.Fatal(err)
+	}
 	all, err := schema.List()
-	if err != nil || len(all) == 0 || all[0].Version != 1 || all[0].Name != "001_ledger.sql" || all[len(all)-1].Version != schema.Latest() {
+	if err != nil || len(all) == 0 || all[0].Version != 1 || all[0].Name != "001_baseline.sql" || all[len(all)-1].Version != schema.Latest() {
 		t.Fatalf("List = %d migrations, %v", len(all), err)
 	}
 
@@ -64,20 +69,82 @@ func TestUp(t *testing.T) {
 	t.Run("AppliesPendingThenNothing", func(t *testing.T) {
 		t.Parallel()
 		url := pgtest.EmptyURL(t)
-		if _, err := schema.MigrateTo(ctx, connect(t, url), 3); err != nil {
-			t.Fatal(err)
-		}
 		var log syncbuf.Buffer
 		before, v, err := schema.UpURL(ctx, url, schema.UpOptions{Logger: slog.New(slog.NewTextHandler(&log, nil))})
-		if err != nil || before.Current != 3 || v != schema.Latest() || len(before.Pending) != len(all)-3 {
-			t.Fatalf("Up from 3: %+v %d %v", before, v, err)
+		if err != nil || before.Current != 0 || v != schema.Latest() || len(before.Pending) != len(all) || len(before.PendingFunctions) != len(fns) {
+			t.Fatalf("Up from 0: %+v %d %v", before, v, err)
 		}
-		if !strings.Contains(log.String(), "applying migration") || !strings.Contains(log.String(), all[3].Name) {
-			t.Fatalf("log: %s", log.String())
+		// The migrations, in order, then the function files.
+		l := log.String()
+		last := strings.Index(l, all[len(all)-1].Name)
+		first := strings.Index(l, "applying function")
+		if !strings.Contains(l, "applying migration") || last < 0 || first < last || strings.Count(l, "applying function") != len(fns) {
+			t.Fatalf("log: %s", l)
 		}
 		before, v, err = schema.UpURL(ctx, url, schema.UpOptions{})
 		if err != nil || !before.UpToDate() || v != schema.Latest() {
 			t.Fatalf("Up again: %+v %d %v", before, v, err)
+		}
+	})
+
+	t.Run("AtTheLatestVersionWithoutTheFunctionsUpDefinesThem", func(t *testing.T) {
+		// A crash between the last migration and the function files: the
+		// functions are declared, not defined, and Up completes the job.
+		t.Parallel()
+		url := pgtest.EmptyURL(t)
+		conn := connect(t, url)
+		if _, err := conn.Exec(ctx, schema.CreateFunctionTable); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range all {
+			if _, err := conn.Exec(ctx, m.SQL); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := conn.Exec(ctx, fmt.Sprintf("CREATE TABLE %s (version int4 NOT NULL); INSERT INTO %[1]s VALUES (%d)", schema.VersionTable, schema.Latest())); err != nil {
+			t.Fatal(err)
+		}
+		var msg string
+		if err := conn.QueryRow(ctx, "SELECT outcome FROM cb_credit('k', sha256('k'), 'kf', now(), 'r', 'd', 'o', 'USD', 1, NULL, 'c', gen_random_uuid())").Scan(&msg); err == nil ||
+			!strings.Contains(err.Error(), "declared, not defined: run ledgerctl migrate") {
+			t.Fatalf("a declared function ran: %q %v", msg, err)
+		}
+		st, err := schema.StatusURL(ctx, url)
+		if err != nil || st.UpToDate() || len(st.Pending) != 0 || len(st.PendingFunctions) != len(fns) {
+			t.Fatalf("status: %+v %v", st, err)
+		}
+		if _, _, err := schema.UpURL(ctx, url, schema.UpOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := conn.QueryRow(ctx, "SELECT outcome FROM cb_credit('k', sha256('k'), 'kf', now(), 'r', 'd', 'o', 'USD', 1, NULL, 'c', gen_random_uuid())").Scan(&msg); err != nil || msg != "destination_unavailable" {
+			t.Fatalf("cb_credit after Up: %q %v, want destination_unavailable (row 3)", msg, err)
+		}
+	})
+
+	t.Run("RefusesADatabaseOfTheMigrationsBeforeTheBaseline", func(t *testing.T) {
+		// What a development build before the squash left: tern's version
+		// of nine migrations, no function table.
+		t.Parallel()
+		for _, version := range []int{1, 9} {
+			url := pgtest.EmptyURL(t)
+			if _, err := connect(t, url).Exec(ctx, fmt.Sprintf("CREATE TABLE schema_version (version int4 NOT NULL); INSERT INTO schema_version VALUES (%d); "+
+				"CREATE TABLE accounts (account_id text PRIMARY KEY)", version)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := schema.StatusURL(ctx, url); !errors.Is(err, schema.ErrPreBaseline) || !strings.Contains(err.Error(), "recreate it") {
+				t.Fatalf("status at pre-baseline version %d: %v, want ErrPreBaseline saying what to do", version, err)
+			}
+			if _, _, err := schema.UpURL(ctx, url, schema.UpOptions{}); !errors.Is(err, schema.ErrPreBaseline) {
+				t.Fatalf("Up at pre-baseline version %d: %v, want ErrPreBaseline", version, err)
+			}
+			if _, err := schema.MigrateURL(ctx, url); !errors.Is(err, schema.ErrPreBaseline) {
+				t.Fatalf("Migrate at pre-baseline version %d: %v, want ErrPreBaseline", version, err)
+			}
+			var v int32
+			var made bool
+			if err := connect(t, url).QueryRow(ctx, "SELECT (SELECT version FROM schema_version), to_regclass('schema_functions') IS NOT NULL").Scan(&v, &made); err != nil || v != int32(version) || made {
+				t.Fatalf("after the refusals: version %d, function table made %v (%v): want nothing changed", v, made, err)
+			}
 		}
 	})
 
