@@ -28,7 +28,8 @@
 // status` and `up --dry-run` show what is pending (ReadStatus, which takes
 // no lock and needs no right to change the schema). A database migrated
 // by a newer build (a later version, or a function body that replaced this
-// build's) is refused with ErrNewer.
+// build's) is refused with ErrNewer; one migrated by a development build
+// from before 001_baseline.sql, with ErrPreBaseline.
 //
 // The functions run under READ COMMITTED and never commit: they compose
 // into the caller's transaction.
