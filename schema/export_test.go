@@ -5,6 +5,7 @@ package schema
 var (
 	CheckFunctionFile = checkFunctionFile
 	ApplyFunctions    = applyFunctions
+	HashFiles         = hashFiles
 )
 
 // CreateFunctionTable is the statement that makes FunctionTable.

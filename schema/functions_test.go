@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -290,5 +291,43 @@ func TestRuntimeRoleScriptMakesTheFunctionTable(t *testing.T) {
 	space := regexp.MustCompile(`\s+`)
 	if !strings.Contains(space.ReplaceAllString(string(b), " "), space.ReplaceAllString(schema.CreateFunctionTable, " ")+";") {
 		t.Errorf("docs/runtime-role.sql does not create %s as Up does:\n%s", schema.FunctionTable, schema.CreateFunctionTable)
+	}
+}
+
+// TestHashCoversFunctionFiles: the hash that keys test templates changes
+// when a function file changes, is added or goes, as when a migration does.
+func TestHashCoversFunctionFiles(t *testing.T) {
+	t.Parallel()
+	tree := func(edit func(fstest.MapFS)) string {
+		t.Helper()
+		fsys := fstest.MapFS{
+			"migrations/001_baseline.sql": {Data: []byte("CREATE TABLE t (x int);")},
+			"functions/f.sql":             {Data: []byte("CREATE OR REPLACE FUNCTION f() RETURNS int LANGUAGE sql AS $$SELECT 1$$;")},
+		}
+		edit(fsys)
+		h, err := schema.HashFiles(fsys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	base := tree(func(fstest.MapFS) {})
+	for name, edit := range map[string]func(fstest.MapFS){
+		"BodyChanged": func(m fstest.MapFS) {
+			m["functions/f.sql"].Data = []byte("CREATE OR REPLACE FUNCTION f() RETURNS int LANGUAGE sql AS $$SELECT 2$$;")
+		},
+		"FunctionAdded":    func(m fstest.MapFS) { m["functions/g.sql"] = &fstest.MapFile{Data: []byte("x")} },
+		"FunctionRemoved":  func(m fstest.MapFS) { delete(m, "functions/f.sql") },
+		"MigrationChanged": func(m fstest.MapFS) { m["migrations/001_baseline.sql"].Data = []byte("CREATE TABLE t (y int);") },
+	} {
+		if tree(edit) == base {
+			t.Errorf("%s: the hash did not change", name)
+		}
+	}
+	if tree(func(m fstest.MapFS) { m["functions/README"] = &fstest.MapFile{Data: []byte("x")} }) != base {
+		t.Error("a file that is not SQL changed the hash")
+	}
+	if h, err := schema.Hash(); err != nil || len(h) != 64 {
+		t.Fatalf("Hash = %q, %v", h, err)
 	}
 }

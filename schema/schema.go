@@ -33,20 +33,22 @@ func Migrations() fs.FS {
 // and content of every migration and function file. Test helpers key
 // template databases on it, so that a changed function body makes new
 // templates too.
-func Hash() (string, error) {
-	names, err := fs.Glob(files, "migrations/*.sql")
-	if err != nil {
-		return "", err
+func Hash() (string, error) { return hashFiles(files) }
+
+// hashFiles is Hash of the migrations and function files of fsys.
+func hashFiles(fsys fs.FS) (string, error) {
+	var names []string
+	for _, pattern := range []string{"migrations/*.sql", "functions/*.sql"} {
+		m, err := fs.Glob(fsys, pattern)
+		if err != nil {
+			return "", err
+		}
+		names = append(names, m...)
 	}
-	fns, err := fs.Glob(files, "functions/*.sql")
-	if err != nil {
-		return "", err
-	}
-	names = append(names, fns...)
 	sort.Strings(names)
 	h := sha256.New()
 	for _, name := range names {
-		b, err := fs.ReadFile(files, name)
+		b, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return "", err
 		}

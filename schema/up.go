@@ -166,7 +166,8 @@ type UpOptions struct {
 	// process migrating holds (default DefaultLockTimeout).
 	LockTimeout time.Duration
 	// Logger receives "waiting for the migration lock" while the lock is
-	// held elsewhere, and one line per migration applied. Nil discards.
+	// held elsewhere, and one line per migration and function file applied.
+	// Nil discards.
 	Logger *slog.Logger
 }
 
