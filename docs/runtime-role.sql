@@ -24,10 +24,18 @@
 -- ledger_runtime, and checks that ledger_runtime cannot change the schema.
 
 -- The schema version table, created as tern (the migration runner) creates
--- it, so that it exists before the default privileges below and the runtime
--- role can only read it.
+-- it, and the table of the function files applied (schema/README.md),
+-- created as ledgerctl migrate creates it, so that both exist before the
+-- default privileges below and the runtime role can only read them.
 CREATE TABLE IF NOT EXISTS schema_version(version int4 NOT NULL);
 INSERT INTO schema_version(version) SELECT 0 WHERE NOT EXISTS (SELECT FROM schema_version);
+CREATE TABLE IF NOT EXISTS schema_functions (
+    name       text        NOT NULL,
+    checksum   text        NOT NULL,
+    applied_on timestamptz NOT NULL,
+    superseded text[]      NOT NULL DEFAULT '{}',
+    CONSTRAINT schema_functions_pkey PRIMARY KEY (name)
+);
 
 GRANT USAGE ON SCHEMA public TO ledger_runtime;
 
@@ -35,7 +43,7 @@ GRANT USAGE ON SCHEMA public TO ledger_runtime;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ledger_runtime;
 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO ledger_runtime;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO ledger_runtime;
-REVOKE INSERT, UPDATE, DELETE ON TABLE schema_version FROM ledger_runtime;
+REVOKE INSERT, UPDATE, DELETE ON TABLE schema_version, schema_functions FROM ledger_runtime;
 
 -- What later migrations (run as ledger_owner) create.
 ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO ledger_runtime;

@@ -1,17 +1,3 @@
-// Package schema holds the database schema of the adapter as numbered SQL
-// migrations embedded in the binary, and applies them.
-//
-// Migrations are plain SQL files in migrations/ named NNN_name.sql, applied in
-// order by jackc/tern under a Postgres advisory lock, so that several
-// replicas starting at once apply each migration exactly once (Up: it
-// waits for that lock at most UpOptions.LockTimeout, saying so in the log).
-// ledgerd applies them at start unless LEDGER_MIGRATE=off; `ledgerctl
-// migrate` applies them on demand, `ledgerctl migrate status` and `up
-// --dry-run` show what is pending (ReadStatus, which needs no lock and no
-// right to change the schema).
-//
-// The functions the migrations create run under READ COMMITTED and never
-// commit: they compose into the caller's transaction.
 package schema
 
 import (
@@ -21,14 +7,14 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"sort"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/tern/v2/migrate"
 )
 
-//go:embed migrations/*.sql
+//go:embed migrations/*.sql functions/*.sql
 var files embed.FS
 
 // VersionTable is the table in which tern records the applied version.
@@ -43,17 +29,26 @@ func Migrations() fs.FS {
 	return sub
 }
 
-// Hash identifies the schema the migrations produce: a SHA-256 of every
-// migration's name and content. Test helpers key template databases on it.
-func Hash() (string, error) {
-	names, err := fs.Glob(Migrations(), "*.sql")
-	if err != nil {
-		return "", err
+// Hash identifies the schema this build produces: a SHA-256 of the name
+// and content of every migration and function file. Test helpers key
+// template databases on it, so that a changed function body makes new
+// templates too.
+func Hash() (string, error) { return hashFiles(files) }
+
+// hashFiles is Hash of the migrations and function files of fsys.
+func hashFiles(fsys fs.FS) (string, error) {
+	var names []string
+	for _, pattern := range []string{"migrations/*.sql", "functions/*.sql"} {
+		m, err := fs.Glob(fsys, pattern)
+		if err != nil {
+			return "", err
+		}
+		names = append(names, m...)
 	}
 	sort.Strings(names)
 	h := sha256.New()
 	for _, name := range names {
-		b, err := fs.ReadFile(Migrations(), name)
+		b, err := fs.ReadFile(fsys, name)
 		if err != nil {
 			return "", err
 		}
@@ -63,37 +58,32 @@ func Hash() (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// Migrate applies every pending migration on conn and returns the version
-// the database is at afterwards. It is safe to call from several processes
-// at once: tern serializes them on an advisory lock.
+// Migrate applies every pending migration and function file on conn (as
+// Up does, waiting for the migration lock at most DefaultLockTimeout) and
+// returns the version the database is at afterwards.
 func Migrate(ctx context.Context, conn *pgx.Conn) (int32, error) {
 	return MigrateTo(ctx, conn, -1)
 }
 
-// MigrateTo applies the pending migrations up to version (-1: all) on conn
-// and returns the version the database is at afterwards. Tests use it to
-// build a database of an older schema and upgrade it.
-func MigrateTo(ctx context.Context, conn *pgx.Conn, version int32) (int32, error) {
-	m, err := migrate.NewMigrator(ctx, conn, VersionTable)
+// MigrateTo applies the numbered migrations up to version (-1: all) on
+// conn, and the function files when that is this build's latest version,
+// under the migration lock; it returns the version the database is at
+// afterwards. A database left below the latest version has its functions
+// as declared, not defined: Up completes it.
+func MigrateTo(ctx context.Context, conn *pgx.Conn, version int32) (_ int32, err error) {
+	st, err := ReadStatus(ctx, conn)
 	if err != nil {
-		return 0, fmt.Errorf("schema: %w", err)
+		return 0, err
 	}
-	if err := m.LoadMigrations(Migrations()); err != nil {
-		return 0, fmt.Errorf("schema: load migrations: %w", err)
+	if st.Newer() {
+		return st.Current, fmt.Errorf("%w: %s", ErrNewer, st.Explain())
 	}
-	if version < 0 {
-		err = m.Migrate(ctx)
-	} else {
-		err = m.MigrateTo(ctx, version)
+	log := slog.New(slog.DiscardHandler)
+	if err := lock(ctx, conn, DefaultLockTimeout, log); err != nil {
+		return 0, err
 	}
-	if err != nil {
-		return 0, fmt.Errorf("schema: migrate: %w", err)
-	}
-	v, err := m.GetCurrentVersion(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("schema: read version: %w", err)
-	}
-	return v, nil
+	defer unlock(ctx, conn, &err)
+	return apply(ctx, conn, version, log)
 }
 
 // Connect opens the one connection the schema's functions use. Statements

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,7 +15,7 @@ import (
 // Migration is one embedded migration.
 type Migration struct {
 	Version int32  // its sequence number: the database is at Version once it is applied
-	Name    string // its file name, e.g. 006_callback_path_v2.sql
+	Name    string // its file name, e.g. 001_baseline.sql
 	SQL     string // what it runs
 }
 
@@ -43,24 +44,70 @@ func Latest() int32 {
 	return l[len(l)-1].Version
 }
 
-// Status is where a database stands against the embedded migrations.
+// Status is where a database stands against this build's migrations and
+// function files.
 type Status struct {
 	Current int32       // the version applied; 0 for an empty database
 	Latest  int32       // the version of this build's migrations
-	Pending []Migration // what Up would apply, in order
+	Pending []Migration // the numbered migrations Up would apply, in order
+	// PendingFunctions are the function files Up would apply after them:
+	// never applied, or changed since. Empty when the database is Newer.
+	PendingFunctions []Function
+	// NewerFunctions are this build's function files whose body a newer
+	// build replaced: Up refuses to put them back.
+	NewerFunctions []Function
 }
 
-// UpToDate reports whether the database is at this build's version.
-func (s Status) UpToDate() bool { return s.Current == s.Latest }
+// UpToDate reports whether the database is at this build's version with
+// this build's function bodies.
+func (s Status) UpToDate() bool {
+	return s.Current == s.Latest && len(s.PendingFunctions) == 0 && len(s.NewerFunctions) == 0
+}
 
-// Newer reports whether the database was migrated by a later build.
-func (s Status) Newer() bool { return s.Current > s.Latest }
+// Newer reports whether the database was migrated by a later build: a
+// later version, or function bodies that replaced this build's.
+func (s Status) Newer() bool { return s.Current > s.Latest || len(s.NewerFunctions) > 0 }
 
-// ReadStatus reads the database's version, taking no lock
-// and creating nothing: it works with a role that may not change the schema
-// and through a transaction pooler.
+// PendingNames names what Up would apply: the migrations' file names,
+// then the function files (functions/<name>.sql).
+func (s Status) PendingNames() []string {
+	var names []string
+	for _, m := range s.Pending {
+		names = append(names, m.Name)
+	}
+	for _, f := range s.PendingFunctions {
+		names = append(names, f.File())
+	}
+	return names
+}
+
+// Explain says in one line where the database stands, for an error or a
+// log line.
+func (s Status) Explain() string {
+	switch {
+	case s.Current > s.Latest:
+		return fmt.Sprintf("the database schema is at version %d, newer than this build's %d", s.Current, s.Latest)
+	case s.Newer():
+		return newerFunctions(s.NewerFunctions)
+	case s.UpToDate():
+		return fmt.Sprintf("the database schema is at version %d with this build's functions", s.Current)
+	case s.Current == s.Latest:
+		return fmt.Sprintf("the database schema is at version %d, but its functions are not this build's (pending: %s)",
+			s.Current, strings.Join(s.PendingNames(), ", "))
+	}
+	return fmt.Sprintf("the database schema is at version %d and this build needs %d (pending: %s)",
+		s.Current, s.Latest, strings.Join(s.PendingNames(), ", "))
+}
+
+// ReadStatus reads the database's version and the checksums of its
+// function bodies, taking no lock and creating nothing: it works with a
+// role that may not change the schema and through a transaction pooler.
 func ReadStatus(ctx context.Context, conn *pgx.Conn) (Status, error) {
 	all, err := List()
+	if err != nil {
+		return Status{}, err
+	}
+	fns, err := Functions()
 	if err != nil {
 		return Status{}, err
 	}
@@ -74,12 +121,43 @@ func ReadStatus(ctx context.Context, conn *pgx.Conn) (Status, error) {
 			return Status{}, fmt.Errorf("schema: reading the version: %w", err)
 		}
 	}
+	if err := checkBaseline(ctx, conn, s.Current); err != nil {
+		return Status{}, err
+	}
 	for _, m := range all {
 		if m.Version > s.Current {
 			s.Pending = append(s.Pending, m)
 		}
 	}
+	if s.Current > s.Latest {
+		return s, nil
+	}
+	rec, err := readFunctions(ctx, conn)
+	if err != nil {
+		return Status{}, fmt.Errorf("schema: reading %s: %w", FunctionTable, err)
+	}
+	s.PendingFunctions, s.NewerFunctions = compareFunctions(fns, rec)
 	return s, nil
+}
+
+// checkBaseline refuses a database at version (≥ 1) without the function
+// table: every build since the baseline makes that table before it runs a
+// migration, and no build before it made one.
+func checkBaseline(ctx context.Context, conn *pgx.Conn, version int32) error {
+	if version < 1 {
+		return nil
+	}
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", FunctionTable).Scan(&exists); err != nil {
+		return fmt.Errorf("schema: reading %s: %w", FunctionTable, err)
+	}
+	if exists {
+		return nil
+	}
+	return fmt.Errorf("%w (it is at version %d of migrations that no longer exist, and has no %s table); "+
+		"no release made such a database, and this build does not carry it over: recreate it (drop the database "+
+		"and create it empty; for ledgerd's embedded database, remove its data directory, LEDGER_DATA_DIR, "+
+		"default var/ledgerd) and migrate again", ErrPreBaseline, version, FunctionTable)
 }
 
 // UpOptions are the settings of Up.
@@ -88,7 +166,8 @@ type UpOptions struct {
 	// process migrating holds (default DefaultLockTimeout).
 	LockTimeout time.Duration
 	// Logger receives "waiting for the migration lock" while the lock is
-	// held elsewhere, and one line per migration applied. Nil discards.
+	// held elsewhere, and one line per migration and function file applied.
+	// Nil discards.
 	Logger *slog.Logger
 }
 
@@ -106,16 +185,24 @@ const (
 // within UpOptions.LockTimeout.
 var ErrLockTimeout = errors.New("schema: timed out waiting for the migration lock")
 
+// ErrPreBaseline is returned by ReadStatus and Up for a database that a
+// development build migrated before the migrations were squashed into
+// 001_baseline.sql: its version counts other migrations. No release made
+// such a database; it is refused, not carried over.
+var ErrPreBaseline = errors.New("schema: the database was migrated by a development build from before 001_baseline.sql")
+
 // ErrNewer is returned by Up when the database is at a later version than
 // this build's migrations: a newer ledgerd migrated it.
 var ErrNewer = errors.New("schema: the database was migrated by a newer build")
 
-// Up applies the pending migrations on conn and returns the status before
-// (read under the lock when Up migrates) and the version after. When there is nothing to apply it takes no lock.
-// Otherwise it takes tern's session-level advisory lock, waiting at most
-// o.LockTimeout and logging while it waits, so that replicas starting
-// together apply each migration once; conn must therefore be a direct or
-// session-pooled connection, never one through a transaction pooler.
+// Up applies the pending migrations, then the pending function files, on
+// conn, and returns the status before (read under the lock when Up
+// migrates) and the version after. When there is nothing to apply it takes
+// no lock. Otherwise it takes tern's session-level advisory lock, waiting
+// at most o.LockTimeout and logging while it waits, so that replicas
+// starting together apply each migration and each function file once;
+// conn must therefore be a direct or session-pooled connection, never one
+// through a transaction pooler.
 func Up(ctx context.Context, conn *pgx.Conn, o UpOptions) (before Status, version int32, err error) {
 	log := o.Logger
 	if log == nil {
@@ -125,7 +212,7 @@ func Up(ctx context.Context, conn *pgx.Conn, o UpOptions) (before Status, versio
 		return before, 0, err
 	}
 	if before.Newer() {
-		return before, before.Current, fmt.Errorf("%w: it is at version %d, this build knows up to %d", ErrNewer, before.Current, before.Latest)
+		return before, before.Current, fmt.Errorf("%w: %s", ErrNewer, before.Explain())
 	}
 	if before.UpToDate() {
 		return before, before.Current, nil
@@ -133,38 +220,70 @@ func Up(ctx context.Context, conn *pgx.Conn, o UpOptions) (before Status, versio
 	if err := lock(ctx, conn, o.LockTimeout, log); err != nil {
 		return before, 0, err
 	}
-	defer func() {
-		if _, uerr := conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1::int8)", lockNum); uerr != nil && err == nil {
-			err = fmt.Errorf("schema: releasing the migration lock: %w", uerr)
-		}
-	}()
+	defer unlock(ctx, conn, &err)
 	// Another process may have migrated while we waited.
 	if before, err = ReadStatus(ctx, conn); err != nil || before.UpToDate() {
 		return before, before.Current, err
 	}
+	if before.Newer() {
+		return before, before.Current, fmt.Errorf("%w: %s", ErrNewer, before.Explain())
+	}
+	version, err = apply(ctx, conn, -1, log)
+	return before, version, err
+}
+
+// apply runs the numbered migrations up to version (-1: all) and, when the
+// database is then at this build's latest version, the pending function
+// files; it returns the version after. The caller holds the migration
+// lock.
+func apply(ctx context.Context, conn *pgx.Conn, version int32, log *slog.Logger) (int32, error) {
+	if _, err := conn.Exec(ctx, createFunctionTable); err != nil {
+		return 0, fmt.Errorf("schema: creating %s: %w", FunctionTable, err)
+	}
 	m, err := migrate.NewMigrator(ctx, conn, VersionTable) // takes the lock again: reentrant in our session
 	if err != nil {
-		return before, 0, fmt.Errorf("schema: %w", err)
+		return 0, fmt.Errorf("schema: %w", err)
 	}
 	if err := m.LoadMigrations(Migrations()); err != nil {
-		return before, 0, fmt.Errorf("schema: load migrations: %w", err)
+		return 0, fmt.Errorf("schema: load migrations: %w", err)
 	}
 	m.OnStart = func(seq int32, name, _, _ string) {
 		log.Info("applying migration", "version", seq, "name", name)
 	}
-	if err := m.Migrate(ctx); err != nil {
-		return before, 0, fmt.Errorf("schema: migrate: %w", err)
+	if version < 0 {
+		err = m.Migrate(ctx)
+	} else {
+		err = m.MigrateTo(ctx, version)
 	}
-	if version, err = m.GetCurrentVersion(ctx); err != nil {
-		return before, 0, fmt.Errorf("schema: read version: %w", err)
+	if err != nil {
+		return 0, fmt.Errorf("schema: migrate: %w", err)
 	}
-	return before, version, nil
+	v, err := m.GetCurrentVersion(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("schema: read version: %w", err)
+	}
+	if v != Latest() {
+		return v, nil
+	}
+	fns, err := Functions()
+	if err != nil {
+		return v, err
+	}
+	return v, applyFunctions(ctx, conn, fns, log)
 }
 
 // lockNum is tern's advisory lock key (migrate.lockNum): Up takes the same
 // lock tern takes, first without blocking, so that it can time out and say
 // it is waiting; tern's own blocking take is then reentrant.
 const lockNum = int64(9628173550095224)
+
+// unlock releases the migration lock taken by lock, setting *err if that
+// fails and nothing else did.
+func unlock(ctx context.Context, conn *pgx.Conn, err *error) {
+	if _, uerr := conn.Exec(context.WithoutCancel(ctx), "SELECT pg_advisory_unlock($1::int8)", lockNum); uerr != nil && *err == nil {
+		*err = fmt.Errorf("schema: releasing the migration lock: %w", uerr)
+	}
+}
 
 func lock(ctx context.Context, conn *pgx.Conn, timeout time.Duration, log *slog.Logger) error {
 	if timeout <= 0 {

@@ -123,16 +123,17 @@ func (d *daemon) migrate(ctx context.Context, dbURL string, srv store.Server) er
 	if err != nil {
 		return fmt.Errorf("migrating the schema: %w", store.Explain(err))
 	}
-	if before.Current == version {
+	if before.UpToDate() {
 		d.log.Info("schema up to date", "version", version)
 	} else {
-		d.log.Info("schema migrated", "from", before.Current, "to", version)
+		d.log.Info("schema migrated", "from", before.Current, "to", version, "functions", len(before.PendingFunctions))
 	}
 	return nil
 }
 
-// checkSchema fails unless the schema is at this build's version, naming
-// why ledgerd does not migrate it itself and the command that does.
+// checkSchema fails unless the schema is at this build's version with this
+// build's function bodies, naming why ledgerd does not migrate it itself
+// and the command that does.
 func (d *daemon) checkSchema(ctx context.Context, dbURL, why string) error {
 	st, err := schema.StatusURL(ctx, dbURL)
 	if err != nil {
@@ -143,14 +144,9 @@ func (d *daemon) checkSchema(ctx context.Context, dbURL, why string) error {
 		d.log.Info("schema up to date", "version", st.Current)
 		return nil
 	case st.Newer():
-		return fmt.Errorf("the database schema is at version %d, newer than this build's %d: run a ledgerd as new as the one that migrated it", st.Current, st.Latest)
+		return fmt.Errorf("%s: run a ledgerd as new as the one that migrated it", st.Explain())
 	}
-	names := make([]string, len(st.Pending))
-	for i, m := range st.Pending {
-		names[i] = m.Name
-	}
-	return fmt.Errorf("the database schema is at version %d and this build needs %d (pending: %s): %s",
-		st.Current, st.Latest, strings.Join(names, ", "), why)
+	return fmt.Errorf("%s: %s", st.Explain(), why)
 }
 
 // execMode is LEDGER_DB_EXEC_MODE resolved: auto keeps the URL's

@@ -132,6 +132,7 @@ func TestLeastPrivilegeRuntimeRole(t *testing.T) {
 			"Truncate":             `TRUNCATE reconciliation_findings`,
 			"CreateFunction":       `CREATE FUNCTION intruder() RETURNS int LANGUAGE sql AS 'SELECT 1'`,
 			"UpdateSchemaVersion":  `UPDATE schema_version SET version = 0`,
+			"UpdateFunctionSums":   `UPDATE schema_functions SET checksum = ''`,
 			"DisableJournalGuards": `ALTER TABLE journal DISABLE TRIGGER ALL`,
 		} {
 			var pgErr *pgconn.PgError
@@ -154,6 +155,18 @@ func TestLeastPrivilegeRuntimeRole(t *testing.T) {
 			t.Fatalf("LEDGER_MIGRATE=off on an empty database: %v, want a refusal naming ledgerctl migrate", err)
 		}
 		// What `ledgerctl migrate` does, as the owner.
+		if _, err := schema.MigrateURL(context.Background(), r.ownerURL); err != nil {
+			t.Fatal(err)
+		}
+		// A function body out of date (a build whose functions/hold_settle.sql
+		// changed) is refused as a pending migration is.
+		if err := sqlExec(t, r.ownerURL, `UPDATE schema_functions SET checksum = 'before-the-edit' WHERE name = 'hold_settle'`); err != nil {
+			t.Fatal(err)
+		}
+		err = startErr(t, cfg)
+		if err == nil || !strings.Contains(err.Error(), "ledgerctl migrate") || !strings.Contains(err.Error(), "functions/hold_settle.sql") {
+			t.Fatalf("LEDGER_MIGRATE=off with a function body out of date: %v, want a refusal naming the file and ledgerctl migrate", err)
+		}
 		if _, err := schema.MigrateURL(context.Background(), r.ownerURL); err != nil {
 			t.Fatal(err)
 		}

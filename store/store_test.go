@@ -12,27 +12,31 @@ import (
 	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
-	"github.com/provider-ledger/adapter/schema"
 	"github.com/provider-ledger/adapter/store"
 )
 
-// TestMigration006CarriesTheLedgerOver builds a ledger on the schema of
-// version 5 (the journal as entries, holds with their status, claimed key
-// rows) with its own functions, upgrades it, and checks that balances,
-// holds, the journal and every stored answer came over: the invariants
-// hold, and a replay of an old key answers what it answered before.
-func TestMigration006CarriesTheLedgerOver(t *testing.T) {
+// TestLedgerThroughTheFunctions builds a ledger through the server-side
+// functions alone (schema/functions/), as raw SQL calls, and checks that
+// balances, holds, the journal and every stored answer are what the
+// decision tables say: the invariants hold, and a replay of a key answers
+// what it answered the first time.
+func TestLedgerThroughTheFunctions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url, conn := atVersion(t, 5)
+	url := pgtest.URL(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
 	exec := func(sql string, args ...any) {
 		t.Helper()
 		if _, err := conn.Exec(ctx, sql, args...); err != nil {
 			t.Fatalf("%s: %v", sql, err)
 		}
 	}
-	// Version 5's own functions: an account funded with 100, a credit of
-	// 7, three payouts: one captured, one released, one left held.
+	// An account funded with 100, a credit of 7, three payouts: one
+	// captured, one released, one left held.
 	exec(`SELECT ledger_ensure_system_accounts('USD', now())`)
 	exec(`INSERT INTO accounts (account_id, owner_external_id, currency, created_at, updated_at) VALUES ('m-1', 'mia', 'USD', now(), now())`)
 	exec(`INSERT INTO instruments VALUES ('m-src', 'source', 'm-1', now()), ('m-dst', 'destination', 'm-1', now())`)
@@ -40,26 +44,25 @@ func TestMigration006CarriesTheLedgerOver(t *testing.T) {
 	answers := map[string]string{} // key -> reference answered
 	for i, p := range []string{"mp-1", "mp-2", "mp-3"} {
 		var ref string
-		if err := conn.QueryRow(ctx, `SELECT response->>'holdReference' FROM cb_authorize($1::text, sha256($1::text::bytea), 'kf', NULL, NULL, now(), true,
-$2::text, 'mia', 'm-src', 'USD', $3::numeric, NULL, 'hold_' || $2::text)`, "a-"+p, p, 10+i).Scan(&ref); err != nil || ref != "hold_"+p {
+		if err := conn.QueryRow(ctx, `SELECT reference FROM cb_authorize(p_key => $1::text, p_fingerprint => sha256($1::text::bytea),
+p_key_fingerprint => 'kf', p_caller_subject => NULL, p_audit_request_id => NULL, p_now => now(), p_payout_id => $2,
+p_external_id => 'mia', p_funding_source => 'm-src', p_currency => 'USD', p_amount => $3::numeric, p_fraud_score => 0,
+p_fraud_deny => 0.9, p_fraud_stepup => 0.75, p_hold_reference => 'hold_' || $2::text)`, "a-"+p, p, 10+i).Scan(&ref); err != nil || ref != "hold_"+p {
 			t.Fatalf("authorize %s: %q %v", p, ref, err)
 		}
 		answers["a-"+p] = ref
 	}
 	var capRef, relRef, credRef string
-	if err := conn.QueryRow(ctx, `SELECT response->>'captureReference' FROM cb_capture('c-mp-1', sha256('c'), 'kf', now(), 'mp-1', 'hold_mp-1', 'cap_mp-1', gen_random_uuid())`).Scan(&capRef); err != nil {
-		t.Fatal(err)
+	if err := conn.QueryRow(ctx, `SELECT reference FROM cb_capture('c-mp-1', sha256('c'), 'kf', now(), 'mp-1', 'hold_mp-1', 'cap_mp-1', gen_random_uuid())`).Scan(&capRef); err != nil || capRef != "cap_mp-1" {
+		t.Fatalf("capture: %q %v", capRef, err)
 	}
-	if err := conn.QueryRow(ctx, `SELECT response->>'releaseReference' FROM cb_release('r-mp-2', sha256('r'), 'kf', now(), 'mp-2', 'hold_mp-2', 'cancelled', 'rel_mp-2')`).Scan(&relRef); err != nil {
-		t.Fatal(err)
+	if err := conn.QueryRow(ctx, `SELECT reference FROM cb_release('r-mp-2', sha256('r'), 'kf', now(), 'mp-2', 'hold_mp-2', 'cancelled', 'rel_mp-2')`).Scan(&relRef); err != nil || relRef != "rel_mp-2" {
+		t.Fatalf("release: %q %v", relRef, err)
 	}
-	if err := conn.QueryRow(ctx, `SELECT response->>'creditReference' FROM cb_credit('k-cr', sha256('k'), 'kf', now(), 'req-1', 'm-dst', 'mia', 'USD', 7, NULL, 'cred_1', gen_random_uuid())`).Scan(&credRef); err != nil {
-		t.Fatal(err)
+	if err := conn.QueryRow(ctx, `SELECT reference FROM cb_credit('k-cr', sha256('k'), 'kf', now(), 'req-1', 'm-dst', 'mia', 'USD', 7, NULL, 'cred_1', gen_random_uuid())`).Scan(&credRef); err != nil || credRef != "cred_1" {
+		t.Fatalf("credit: %q %v", credRef, err)
 	}
 
-	if v, err := schema.Migrate(ctx, conn); err != nil || v < 6 {
-		t.Fatalf("upgrade: %d %v", v, err)
-	}
 	db, err := store.Open(ctx, url, store.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +80,7 @@ $2::text, 'mia', 'm-src', 'USD', $3::numeric, NULL, 'hold_' || $2::text)`, "a-"+
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM journal`).Scan(&journal); err != nil || journal != 3 {
 		t.Fatalf("journal rows %d, %v; want 3 (adjustment, capture, credit)", journal, err)
 	}
-	// Replays of keys stored before the upgrade answer what was stored.
+	// Replays of the keys answer what was stored.
 	for key, ref := range answers {
 		var state, got string
 		if err := conn.QueryRow(ctx, `SELECT state, reference FROM cb_authorize(p_key => $1::text, p_fingerprint => sha256($1::text::bytea),
@@ -176,21 +179,4 @@ func TestDeadlineCancelsAndRollsBack(t *testing.T) {
 		t.Fatalf("%d rows committed after the timeout (%v)", n, err)
 	}
 	ledgertest.AssertBalances(t, db, "dl-1", "10", "0", "10")
-}
-
-// atVersion returns the URL of a new database migrated to version and a
-// connection to it, closed when the test ends.
-func atVersion(t *testing.T, version int32) (string, *pgx.Conn) {
-	t.Helper()
-	ctx := context.Background()
-	url := pgtest.EmptyURL(t)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	if v, err := schema.MigrateTo(ctx, conn, version); err != nil || v != version {
-		t.Fatalf("migrate to %d: %d %v", version, v, err)
-	}
-	return url, conn
 }

@@ -31,10 +31,11 @@ func databaseFlag(cmd *cobra.Command) *string {
 func migrateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "migrate",
-		Short: "Apply the schema migrations to a database (status, up --dry-run)",
-		Long: `Apply the pending schema migrations to the database of --database-url, under
-tern's session-level advisory lock, so that it is safe beside starting
-ledgerd replicas (ledgerd does the same at start unless LEDGER_MIGRATE=off).
+		Short: "Apply the schema migrations and function files to a database (status, up --dry-run)",
+		Long: `Apply the pending schema migrations to the database of --database-url, then
+the function files whose body changed (schema/README.md), under tern's
+session-level advisory lock, so that it is safe beside starting ledgerd
+replicas (ledgerd does the same at start unless LEDGER_MIGRATE=off).
 Use a direct or session-pooled URL, never one through a transaction pooler,
 and a role that may change the schema (docs/runtime-role.sql's owner).
 
@@ -53,9 +54,10 @@ is pending and "migrate up --dry-run" the SQL it would run.`,
 func migrateUpCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "up",
-		Short: "Apply the pending migrations (--dry-run: print them)",
-		Long: `Apply the pending schema migrations to the database of --database-url. With
---dry-run print each pending migration's name and SQL and change nothing.
+		Short: "Apply the pending migrations and function files (--dry-run: print them)",
+		Long: `Apply the pending schema migrations, then the pending function files, to the
+database of --database-url. With --dry-run print each pending migration's
+and function file's name and SQL and change nothing.
 While another process migrates, it says "waiting for the migration lock"
 and gives up after --lock-timeout.`,
 		Args: cli.NoArgs,
@@ -75,14 +77,15 @@ and gives up after --lock-timeout.`,
 func migrateStatusCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Print the database's schema version and the pending migrations",
+		Short: "Print the database's schema version and the pending migrations and function files",
 		Long: `Print the schema version of the database of --database-url, this build's
-version and the migrations pending. It reads one table and takes no lock:
-any role that ledgerd runs as may run it, through a pooler too.`,
+version, and the migrations and function files pending. It reads two
+tables and takes no lock: any role that ledgerd runs as may run it,
+through a pooler too.`,
 		Args: cli.NoArgs,
 	}
-	cli.ExitStatus(cmd, `0  the schema is at this build's version
-1  migrations are pending, the schema is newer than this build, or an error
+	cli.ExitStatus(cmd, `0  the schema is at this build's version, with this build's function bodies
+1  migrations or function files are pending, the schema is newer than this build, or an error
 2  usage error`)
 	dbURL := databaseFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -108,11 +111,14 @@ func printStatus(w io.Writer, st schema.Status) {
 	case st.UpToDate():
 		fmt.Fprintln(w, "up to date")
 	case st.Newer():
-		fmt.Fprintln(w, "the database was migrated by a newer build: run that build")
+		fmt.Fprintf(w, "the database was migrated by a newer build: run that build\n  %s\n", st.Explain())
 	default:
-		fmt.Fprintf(w, "pending           %d (apply with: ledgerctl migrate)\n", len(st.Pending))
+		fmt.Fprintf(w, "pending           %d (apply with: ledgerctl migrate)\n", len(st.Pending)+len(st.PendingFunctions))
 		for _, m := range st.Pending {
 			fmt.Fprintf(w, "  %3d  %s\n", m.Version, m.Name)
+		}
+		for _, f := range st.PendingFunctions {
+			fmt.Fprintf(w, "       %s\n", f.File())
 		}
 	}
 }
@@ -133,6 +139,9 @@ func dryRunUp(cmd *cobra.Command, dbURL string) error {
 	for _, m := range st.Pending {
 		fmt.Fprintf(w, "\n-- migration %d: %s (would apply; dry run)\n%s\n", m.Version, m.Name, strings.TrimSpace(m.SQL))
 	}
+	for _, f := range st.PendingFunctions {
+		fmt.Fprintf(w, "\n-- function %s: %s (would apply after the migrations; dry run)\n%s\n", f.Name, f.File(), strings.TrimSpace(f.SQL))
+	}
 	return nil
 }
 
@@ -152,10 +161,13 @@ func up(cmd *cobra.Command, dbURL string, timeout time.Duration) error {
 	if err != nil {
 		return store.Explain(err)
 	}
-	if before.Current == v {
+	switch {
+	case before.UpToDate():
 		fmt.Fprintf(cmd.OutOrStdout(), "schema at version %d: up to date\n", v)
-	} else {
-		fmt.Fprintf(cmd.OutOrStdout(), "schema at version %d (was %d)\n", v, before.Current)
+	case before.Current == v:
+		fmt.Fprintf(cmd.OutOrStdout(), "schema at version %d; functions applied: %d\n", v, len(before.PendingFunctions))
+	default:
+		fmt.Fprintf(cmd.OutOrStdout(), "schema at version %d (was %d); functions applied: %d\n", v, before.Current, len(before.PendingFunctions))
 	}
 	return nil
 }

@@ -28,6 +28,10 @@ func TestMigrateStatusAndUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	latest := schema.Latest()
+	fns, err := schema.Functions()
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	t.Run("StatusDryRunUpStatus", func(t *testing.T) {
 		t.Parallel()
@@ -37,15 +41,20 @@ func TestMigrateStatusAndUp(t *testing.T) {
 			!strings.Contains(out, all[len(all)-1].Name) || !strings.Contains(out, "ledgerctl migrate") {
 			t.Fatalf("status of an empty database: exit %d\n%s%s", code, out, errs)
 		}
+		if !strings.Contains(out, "functions/cb_authorize.sql") {
+			t.Fatalf("status of an empty database names no function file:\n%s", out)
+		}
 		code, out, errs = runCtl("migrate", "up", "--dry-run", "--database-url", url)
-		if code != 0 || !strings.Contains(out, "-- migration 1: "+all[0].Name) || !strings.Contains(out, "CREATE TABLE accounts") {
+		if code != 0 || !strings.Contains(out, "-- migration 1: "+all[0].Name) || !strings.Contains(out, "CREATE TABLE accounts") ||
+			!strings.Contains(out, "-- function cb_authorize: functions/cb_authorize.sql") {
 			t.Fatalf("up --dry-run: exit %d\n%s%s", code, out, errs)
 		}
 		if code, out, _ = runCtl("migrate", "status", "--database-url", url); code != 1 || !strings.Contains(out, "database version  0") {
 			t.Fatalf("the dry run changed the database: exit %d\n%s", code, out)
 		}
 		code, out, errs = runCtl("migrate", "up", "--database-url", url)
-		if want := fmt.Sprintf("schema at version %d (was 0)", latest); code != 0 || !strings.Contains(out, want) || !strings.Contains(errs, "applying migration") {
+		if want := fmt.Sprintf("schema at version %d (was 0); functions applied: %d", latest, len(fns)); code != 0 || !strings.Contains(out, want) ||
+			!strings.Contains(errs, "applying migration") || !strings.Contains(errs, "applying function") {
 			t.Fatalf("up: exit %d %q %q, want %q and progress on stderr", code, out, errs, want)
 		}
 		if code, out, _ = runCtl("migrate", "status", "--database-url", url); code != 0 || !strings.Contains(out, "up to date") {
@@ -73,6 +82,42 @@ func TestMigrateStatusAndUp(t *testing.T) {
 			t.Fatalf("up with the lock held: exit %d %q", code, errs)
 		}
 	})
+}
+
+// TestMigrateAppliesAChangedFunctionFile: a function file whose body the
+// database does not have is pending in migrate status, printed by up
+// --dry-run alone, and applied by migrate.
+func TestMigrateAppliesAChangedFunctionFile(t *testing.T) {
+	t.Parallel()
+	latest := schema.Latest()
+	url := pgtest.URL(t)
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	// As if the database had been migrated by the build before an edit
+	// of functions/cb_credit.sql.
+	if _, err := conn.Exec(context.Background(), `UPDATE schema_functions SET checksum = 'before-the-edit' WHERE name = 'cb_credit'`); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runCtl("migrate", "status", "--database-url", url)
+	if code != 1 || !strings.Contains(out, "pending           1 (apply with: ledgerctl migrate)") || !strings.Contains(out, "functions/cb_credit.sql") {
+		t.Fatalf("status with a function file changed: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = runCtl("migrate", "up", "--dry-run", "--database-url", url)
+	if code != 0 || !strings.Contains(out, "-- function cb_credit: functions/cb_credit.sql") || !strings.Contains(out, "CREATE OR REPLACE FUNCTION cb_credit(") ||
+		strings.Contains(out, "-- migration") || strings.Contains(out, "cb_authorize") {
+		t.Fatalf("up --dry-run with a function file changed: exit %d\n%s%s", code, out, errs)
+	}
+	code, out, errs = runCtl("migrate", "--database-url", url)
+	if want := fmt.Sprintf("schema at version %d; functions applied: 1", latest); code != 0 || !strings.Contains(out, want) ||
+		!strings.Contains(errs, "applying function") || !strings.Contains(errs, "cb_credit") {
+		t.Fatalf("migrate: exit %d %q %q, want %q", code, out, errs, want)
+	}
+	if code, out, _ = runCtl("migrate", "status", "--database-url", url); code != 0 || !strings.Contains(out, "up to date") {
+		t.Fatalf("status after migrate: exit %d\n%s", code, out)
+	}
 }
 
 // TestDBURL: ledgerctl db-url prints a URL of the running embedded

@@ -1,32 +1,36 @@
--- Open holds: the holds not yet settled, kept beside the append-only holds
--- and hold_settlements so that what is outstanding is read without going
--- through all of history. Before, every /metrics scrape (holds outstanding
--- per currency, stale holds) and every listing of held holds anti-joined
--- every hold ever placed with every settlement: on a database a year old,
--- seconds per scrape, and a scrape timed out (its series vanished) once the
--- tables outgrew its 2 s.
+-- cb_authorize decides an authorize callback and applies it: the authorize
+-- decision table (docs/contract.md §2.3), all of it, rows 1 to 12, the
+-- first matching row deciding; each row is labelled in the body.
 --
--- A row is inserted by the statement that places the hold (cb_authorize,
--- row 12) and deleted by the statement that settles it (hold_settle, row
--- 6): the table is what the anti-join computed, at one insert and one
--- delete per payout. Reconciliation checks it against the anti-join
--- (held_drift, I1).
-
-CREATE TABLE open_holds (
-    hold_reference text        COLLATE "C" NOT NULL,
-    account_id     text        COLLATE "C" NOT NULL,
-    currency       text        COLLATE "C" NOT NULL,
-    amount         numeric     NOT NULL,
-    placed_at      timestamptz NOT NULL,
-    CONSTRAINT open_holds_pkey PRIMARY KEY (hold_reference)
-);
-
-INSERT INTO open_holds (hold_reference, account_id, currency, amount, placed_at)
-SELECT h.hold_reference, h.account_id, h.currency, h.amount, h.placed_at
-FROM holds h
-WHERE NOT EXISTS (SELECT 1 FROM hold_settlements s WHERE s.hold_reference = h.hold_reference);
-
--- The functions of migration 006, each with its one change.
+--   1   (payoutID, idempotencyKey) was seen: the stored answer ('replay')
+--   1a  ... with other business claims: 'mismatch' (422)
+--   2   fraudScore outside 0..1: 'invalid' (400), nothing stored
+--   3   the payout has a hold (under another key), held, same amount,
+--       currency and source: approved with that holdReference
+--   4   the payout has a hold, otherwise: denied payout_already_authorized
+--   5   fundingSource is not a registered source: denied unknown_funding_source
+--   6   the source's account is not owned by externalID: denied funding_source_mismatch
+--   7   the account is frozen or closed: denied account_unavailable
+--   8   the currency is not the account's: denied currency_mismatch
+--   9   fraudScore >= p_fraud_deny: denied fraud_suspected
+--   10  fraudScore >= p_fraud_stepup: denied step_up_required
+--   11  available (balance - held) below the amount: denied insufficient_funds
+--   12  otherwise: approved; the hold is placed (holds, open_holds), held
+--       rises by the amount, and the answer is stored, in one statement
+--
+-- A denial is stored like an approval: a later request with the key gets it.
+--
+-- Locks, in the order every function keeps (schema/README.md): advisory
+-- lock class 1 on the payoutID, so that authorizes of one payout run one
+-- after the other under any key (a second sees the first's answer or
+-- hold, never funds the first has held); then the source account's row.
+--
+-- state is 'new' (decided now, the answer stored), 'replay' (the stored
+-- answer of this key), 'mismatch' (the key was used with other claims) or
+-- 'invalid' (row 2).
+--
+-- The signature is declared in schema/migrations/; this file defines the
+-- body (schema/README.md says how each changes).
 
 CREATE OR REPLACE FUNCTION cb_authorize(
     p_key text, p_fingerprint bytea, p_key_fingerprint text, p_caller_subject text,
@@ -122,76 +126,4 @@ BEGIN
         key_fingerprint, caller_subject, audit_request_id, received_at, last_received_at)
     VALUES (p_payout_id, p_key, p_fingerprint, p_payout_id, outcome, reason, reference,
         p_key_fingerprint, p_caller_subject, p_audit_request_id, p_now, p_now);
-END $$;
-
-CREATE OR REPLACE FUNCTION hold_settle(
-    p_status text, p_hold_reference text, p_payout_id text, p_reference text, p_reason text,
-    p_kind text, p_transaction_id uuid, p_now timestamptz,
-    OUT outcome text, OUT reason text, OUT reference text, OUT orphan boolean)
-LANGUAGE plpgsql AS $$
-DECLARE
-    h holds%ROWTYPE;
-    s hold_settlements%ROWTYPE;
-    capture boolean := p_status = 'captured';
-    settled_now boolean;
-    k text := CASE WHEN p_status = 'captured' THEN 'capture' ELSE 'release' END;
-BEGIN
-    orphan := false;
-    SELECT * INTO h FROM holds WHERE hold_reference = p_hold_reference;
-    IF NOT FOUND THEN
-        -- Row 2: never issued here: approved, with the reference answered
-        -- for this holdReference the first time, ever after.
-        INSERT INTO orphans AS o (kind, hold_reference, payout_id, reference, created_at)
-        VALUES (k, p_hold_reference, coalesce(p_payout_id, ''), p_reference, p_now)
-        ON CONFLICT (kind, hold_reference) DO NOTHING
-        RETURNING o.reference INTO reference;
-        IF reference IS NULL THEN
-            SELECT o.reference INTO reference FROM orphans o WHERE o.kind = k AND o.hold_reference = p_hold_reference;
-        END IF;
-        outcome := 'approved';
-        orphan := true;
-        RETURN;
-    END IF;
-    IF p_payout_id IS NOT NULL AND h.payout_id <> p_payout_id THEN
-        outcome := 'failed';                                     -- row 3
-        reason := 'payout_mismatch';
-        RETURN;
-    END IF;
-    -- The hold's one settlement: a concurrent capture or release of it
-    -- waits on its key for the first to commit, then finds its row. When it
-    -- is written (row 6: the hold was held), the account moves, the hold
-    -- leaves open_holds, and for a capture the journal debits the sender and
-    -- credits settlement, in the same statement.
-    WITH settled AS (
-        INSERT INTO hold_settlements (hold_reference, status, reference, reason, transaction_id, settled_at)
-        VALUES (p_hold_reference, p_status, p_reference, CASE WHEN NOT capture THEN p_reason END,
-                CASE WHEN capture THEN p_transaction_id END, p_now)
-        ON CONFLICT (hold_reference) DO NOTHING
-        RETURNING hold_reference
-    ), moved AS (
-        UPDATE accounts SET balance = balance - CASE WHEN capture THEN h.amount ELSE 0 END,
-                            held = held - h.amount, updated_at = p_now
-        WHERE account_id = h.account_id AND EXISTS (SELECT 1 FROM settled)
-    ), closed AS (
-        DELETE FROM open_holds WHERE hold_reference = p_hold_reference AND EXISTS (SELECT 1 FROM settled)
-    ), journaled AS (
-        INSERT INTO journal (transaction_id, kind, reference, memo, account_id, contra_account_id, currency, amount, created_at)
-        SELECT p_transaction_id, p_kind, p_reference, h.payout_id, h.account_id, 'settlement:' || h.currency,
-               h.currency, -h.amount, p_now
-        FROM settled WHERE capture
-    )
-    SELECT count(*) = 1 INTO settled_now FROM settled;
-    IF settled_now THEN
-        outcome := 'approved';                                   -- row 6
-        reference := p_reference;
-        RETURN;
-    END IF;
-    SELECT * INTO s FROM hold_settlements WHERE hold_reference = p_hold_reference;
-    IF s.status = p_status THEN
-        outcome := 'approved';                                   -- row 4: the original reference
-        reference := s.reference;
-    ELSE
-        outcome := 'failed';                                     -- row 5
-        reason := CASE WHEN p_status = 'captured' THEN 'hold_released' ELSE 'hold_captured' END;
-    END IF;
 END $$;

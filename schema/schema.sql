@@ -1,0 +1,1023 @@
+-- The schema a database migrated by this build has: pg_dump --schema-only
+-- of it (without owners, privileges and the two bookkeeping tables
+-- schema_version and schema_functions), normalised. Generated; do not edit:
+--
+--     go test ./schema -run TestSnapshot -update
+--
+-- Tables, types, indexes, constraints, triggers and function signatures
+-- come from schema/migrations/, function bodies from schema/functions/
+-- (schema/README.md). Read it to see the schema whole; it is not a way to
+-- create one (ledgerctl migrate is).
+
+-- Name: ledger_account_id; Type: DOMAIN; Schema: public
+CREATE DOMAIN public.ledger_account_id AS text COLLATE pg_catalog."C"
+	CONSTRAINT ledger_account_id_check CHECK (((VALUE <> ''::text) AND (length(VALUE) <= 128) AND (VALUE !~ '[/[:space:][:cntrl:]]'::text)));
+
+-- Name: ledger_account_kind; Type: DOMAIN; Schema: public
+CREATE DOMAIN public.ledger_account_kind AS text COLLATE pg_catalog."C"
+	CONSTRAINT ledger_account_kind_check CHECK ((VALUE = ANY (ARRAY['customer'::text, 'settlement'::text, 'core'::text])));
+
+-- Name: ledger_account_status; Type: DOMAIN; Schema: public
+CREATE DOMAIN public.ledger_account_status AS text COLLATE pg_catalog."C"
+	CONSTRAINT ledger_account_status_check CHECK ((VALUE = ANY (ARRAY['open'::text, 'frozen'::text, 'closed'::text])));
+
+-- Name: ledger_currency; Type: DOMAIN; Schema: public
+CREATE DOMAIN public.ledger_currency AS text COLLATE pg_catalog."C"
+	CONSTRAINT ledger_currency_check CHECK ((VALUE ~ '^[A-Z]{3}$'::text));
+
+-- Name: ledger_external_id; Type: DOMAIN; Schema: public
+CREATE DOMAIN public.ledger_external_id AS text COLLATE pg_catalog."C"
+	CONSTRAINT ledger_external_id_check CHECK ((length(VALUE) <= 256));
+
+-- Name: accounts_guard(); Type: FUNCTION; Schema: public
+CREATE FUNCTION public.accounts_guard() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        IF (NEW.kind = 'customer') = (NEW.account_id ~ '^(settlement|core):')
+           OR (NEW.kind <> 'customer' AND NEW.account_id <> NEW.kind || ':' || NEW.currency) THEN
+            RAISE EXCEPTION 'account % of kind % is misnamed', NEW.account_id, NEW.kind
+                USING ERRCODE = '23514', CONSTRAINT = 'accounts_system_id_check';
+        END IF;
+        RETURN NEW;
+    END IF;
+    IF TG_OP = 'DELETE' THEN
+        RAISE EXCEPTION 'accounts are never deleted' USING ERRCODE = 'LA008', CONSTRAINT = 'accounts_no_delete';
+    END IF;
+    RAISE EXCEPTION 'the identity of an account is immutable' USING ERRCODE = 'LA008', CONSTRAINT = 'accounts_immutable';
+END $$;
+
+-- Name: cb_authorize(text, bytea, text, text, text, timestamp with time zone, text, text, text, text, numeric, double precision, double precision, double precision, text); Type: FUNCTION; Schema: public
+CREATE FUNCTION public.cb_authorize(p_key text, p_fingerprint bytea, p_key_fingerprint text, p_caller_subject text, p_audit_request_id text, p_now timestamp with time zone, p_payout_id text, p_external_id text, p_funding_source text, p_currency text, p_amount numeric, p_fraud_score double precision, p_fraud_deny double precision, p_fraud_stepup double precision, p_hold_reference text, OUT state text, OUT outcome text, OUT reason text, OUT reference text) RETURNS record
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    seen bytea;
+    held_by text;
+    h holds%ROWTYPE;
+    a accounts%ROWTYPE;
+BEGIN
+    -- Authorizes of one payout run one after the other, under any key: a
+    -- second one sees the first's stored answer (row 1) or its hold (rows
+    -- 3 and 4), never funds the first has already held.
+    PERFORM pg_advisory_xact_lock(1, hashtext(p_payout_id));
+    -- The key's stored answer and the payout's hold, if any, in one look.
+    SELECT r.fingerprint, r.outcome, r.reason, r.reference,
+           (SELECT x.hold_reference FROM holds x WHERE x.payout_id = p_payout_id)
+    INTO seen, outcome, reason, reference, held_by
+    FROM (SELECT) one LEFT JOIN callback_authorize r ON r.scope = p_payout_id AND r.idempotency_key = p_key;
+    -- Row 1: the key was seen: its stored answer; 1a: with other claims.
+    IF seen IS NOT NULL THEN
+        IF seen <> p_fingerprint THEN
+            state := 'mismatch'; outcome := NULL; reason := NULL; reference := NULL;
+            RETURN;
+        END IF;
+        UPDATE callback_authorize SET attempts = attempts + 1, last_received_at = p_now
+        WHERE scope = p_payout_id AND idempotency_key = p_key;
+        state := 'replay';
+        RETURN;
+    END IF;
+    -- Row 2: fraudScore outside 0..1: a bad request (400), nothing stored.
+    IF NOT (p_fraud_score BETWEEN 0 AND 1) THEN
+        state := 'invalid';
+        RETURN;
+    END IF;
+    state := 'new';
+    outcome := 'denied';
+    IF held_by IS NOT NULL THEN
+        SELECT * INTO h FROM holds WHERE hold_reference = held_by;
+        IF h.amount = p_amount AND h.currency = p_currency AND h.funding_source = p_funding_source
+           AND NOT EXISTS (SELECT 1 FROM hold_settlements s WHERE s.hold_reference = h.hold_reference) THEN
+            -- Row 3: this payout's hold, held, same amount and source.
+            outcome := 'approved';
+            reference := h.hold_reference;
+        ELSE
+            -- Row 4: this payout was authorized otherwise.
+            reason := 'payout_already_authorized';
+        END IF;
+    ELSE
+        SELECT x.* INTO a FROM instruments i JOIN accounts x ON x.account_id = i.account_id
+        WHERE i.token = p_funding_source AND i.kind = 'source'
+        FOR NO KEY UPDATE OF x;
+        IF NOT FOUND THEN
+            reason := 'unknown_funding_source';                 -- row 5
+        ELSIF a.owner_external_id <> p_external_id THEN
+            reason := 'funding_source_mismatch';                -- row 6
+        ELSIF a.status <> 'open' THEN
+            reason := 'account_unavailable';                    -- row 7
+        ELSIF a.currency <> p_currency THEN
+            reason := 'currency_mismatch';                      -- row 8
+        ELSIF p_fraud_score >= p_fraud_deny THEN
+            reason := 'fraud_suspected';                        -- row 9
+        ELSIF p_fraud_score >= p_fraud_stepup THEN
+            reason := 'step_up_required';                       -- row 10
+        ELSIF a.balance - a.held < p_amount THEN
+            reason := 'insufficient_funds';                     -- row 11
+        ELSE
+            -- Row 12: approved: the hold is placed on the locked account
+            -- (and listed as open), and the answer stored, in one statement.
+            WITH hold AS (
+                INSERT INTO holds (hold_reference, payout_id, account_id, funding_source, currency, amount, placed_at)
+                VALUES (p_hold_reference, p_payout_id, a.account_id, p_funding_source, p_currency, p_amount, p_now)
+            ), opened AS (
+                INSERT INTO open_holds (hold_reference, account_id, currency, amount, placed_at)
+                VALUES (p_hold_reference, a.account_id, p_currency, p_amount, p_now)
+            ), held AS (
+                UPDATE accounts SET held = held + p_amount, updated_at = p_now WHERE account_id = a.account_id
+            )
+            INSERT INTO callback_authorize (scope, idempotency_key, fingerprint, subject, outcome, reason, reference,
+                key_fingerprint, caller_subject, audit_request_id, received_at, last_received_at)
+            VALUES (p_payout_id, p_key, p_fingerprint, p_payout_id, 'approved', NULL, p_hold_reference,
+                p_key_fingerprint, p_caller_subject, p_audit_request_id, p_now, p_now);
+            outcome := 'approved';
+            reference := p_hold_reference;
+            RETURN;
+        END IF;
+    END IF;
+    INSERT INTO callback_authorize (scope, idempotency_key, fingerprint, subject, outcome, reason, reference,
+        key_fingerprint, caller_subject, audit_request_id, received_at, last_received_at)
+    VALUES (p_payout_id, p_key, p_fingerprint, p_payout_id, outcome, reason, reference,
+        p_key_fingerprint, p_caller_subject, p_audit_request_id, p_now, p_now);
+END $$;
+
+-- Name: cb_capture(text, bytea, text, timestamp with time zone, text, text, text, uuid); Type: FUNCTION; Schema: public
+CREATE FUNCTION public.cb_capture(p_key text, p_fingerprint bytea, p_key_fingerprint text, p_now timestamp with time zone, p_payout_id text, p_hold_reference text, p_capture_reference text, p_transaction_id uuid, OUT state text, OUT outcome text, OUT reason text, OUT reference text) RETURNS record
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    r callback_capture%ROWTYPE;
+    d record;
+BEGIN
+    PERFORM pg_advisory_xact_lock(2, hashtext(p_payout_id));
+    SELECT * INTO r FROM callback_capture WHERE scope = p_payout_id AND idempotency_key = p_key;
+    IF FOUND THEN
+        IF r.fingerprint <> p_fingerprint THEN
+            state := 'mismatch';
+            RETURN;
+        END IF;
+        UPDATE callback_capture SET attempts = attempts + 1, last_received_at = p_now
+        WHERE scope = p_payout_id AND idempotency_key = p_key;
+        state := 'replay'; outcome := r.outcome; reason := r.reason; reference := r.reference;
+        RETURN;
+    END IF;
+    SELECT * INTO d FROM hold_settle('captured', p_hold_reference, p_payout_id, p_capture_reference, NULL,
+                                     'capture', p_transaction_id, p_now);
+    state := 'new'; outcome := d.outcome; reason := d.reason; reference := d.reference;
+    INSERT INTO callback_capture (scope, idempotency_key, fingerprint, subject, outcome, reason, reference,
+        key_fingerprint, received_at, last_received_at)
+    VALUES (p_payout_id, p_key, p_fingerprint, p_payout_id, outcome, reason, reference,
+        p_key_fingerprint, p_now, p_now);
+END $$;
+
+-- Name: cb_credit(text, bytea, text, timestamp with time zone, text, text, text, text, numeric, numeric, text, uuid); Type: FUNCTION; Schema: public
+CREATE FUNCTION public.cb_credit(p_key text, p_fingerprint bytea, p_key_fingerprint text, p_now timestamp with time zone, p_request_id text, p_destination text, p_requester text, p_currency text, p_amount numeric, p_max numeric, p_credit_reference text, p_transaction_id uuid, OUT state text, OUT outcome text, OUT reason text, OUT reference text) RETURNS record
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    r callback_credit%ROWTYPE;
+    a accounts%ROWTYPE;
+BEGIN
+    PERFORM pg_advisory_xact_lock(4, hashtext(p_key));
+    -- Row 1: the key was seen.
+    SELECT * INTO r FROM callback_credit WHERE scope = '' AND idempotency_key = p_key;
+    IF FOUND THEN
+        IF r.fingerprint <> p_fingerprint THEN
+            state := 'mismatch';
+            RETURN;
+        END IF;
+        UPDATE callback_credit SET attempts = attempts + 1, last_received_at = p_now
+        WHERE scope = '' AND idempotency_key = p_key;
+        state := 'replay'; outcome := r.outcome; reason := r.reason; reference := r.reference;
+        RETURN;
+    END IF;
+    state := 'new';
+    -- Credits of one payment request (under other keys) run one after the
+    -- other, so that a second one always sees the first's credit (row 2).
+    PERFORM pg_advisory_xact_lock(5, hashtext(p_request_id));
+    SELECT c.credit_reference INTO reference FROM credits c WHERE c.request_id = p_request_id;
+    IF FOUND THEN
+        outcome := 'approved';                                   -- row 2
+    ELSE
+        SELECT x.* INTO a FROM instruments i JOIN accounts x ON x.account_id = i.account_id
+        WHERE i.token = p_destination AND i.kind = 'destination'
+        FOR NO KEY UPDATE OF x;
+        IF NOT FOUND THEN
+            outcome := 'destination_unavailable'; reason := 'unknown_destination';   -- row 3
+        ELSIF a.status = 'closed' THEN
+            outcome := 'destination_unavailable'; reason := 'account_closed';        -- row 4
+        ELSIF a.owner_external_id <> p_requester THEN
+            outcome := 'refused'; reason := 'destination_mismatch';                  -- row 5
+        ELSIF a.status = 'frozen' THEN
+            outcome := 'refused'; reason := 'account_frozen';                        -- row 6
+        ELSIF a.currency <> p_currency THEN
+            outcome := 'refused'; reason := 'currency_mismatch';                     -- row 7
+        ELSIF p_max IS NOT NULL AND p_amount > p_max THEN
+            outcome := 'refused'; reason := 'amount_over_limit';                     -- row 8
+        ELSE
+            -- Row 9: approved: the journal debits settlement, credits the account.
+            INSERT INTO credits (request_id, credit_reference, account_id, destination, currency, amount, transaction_id, created_at)
+            VALUES (p_request_id, p_credit_reference, a.account_id, p_destination, p_currency, p_amount, p_transaction_id, p_now);
+            UPDATE accounts SET balance = balance + p_amount, updated_at = p_now WHERE account_id = a.account_id;
+            INSERT INTO journal (transaction_id, kind, reference, memo, account_id, contra_account_id, currency, amount, created_at)
+            VALUES (p_transaction_id, 'credit', p_credit_reference, p_request_id, a.account_id, 'settlement:' || p_currency,
+                    p_currency, p_amount, p_now);
+            outcome := 'approved';
+            reference := p_credit_reference;
+        END IF;
+    END IF;
+    INSERT INTO callback_credit (scope, idempotency_key, fingerprint, subject, outcome, reason, reference,
+        key_fingerprint, received_at, last_received_at)
+    VALUES ('', p_key, p_fingerprint, p_request_id, outcome, reason, reference,
+        p_key_fingerprint, p_now, p_now);
+END $$;
+
+-- Name: cb_release(text, bytea, text, timestamp with time zone, text, text, text, text); Type: FUNCTION; Schema: public
+CREATE FUNCTION public.cb_release(p_key text, p_fingerprint bytea, p_key_fingerprint text, p_now timestamp with time zone, p_payout_id text, p_hold_reference text, p_reason text, p_release_reference text, OUT state text, OUT outcome text, OUT reason text, OUT reference text) RETURNS record
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    r callback_release%ROWTYPE;
+    d record;
+    v_scope text := coalesce(p_payout_id, p_hold_reference);
+BEGIN
+    PERFORM pg_advisory_xact_lock(3, hashtext(v_scope));
+    SELECT * INTO r FROM callback_release WHERE scope = v_scope AND idempotency_key = p_key;
+    IF FOUND THEN
+        IF r.fingerprint <> p_fingerprint THEN
+            state := 'mismatch';
+            RETURN;
+        END IF;
+        UPDATE callback_release SET attempts = attempts + 1, last_received_at = p_now
+        WHERE scope = v_scope AND idempotency_key = p_key;
+        state := 'replay'; outcome := r.outcome; reason := r.reason; reference := r.reference;
+        RETURN;
+    END IF;
+    SELECT * INTO d FROM hold_settle('released', p_hold_reference, p_payout_id, p_release_reference, p_reason,
+                                     NULL, NULL, p_now);
+    state := 'new'; outcome := d.outcome; reason := d.reason; reference := d.reference;
+    INSERT INTO callback_release (scope, idempotency_key, fingerprint, subject, outcome, reason, reference,
+        key_fingerprint, received_at, last_received_at)
+    VALUES (v_scope, p_key, p_fingerprint, v_scope, outcome, reason, reference,
+        p_key_fingerprint, p_now, p_now);
+END $$;
+
+-- Name: hold_settle(text, text, text, text, text, text, uuid, timestamp with time zone); Type: FUNCTION; Schema: public
+CREATE FUNCTION public.hold_settle(p_status text, p_hold_reference text, p_payout_id text, p_reference text, p_reason text, p_kind text, p_transaction_id uuid, p_now timestamp with time zone, OUT outcome text, OUT reason text, OUT reference text, OUT orphan boolean) RETURNS record
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    h holds%ROWTYPE;
+    s hold_settlements%ROWTYPE;
+    capture boolean := p_status = 'captured';
+    settled_now boolean;
+    k text := CASE WHEN p_status = 'captured' THEN 'capture' ELSE 'release' END;
+BEGIN
+    orphan := false;
+    SELECT * INTO h FROM holds WHERE hold_reference = p_hold_reference;
+    IF NOT FOUND THEN
+        -- Row 2: never issued here: approved, with the reference answered
+        -- for this holdReference the first time, ever after.
+        INSERT INTO orphans AS o (kind, hold_reference, payout_id, reference, created_at)
+        VALUES (k, p_hold_reference, coalesce(p_payout_id, ''), p_reference, p_now)
+        ON CONFLICT (kind, hold_reference) DO NOTHING
+        RETURNING o.reference INTO reference;
+        IF reference IS NULL THEN
+            SELECT o.reference INTO reference FROM orphans o WHERE o.kind = k AND o.hold_reference = p_hold_reference;
+        END IF;
+        outcome := 'approved';
+        orphan := true;
+        RETURN;
+    END IF;
+    IF p_payout_id IS NOT NULL AND h.payout_id <> p_payout_id THEN
+        outcome := 'failed';                                     -- row 3
+        reason := 'payout_mismatch';
+        RETURN;
+    END IF;
+    -- The hold's one settlement: a concurrent capture or release of it
+    -- waits on its key for the first to commit, then finds its row. When it
+    -- is written (row 6: the hold was held), the account moves, the hold
+    -- leaves open_holds, and for a capture the journal debits the sender and
+    -- credits settlement, in the same statement.
+    WITH settled AS (
+        INSERT INTO hold_settlements (hold_reference, status, reference, reason, transaction_id, settled_at)
+        VALUES (p_hold_reference, p_status, p_reference, CASE WHEN NOT capture THEN p_reason END,
+                CASE WHEN capture THEN p_transaction_id END, p_now)
+        ON CONFLICT (hold_reference) DO NOTHING
+        RETURNING hold_reference
+    ), moved AS (
+        UPDATE accounts SET balance = balance - CASE WHEN capture THEN h.amount ELSE 0 END,
+                            held = held - h.amount, updated_at = p_now
+        WHERE account_id = h.account_id AND EXISTS (SELECT 1 FROM settled)
+    ), closed AS (
+        DELETE FROM open_holds WHERE hold_reference = p_hold_reference AND EXISTS (SELECT 1 FROM settled)
+    ), journaled AS (
+        INSERT INTO journal (transaction_id, kind, reference, memo, account_id, contra_account_id, currency, amount, created_at)
+        SELECT p_transaction_id, p_kind, p_reference, h.payout_id, h.account_id, 'settlement:' || h.currency,
+               h.currency, -h.amount, p_now
+        FROM settled WHERE capture
+    )
+    SELECT count(*) = 1 INTO settled_now FROM settled;
+    IF settled_now THEN
+        outcome := 'approved';                                   -- row 6
+        reference := p_reference;
+        RETURN;
+    END IF;
+    SELECT * INTO s FROM hold_settlements WHERE hold_reference = p_hold_reference;
+    IF s.status = p_status THEN
+        outcome := 'approved';                                   -- row 4: the original reference
+        reference := s.reference;
+    ELSE
+        outcome := 'failed';                                     -- row 5
+        reason := CASE WHEN p_status = 'captured' THEN 'hold_released' ELSE 'hold_captured' END;
+    END IF;
+END $$;
+
+-- Name: holds_append_only(); Type: FUNCTION; Schema: public
+CREATE FUNCTION public.holds_append_only() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    RAISE EXCEPTION 'illegal hold transition: % on % (a hold is placed once and settled once)', TG_OP, TG_TABLE_NAME
+        USING ERRCODE = 'LA005', CONSTRAINT = 'holds_transition';
+END $$;
+
+-- Name: journal_append_only(); Type: FUNCTION; Schema: public
+CREATE FUNCTION public.journal_append_only() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    RAISE EXCEPTION 'the journal is append-only (% on %)', TG_OP, TG_TABLE_NAME
+        USING ERRCODE = 'LA006', CONSTRAINT = 'journal_append_only';
+END $$;
+
+-- Name: ledger_adjust(text, numeric, text, text, uuid, timestamp with time zone); Type: FUNCTION; Schema: public
+CREATE FUNCTION public.ledger_adjust(p_account_id text, p_amount numeric, p_key text, p_memo text, p_transaction_id uuid, p_now timestamp with time zone, OUT transaction_id uuid, OUT replayed boolean) RETURNS record
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    a accounts%ROWTYPE;
+    prior adjustments%ROWTYPE;
+BEGIN
+    SELECT * INTO a FROM accounts WHERE account_id = p_account_id AND kind = 'customer' FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'account not found' USING ERRCODE = 'LA001';
+    END IF;
+    SELECT * INTO prior FROM adjustments WHERE account_id = p_account_id AND idempotency_key = p_key;
+    IF FOUND THEN
+        IF prior.amount <> p_amount OR prior.memo <> p_memo THEN
+            RAISE EXCEPTION 'idempotency key reused with another adjustment' USING ERRCODE = 'LA004';
+        END IF;
+        transaction_id := prior.transaction_id;
+        replayed := true;
+        RETURN;
+    END IF;
+    IF a.status = 'closed' THEN
+        RAISE EXCEPTION 'account is closed' USING ERRCODE = 'LA003';
+    END IF;
+    IF a.balance - a.held + p_amount < 0 THEN
+        RAISE EXCEPTION 'available would go below zero' USING ERRCODE = 'LA002';
+    END IF;
+    INSERT INTO adjustments (idempotency_key, account_id, amount, memo, transaction_id, created_at)
+    VALUES (p_key, p_account_id, p_amount, p_memo, p_transaction_id, p_now);
+    UPDATE accounts SET balance = balance + p_amount, updated_at = p_now WHERE account_id = p_account_id;
+    INSERT INTO journal (transaction_id, kind, reference, memo, account_id, contra_account_id, currency, amount, created_at)
+    VALUES (p_transaction_id, 'adjustment', p_key, p_memo, p_account_id, 'core:' || a.currency, a.currency, p_amount, p_now);
+    transaction_id := p_transaction_id;
+    replayed := false;
+END $$;
+
+-- Name: ledger_ensure_system_accounts(text, timestamp with time zone); Type: FUNCTION; Schema: public
+CREATE FUNCTION public.ledger_ensure_system_accounts(p_currency text, p_now timestamp with time zone) RETURNS void
+    LANGUAGE sql
+    AS $$
+    INSERT INTO accounts (account_id, owner_external_id, currency, kind, status, created_at, updated_at)
+    VALUES ('settlement:' || p_currency, '', p_currency, 'settlement', 'open', p_now, p_now),
+           ('core:' || p_currency, '', p_currency, 'core', 'open', p_now, p_now)
+    -- No arbiter: a concurrent creation conflicts on both unique keys
+    -- (account_id, and account_id with currency); either means "exists".
+    ON CONFLICT DO NOTHING
+$$;
+
+-- Name: ledger_no_truncate(); Type: FUNCTION; Schema: public
+CREATE FUNCTION public.ledger_no_truncate() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    RAISE EXCEPTION '% is never truncated', TG_TABLE_NAME
+        USING ERRCODE = 'LA006', CONSTRAINT = 'ledger_no_truncate';
+END $$;
+
+-- Name: accounts; Type: TABLE; Schema: public
+CREATE TABLE public.accounts (
+    account_id public.ledger_account_id NOT NULL,
+    owner_external_id public.ledger_external_id NOT NULL,
+    currency public.ledger_currency NOT NULL,
+    kind public.ledger_account_kind DEFAULT 'customer'::text NOT NULL,
+    status public.ledger_account_status DEFAULT 'open'::text NOT NULL,
+    balance numeric DEFAULT 0 NOT NULL,
+    held numeric DEFAULT 0 NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    updated_at timestamp with time zone NOT NULL,
+    CONSTRAINT accounts_available_nonnegative CHECK ((((kind)::text <> 'customer'::text) OR ((balance - held) >= (0)::numeric))),
+    CONSTRAINT accounts_held_nonnegative CHECK ((held >= (0)::numeric)),
+    CONSTRAINT accounts_system_balance_check CHECK ((((kind)::text = 'customer'::text) OR ((balance = (0)::numeric) AND (held = (0)::numeric))))
+)
+WITH (fillfactor='80');
+
+-- Name: journal; Type: TABLE; Schema: public
+CREATE TABLE public.journal (
+    transaction_id uuid NOT NULL,
+    kind text NOT NULL,
+    reference text NOT NULL COLLATE pg_catalog."C",
+    memo text DEFAULT ''::text NOT NULL,
+    account_id text NOT NULL COLLATE pg_catalog."C",
+    contra_account_id text NOT NULL COLLATE pg_catalog."C",
+    currency text NOT NULL COLLATE pg_catalog."C",
+    amount numeric NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    CONSTRAINT journal_amount_nonzero CHECK ((amount <> (0)::numeric)),
+    CONSTRAINT journal_contra_check CHECK ((contra_account_id = (
+CASE
+    WHEN (kind = 'adjustment'::text) THEN 'core:'::text
+    ELSE 'settlement:'::text
+END || currency))),
+    CONSTRAINT journal_kind_check CHECK ((kind = ANY (ARRAY['adjustment'::text, 'capture'::text, 'credit'::text, 'reconciliation'::text])))
+);
+
+-- Name: account_balances; Type: VIEW; Schema: public
+CREATE VIEW public.account_balances AS
+ SELECT a.account_id,
+    a.kind,
+    a.currency,
+    a.status,
+        CASE
+            WHEN ((a.kind)::text = 'customer'::text) THEN a.balance
+            ELSE COALESCE(s.total, (0)::numeric)
+        END AS balance,
+    a.held
+   FROM (public.accounts a
+     LEFT JOIN ( SELECT journal.contra_account_id,
+            (- sum(journal.amount)) AS total
+           FROM public.journal
+          GROUP BY journal.contra_account_id) s ON ((s.contra_account_id = (a.account_id)::text)));
+
+-- Name: adjustments; Type: TABLE; Schema: public
+CREATE TABLE public.adjustments (
+    idempotency_key text NOT NULL COLLATE pg_catalog."C",
+    account_id text NOT NULL COLLATE pg_catalog."C",
+    amount numeric NOT NULL,
+    memo text DEFAULT ''::text NOT NULL,
+    transaction_id uuid NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    CONSTRAINT adjustments_amount_nonzero CHECK ((amount <> (0)::numeric)),
+    CONSTRAINT adjustments_key_check CHECK (((idempotency_key <> ''::text) AND (length(idempotency_key) <= 255)))
+);
+
+-- Name: callback_authorize; Type: TABLE; Schema: public
+CREATE TABLE public.callback_authorize (
+    scope text NOT NULL COLLATE pg_catalog."C",
+    idempotency_key text NOT NULL COLLATE pg_catalog."C",
+    fingerprint bytea NOT NULL,
+    subject text NOT NULL COLLATE pg_catalog."C",
+    outcome text NOT NULL,
+    reason text,
+    reference text,
+    key_fingerprint text NOT NULL,
+    caller_subject text,
+    audit_request_id text,
+    received_at timestamp with time zone NOT NULL,
+    last_received_at timestamp with time zone NOT NULL,
+    attempts integer DEFAULT 1 NOT NULL
+);
+
+-- Name: callback_capture; Type: TABLE; Schema: public
+CREATE TABLE public.callback_capture (
+    scope text NOT NULL COLLATE pg_catalog."C",
+    idempotency_key text NOT NULL COLLATE pg_catalog."C",
+    fingerprint bytea NOT NULL,
+    subject text NOT NULL COLLATE pg_catalog."C",
+    outcome text NOT NULL,
+    reason text,
+    reference text,
+    key_fingerprint text NOT NULL,
+    caller_subject text,
+    audit_request_id text,
+    received_at timestamp with time zone NOT NULL,
+    last_received_at timestamp with time zone NOT NULL,
+    attempts integer DEFAULT 1 NOT NULL
+);
+
+-- Name: callback_credit; Type: TABLE; Schema: public
+CREATE TABLE public.callback_credit (
+    scope text NOT NULL COLLATE pg_catalog."C",
+    idempotency_key text NOT NULL COLLATE pg_catalog."C",
+    fingerprint bytea NOT NULL,
+    subject text NOT NULL COLLATE pg_catalog."C",
+    outcome text NOT NULL,
+    reason text,
+    reference text,
+    key_fingerprint text NOT NULL,
+    caller_subject text,
+    audit_request_id text,
+    received_at timestamp with time zone NOT NULL,
+    last_received_at timestamp with time zone NOT NULL,
+    attempts integer DEFAULT 1 NOT NULL
+);
+
+-- Name: callback_release; Type: TABLE; Schema: public
+CREATE TABLE public.callback_release (
+    scope text NOT NULL COLLATE pg_catalog."C",
+    idempotency_key text NOT NULL COLLATE pg_catalog."C",
+    fingerprint bytea NOT NULL,
+    subject text NOT NULL COLLATE pg_catalog."C",
+    outcome text NOT NULL,
+    reason text,
+    reference text,
+    key_fingerprint text NOT NULL,
+    caller_subject text,
+    audit_request_id text,
+    received_at timestamp with time zone NOT NULL,
+    last_received_at timestamp with time zone NOT NULL,
+    attempts integer DEFAULT 1 NOT NULL
+);
+
+-- Name: callback_requests; Type: VIEW; Schema: public
+CREATE VIEW public.callback_requests AS
+ SELECT 'authorize'::text AS endpoint,
+    callback_authorize.scope,
+    callback_authorize.idempotency_key,
+    callback_authorize.fingerprint,
+    callback_authorize.subject,
+    callback_authorize.outcome,
+    callback_authorize.reason,
+    callback_authorize.reference,
+    callback_authorize.key_fingerprint,
+    callback_authorize.caller_subject,
+    callback_authorize.audit_request_id,
+    callback_authorize.received_at,
+    callback_authorize.last_received_at,
+    callback_authorize.attempts
+   FROM public.callback_authorize
+UNION ALL
+ SELECT 'capture'::text AS endpoint,
+    callback_capture.scope,
+    callback_capture.idempotency_key,
+    callback_capture.fingerprint,
+    callback_capture.subject,
+    callback_capture.outcome,
+    callback_capture.reason,
+    callback_capture.reference,
+    callback_capture.key_fingerprint,
+    callback_capture.caller_subject,
+    callback_capture.audit_request_id,
+    callback_capture.received_at,
+    callback_capture.last_received_at,
+    callback_capture.attempts
+   FROM public.callback_capture
+UNION ALL
+ SELECT 'release'::text AS endpoint,
+    callback_release.scope,
+    callback_release.idempotency_key,
+    callback_release.fingerprint,
+    callback_release.subject,
+    callback_release.outcome,
+    callback_release.reason,
+    callback_release.reference,
+    callback_release.key_fingerprint,
+    callback_release.caller_subject,
+    callback_release.audit_request_id,
+    callback_release.received_at,
+    callback_release.last_received_at,
+    callback_release.attempts
+   FROM public.callback_release
+UNION ALL
+ SELECT 'credit-account'::text AS endpoint,
+    callback_credit.scope,
+    callback_credit.idempotency_key,
+    callback_credit.fingerprint,
+    callback_credit.subject,
+    callback_credit.outcome,
+    callback_credit.reason,
+    callback_credit.reference,
+    callback_credit.key_fingerprint,
+    callback_credit.caller_subject,
+    callback_credit.audit_request_id,
+    callback_credit.received_at,
+    callback_credit.last_received_at,
+    callback_credit.attempts
+   FROM public.callback_credit;
+
+-- Name: credits; Type: TABLE; Schema: public
+CREATE TABLE public.credits (
+    request_id text NOT NULL COLLATE pg_catalog."C",
+    credit_reference text NOT NULL,
+    account_id text NOT NULL COLLATE pg_catalog."C",
+    destination text NOT NULL,
+    currency text NOT NULL,
+    amount numeric NOT NULL,
+    transaction_id uuid NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    CONSTRAINT credits_amount_positive CHECK ((amount > (0)::numeric))
+);
+
+-- Name: hold_settlements; Type: TABLE; Schema: public
+CREATE TABLE public.hold_settlements (
+    hold_reference text NOT NULL COLLATE pg_catalog."C",
+    status text NOT NULL,
+    reference text NOT NULL COLLATE pg_catalog."C",
+    reason text,
+    transaction_id uuid,
+    settled_at timestamp with time zone NOT NULL,
+    CONSTRAINT hold_settlements_state_check CHECK ((((status = 'captured'::text) AND (transaction_id IS NOT NULL) AND (reason IS NULL)) OR ((status = 'released'::text) AND (transaction_id IS NULL))))
+);
+
+-- Name: holds; Type: TABLE; Schema: public
+CREATE TABLE public.holds (
+    hold_reference text NOT NULL COLLATE pg_catalog."C",
+    payout_id text NOT NULL COLLATE pg_catalog."C",
+    account_id text NOT NULL COLLATE pg_catalog."C",
+    funding_source text NOT NULL COLLATE pg_catalog."C",
+    currency text NOT NULL COLLATE pg_catalog."C",
+    amount numeric NOT NULL,
+    placed_at timestamp with time zone NOT NULL,
+    CONSTRAINT holds_amount_positive CHECK ((amount > (0)::numeric))
+);
+
+-- Name: hold_states; Type: VIEW; Schema: public
+CREATE VIEW public.hold_states AS
+ SELECT h.hold_reference,
+    h.payout_id,
+    h.account_id,
+    h.funding_source,
+    h.currency,
+    h.amount,
+    COALESCE(s.status, 'held'::text) AS status,
+        CASE
+            WHEN (s.status = 'captured'::text) THEN s.reference
+            ELSE NULL::text
+        END AS capture_reference,
+        CASE
+            WHEN (s.status = 'released'::text) THEN s.reference
+            ELSE NULL::text
+        END AS release_reference,
+    s.reason AS release_reason,
+    s.transaction_id,
+    h.placed_at,
+        CASE
+            WHEN (s.status = 'captured'::text) THEN s.settled_at
+            ELSE NULL::timestamp with time zone
+        END AS captured_at,
+        CASE
+            WHEN (s.status = 'released'::text) THEN s.settled_at
+            ELSE NULL::timestamp with time zone
+        END AS released_at
+   FROM (public.holds h
+     LEFT JOIN public.hold_settlements s USING (hold_reference));
+
+-- Name: instruments; Type: TABLE; Schema: public
+CREATE TABLE public.instruments (
+    token text NOT NULL COLLATE pg_catalog."C",
+    kind text NOT NULL,
+    account_id text NOT NULL COLLATE pg_catalog."C",
+    created_at timestamp with time zone NOT NULL,
+    CONSTRAINT instruments_kind_check CHECK ((kind = ANY (ARRAY['source'::text, 'destination'::text]))),
+    CONSTRAINT instruments_token_check CHECK (((token <> ''::text) AND (length(token) <= 256)))
+);
+
+-- Name: journal_entries; Type: VIEW; Schema: public
+CREATE VIEW public.journal_entries AS
+ SELECT journal.transaction_id,
+    journal.account_id,
+    journal.currency,
+    journal.amount,
+    journal.created_at
+   FROM public.journal
+UNION ALL
+ SELECT journal.transaction_id,
+    journal.contra_account_id AS account_id,
+    journal.currency,
+    (- journal.amount) AS amount,
+    journal.created_at
+   FROM public.journal;
+
+-- Name: journal_transactions; Type: VIEW; Schema: public
+CREATE VIEW public.journal_transactions AS
+ SELECT journal.transaction_id,
+    journal.kind,
+    journal.reference,
+    journal.memo,
+    journal.created_at
+   FROM public.journal;
+
+-- Name: open_holds; Type: TABLE; Schema: public
+CREATE TABLE public.open_holds (
+    hold_reference text NOT NULL COLLATE pg_catalog."C",
+    account_id text NOT NULL COLLATE pg_catalog."C",
+    currency text NOT NULL COLLATE pg_catalog."C",
+    amount numeric NOT NULL,
+    placed_at timestamp with time zone NOT NULL
+);
+
+-- Name: orphans; Type: TABLE; Schema: public
+CREATE TABLE public.orphans (
+    kind text NOT NULL,
+    hold_reference text NOT NULL COLLATE pg_catalog."C",
+    payout_id text DEFAULT ''::text NOT NULL,
+    reference text NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    CONSTRAINT orphans_kind_check CHECK ((kind = ANY (ARRAY['capture'::text, 'release'::text])))
+);
+
+-- Name: reconciliation_findings; Type: TABLE; Schema: public
+CREATE TABLE public.reconciliation_findings (
+    run_id text NOT NULL,
+    seq integer NOT NULL,
+    kind text NOT NULL,
+    severity text NOT NULL,
+    subject text NOT NULL,
+    detail text NOT NULL,
+    fixed boolean NOT NULL,
+    finding_id text,
+    is_new boolean DEFAULT false NOT NULL,
+    acknowledged boolean DEFAULT false NOT NULL,
+    CONSTRAINT reconciliation_findings_fixed_check CHECK (((NOT fixed) OR (kind = ANY (ARRAY['missed_release'::text, 'missed_capture'::text])))),
+    CONSTRAINT reconciliation_findings_kind_check CHECK ((kind ~ '^[a-z][a-z_]{0,63}$'::text)),
+    CONSTRAINT reconciliation_findings_seq_check CHECK ((seq >= 0)),
+    CONSTRAINT reconciliation_findings_severity_check CHECK ((severity = ANY (ARRAY['warning'::text, 'critical'::text])))
+);
+
+-- Name: reconciliation_fixes; Type: TABLE; Schema: public
+CREATE TABLE public.reconciliation_fixes (
+    hold_reference text NOT NULL,
+    run_id text NOT NULL,
+    action text NOT NULL,
+    reference text NOT NULL,
+    transaction_id uuid,
+    payout_status text NOT NULL,
+    created_at timestamp with time zone NOT NULL,
+    CONSTRAINT reconciliation_fixes_action_check CHECK ((action = ANY (ARRAY['capture'::text, 'release'::text]))),
+    CONSTRAINT reconciliation_fixes_transaction_check CHECK (((action = 'capture'::text) = (transaction_id IS NOT NULL)))
+);
+
+-- Name: reconciliation_issues; Type: TABLE; Schema: public
+CREATE TABLE public.reconciliation_issues (
+    finding_id text NOT NULL,
+    kind text NOT NULL,
+    subject text NOT NULL,
+    first_run_id text NOT NULL,
+    first_seen_on timestamp with time zone NOT NULL,
+    last_run_id text NOT NULL,
+    last_seen_on timestamp with time zone NOT NULL,
+    resolved_on timestamp with time zone,
+    acknowledged_on timestamp with time zone,
+    ack_note text,
+    CONSTRAINT reconciliation_issues_ack_check CHECK (((acknowledged_on IS NULL) = (ack_note IS NULL))),
+    CONSTRAINT reconciliation_issues_finding_id_check CHECK ((finding_id ~ '^fnd_[a-z2-7]{26}$'::text)),
+    CONSTRAINT reconciliation_issues_note_check CHECK ((length(ack_note) <= 1024))
+);
+
+-- Name: reconciliation_lease; Type: TABLE; Schema: public
+CREATE TABLE public.reconciliation_lease (
+    singleton boolean DEFAULT true NOT NULL,
+    run_id text NOT NULL,
+    holder text NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    CONSTRAINT reconciliation_lease_singleton_check CHECK (singleton)
+);
+
+-- Name: reconciliation_runs; Type: TABLE; Schema: public
+CREATE TABLE public.reconciliation_runs (
+    run_id text NOT NULL,
+    started_on timestamp with time zone NOT NULL,
+    finished_on timestamp with time zone,
+    fix boolean NOT NULL,
+    status text,
+    CONSTRAINT reconciliation_runs_finished_check CHECK ((((finished_on IS NULL) AND (status IS NULL)) OR ((finished_on IS NOT NULL) AND (status IS NOT NULL) AND (finished_on >= started_on)))),
+    CONSTRAINT reconciliation_runs_run_id_check CHECK ((run_id ~ '^rec_[a-z2-7]{26}$'::text)),
+    CONSTRAINT reconciliation_runs_status_check CHECK ((status = ANY (ARRAY['clean'::text, 'warning'::text, 'critical'::text])))
+);
+
+-- Name: signing_secrets; Type: TABLE; Schema: public
+CREATE TABLE public.signing_secrets (
+    secret_id text NOT NULL,
+    fingerprint text NOT NULL,
+    kek_fingerprint text NOT NULL,
+    nonce bytea,
+    ciphertext bytea,
+    source text NOT NULL,
+    added_on timestamp with time zone NOT NULL,
+    retired_on timestamp with time zone,
+    CONSTRAINT signing_secrets_ciphertext_check CHECK ((octet_length(ciphertext) = 48)),
+    CONSTRAINT signing_secrets_fingerprint_check CHECK ((fingerprint ~ '^[0-9a-f]{16}$'::text)),
+    CONSTRAINT signing_secrets_kek_fingerprint_check CHECK ((kek_fingerprint ~ '^[0-9a-f]{16}$'::text)),
+    CONSTRAINT signing_secrets_material_check CHECK ((((retired_on IS NULL) AND (nonce IS NOT NULL) AND (ciphertext IS NOT NULL)) OR ((retired_on IS NOT NULL) AND (nonce IS NULL) AND (ciphertext IS NULL)))),
+    CONSTRAINT signing_secrets_nonce_check CHECK ((octet_length(nonce) = 12)),
+    CONSTRAINT signing_secrets_retired_check CHECK (((retired_on IS NULL) OR (retired_on >= added_on))),
+    CONSTRAINT signing_secrets_secret_id_check CHECK ((secret_id ~ '^sec_[a-z2-7]{26}$'::text)),
+    CONSTRAINT signing_secrets_source_check CHECK ((source = ANY (ARRAY['env'::text, 'api'::text, 'generated'::text, 'dev'::text])))
+);
+
+-- Name: TABLE signing_secrets; Type: COMMENT; Schema: public
+COMMENT ON TABLE public.signing_secrets IS 'Callback signing secrets (the keyring), AES-256-GCM encrypted under the KEK; every replica reloads the active rows within seconds.';
+
+-- Name: COLUMN signing_secrets.secret_id; Type: COMMENT; Schema: public
+COMMENT ON COLUMN public.signing_secrets.secret_id IS 'sec_ + 128 random bits (base32); the AAD of the row''s ciphertext.';
+
+-- Name: COLUMN signing_secrets.fingerprint; Type: COMMENT; Schema: public
+COMMENT ON COLUMN public.signing_secrets.fingerprint IS 'First 8 bytes of SHA-256 of the secret, hex: safe to log; identifies the secret across replicas and the service.';
+
+-- Name: COLUMN signing_secrets.kek_fingerprint; Type: COMMENT; Schema: public
+COMMENT ON COLUMN public.signing_secrets.kek_fingerprint IS 'Identifies the KEK that encrypted the row (domain-separated SHA-256, 8 bytes hex), so a wrong KEK is told from a damaged row.';
+
+-- Name: COLUMN signing_secrets.nonce; Type: COMMENT; Schema: public
+COMMENT ON COLUMN public.signing_secrets.nonce IS 'Random 12-byte AES-GCM nonce, fresh per row; NULL once retired.';
+
+-- Name: COLUMN signing_secrets.ciphertext; Type: COMMENT; Schema: public
+COMMENT ON COLUMN public.signing_secrets.ciphertext IS 'AES-256-GCM(KEK, nonce, secret, AAD = secret_id): 32 bytes and the tag; NULL once retired (erased, not recoverable).';
+
+-- Name: COLUMN signing_secrets.source; Type: COMMENT; Schema: public
+COMMENT ON COLUMN public.signing_secrets.source IS 'How the secret arrived: env (LEDGER_SIGNING_SECRETS), api (admin API add), generated (admin API generate), dev (embedded-mode bootstrap).';
+
+-- Name: COLUMN signing_secrets.added_on; Type: COMMENT; Schema: public
+COMMENT ON COLUMN public.signing_secrets.added_on IS 'When the secret was stored.';
+
+-- Name: COLUMN signing_secrets.retired_on; Type: COMMENT; Schema: public
+COMMENT ON COLUMN public.signing_secrets.retired_on IS 'When the secret was retired; NULL while it is active and opens callbacks.';
+
+-- Name: accounts accounts_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.accounts
+    ADD CONSTRAINT accounts_pkey PRIMARY KEY (account_id);
+
+-- Name: adjustments adjustments_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.adjustments
+    ADD CONSTRAINT adjustments_pkey PRIMARY KEY (account_id, idempotency_key);
+
+-- Name: callback_authorize callback_authorize_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.callback_authorize
+    ADD CONSTRAINT callback_authorize_pkey PRIMARY KEY (scope, idempotency_key);
+
+-- Name: callback_capture callback_capture_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.callback_capture
+    ADD CONSTRAINT callback_capture_pkey PRIMARY KEY (scope, idempotency_key);
+
+-- Name: callback_credit callback_credit_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.callback_credit
+    ADD CONSTRAINT callback_credit_pkey PRIMARY KEY (scope, idempotency_key);
+
+-- Name: callback_release callback_release_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.callback_release
+    ADD CONSTRAINT callback_release_pkey PRIMARY KEY (scope, idempotency_key);
+
+-- Name: credits credits_credit_reference_key; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.credits
+    ADD CONSTRAINT credits_credit_reference_key UNIQUE (credit_reference);
+
+-- Name: credits credits_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.credits
+    ADD CONSTRAINT credits_pkey PRIMARY KEY (request_id);
+
+-- Name: hold_settlements hold_settlements_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.hold_settlements
+    ADD CONSTRAINT hold_settlements_pkey PRIMARY KEY (hold_reference);
+
+-- Name: holds holds_payout_id_key; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.holds
+    ADD CONSTRAINT holds_payout_id_key UNIQUE (payout_id);
+
+-- Name: holds holds_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.holds
+    ADD CONSTRAINT holds_pkey PRIMARY KEY (hold_reference);
+
+-- Name: instruments instruments_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.instruments
+    ADD CONSTRAINT instruments_pkey PRIMARY KEY (token);
+
+-- Name: journal journal_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.journal
+    ADD CONSTRAINT journal_pkey PRIMARY KEY (transaction_id);
+
+-- Name: open_holds open_holds_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.open_holds
+    ADD CONSTRAINT open_holds_pkey PRIMARY KEY (hold_reference);
+
+-- Name: orphans orphans_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.orphans
+    ADD CONSTRAINT orphans_pkey PRIMARY KEY (kind, hold_reference);
+
+-- Name: reconciliation_findings reconciliation_findings_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.reconciliation_findings
+    ADD CONSTRAINT reconciliation_findings_pkey PRIMARY KEY (run_id, seq);
+
+-- Name: reconciliation_fixes reconciliation_fixes_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.reconciliation_fixes
+    ADD CONSTRAINT reconciliation_fixes_pkey PRIMARY KEY (hold_reference);
+
+-- Name: reconciliation_issues reconciliation_issues_key; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.reconciliation_issues
+    ADD CONSTRAINT reconciliation_issues_key UNIQUE (kind, subject);
+
+-- Name: reconciliation_issues reconciliation_issues_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.reconciliation_issues
+    ADD CONSTRAINT reconciliation_issues_pkey PRIMARY KEY (finding_id);
+
+-- Name: reconciliation_lease reconciliation_lease_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.reconciliation_lease
+    ADD CONSTRAINT reconciliation_lease_pkey PRIMARY KEY (singleton);
+
+-- Name: reconciliation_runs reconciliation_runs_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.reconciliation_runs
+    ADD CONSTRAINT reconciliation_runs_pkey PRIMARY KEY (run_id);
+
+-- Name: signing_secrets signing_secrets_fingerprint_key; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.signing_secrets
+    ADD CONSTRAINT signing_secrets_fingerprint_key UNIQUE (fingerprint);
+
+-- Name: signing_secrets signing_secrets_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.signing_secrets
+    ADD CONSTRAINT signing_secrets_pkey PRIMARY KEY (secret_id);
+
+-- Name: accounts_owner_idx; Type: INDEX; Schema: public
+CREATE INDEX accounts_owner_idx ON public.accounts USING btree (owner_external_id, account_id);
+
+-- Name: callback_authorize_received_idx; Type: INDEX; Schema: public
+CREATE INDEX callback_authorize_received_idx ON public.callback_authorize USING brin (received_at);
+
+-- Name: callback_capture_received_idx; Type: INDEX; Schema: public
+CREATE INDEX callback_capture_received_idx ON public.callback_capture USING brin (received_at);
+
+-- Name: callback_credit_received_idx; Type: INDEX; Schema: public
+CREATE INDEX callback_credit_received_idx ON public.callback_credit USING brin (received_at);
+
+-- Name: callback_credit_subject_idx; Type: INDEX; Schema: public
+CREATE INDEX callback_credit_subject_idx ON public.callback_credit USING btree (subject);
+
+-- Name: callback_release_received_idx; Type: INDEX; Schema: public
+CREATE INDEX callback_release_received_idx ON public.callback_release USING brin (received_at);
+
+-- Name: holds_account_idx; Type: INDEX; Schema: public
+CREATE INDEX holds_account_idx ON public.holds USING btree (account_id, placed_at);
+
+-- Name: holds_placed_idx; Type: INDEX; Schema: public
+CREATE INDEX holds_placed_idx ON public.holds USING btree (placed_at);
+
+-- Name: journal_account_idx; Type: INDEX; Schema: public
+CREATE INDEX journal_account_idx ON public.journal USING btree (account_id, created_at);
+
+-- Name: journal_time_idx; Type: INDEX; Schema: public
+CREATE INDEX journal_time_idx ON public.journal USING btree (created_at, transaction_id);
+
+-- Name: reconciliation_findings_finding_idx; Type: INDEX; Schema: public
+CREATE INDEX reconciliation_findings_finding_idx ON public.reconciliation_findings USING btree (finding_id);
+
+-- Name: reconciliation_fixes_run_idx; Type: INDEX; Schema: public
+CREATE INDEX reconciliation_fixes_run_idx ON public.reconciliation_fixes USING btree (run_id);
+
+-- Name: reconciliation_runs_started_idx; Type: INDEX; Schema: public
+CREATE INDEX reconciliation_runs_started_idx ON public.reconciliation_runs USING btree (started_on);
+
+-- Name: accounts accounts_identity; Type: TRIGGER; Schema: public
+CREATE TRIGGER accounts_identity BEFORE INSERT OR DELETE OR UPDATE OF account_id, kind, currency ON public.accounts FOR EACH ROW EXECUTE FUNCTION public.accounts_guard();
+
+-- Name: accounts accounts_no_truncate; Type: TRIGGER; Schema: public
+CREATE TRIGGER accounts_no_truncate BEFORE TRUNCATE ON public.accounts FOR EACH STATEMENT EXECUTE FUNCTION public.ledger_no_truncate();
+
+-- Name: adjustments adjustments_no_truncate; Type: TRIGGER; Schema: public
+CREATE TRIGGER adjustments_no_truncate BEFORE TRUNCATE ON public.adjustments FOR EACH STATEMENT EXECUTE FUNCTION public.ledger_no_truncate();
+
+-- Name: credits credits_no_truncate; Type: TRIGGER; Schema: public
+CREATE TRIGGER credits_no_truncate BEFORE TRUNCATE ON public.credits FOR EACH STATEMENT EXECUTE FUNCTION public.ledger_no_truncate();
+
+-- Name: hold_settlements hold_settlements_append_only; Type: TRIGGER; Schema: public
+CREATE TRIGGER hold_settlements_append_only BEFORE DELETE OR UPDATE ON public.hold_settlements FOR EACH ROW EXECUTE FUNCTION public.holds_append_only();
+
+-- Name: hold_settlements hold_settlements_no_truncate; Type: TRIGGER; Schema: public
+CREATE TRIGGER hold_settlements_no_truncate BEFORE TRUNCATE ON public.hold_settlements FOR EACH STATEMENT EXECUTE FUNCTION public.ledger_no_truncate();
+
+-- Name: holds holds_append_only; Type: TRIGGER; Schema: public
+CREATE TRIGGER holds_append_only BEFORE DELETE OR UPDATE ON public.holds FOR EACH ROW EXECUTE FUNCTION public.holds_append_only();
+
+-- Name: holds holds_no_truncate; Type: TRIGGER; Schema: public
+CREATE TRIGGER holds_no_truncate BEFORE TRUNCATE ON public.holds FOR EACH STATEMENT EXECUTE FUNCTION public.ledger_no_truncate();
+
+-- Name: journal journal_append_only; Type: TRIGGER; Schema: public
+CREATE TRIGGER journal_append_only BEFORE DELETE OR UPDATE ON public.journal FOR EACH ROW EXECUTE FUNCTION public.journal_append_only();
+
+-- Name: journal journal_no_truncate; Type: TRIGGER; Schema: public
+CREATE TRIGGER journal_no_truncate BEFORE TRUNCATE ON public.journal FOR EACH STATEMENT EXECUTE FUNCTION public.journal_append_only();
+
+-- Name: adjustments adjustments_account_fkey; Type: FK CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.adjustments
+    ADD CONSTRAINT adjustments_account_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(account_id);
+
+-- Name: instruments instruments_account_fkey; Type: FK CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.instruments
+    ADD CONSTRAINT instruments_account_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(account_id);
+
+-- Name: reconciliation_findings reconciliation_findings_run_fkey; Type: FK CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.reconciliation_findings
+    ADD CONSTRAINT reconciliation_findings_run_fkey FOREIGN KEY (run_id) REFERENCES public.reconciliation_runs(run_id);
+
+-- Name: reconciliation_fixes reconciliation_fixes_run_fkey; Type: FK CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.reconciliation_fixes
+    ADD CONSTRAINT reconciliation_fixes_run_fkey FOREIGN KEY (run_id) REFERENCES public.reconciliation_runs(run_id);
