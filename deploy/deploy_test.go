@@ -21,6 +21,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/internal/tooltest"
 	"github.com/provider-ledger/adapter/server"
 )
 
@@ -467,10 +468,7 @@ func TestDeploy(t *testing.T) {
 	t.Run("DashboardQueriesParse", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		promtool, err := exec.LookPath("promtool")
-		if err != nil {
-			t.Skip("promtool is not on PATH; .ci/run installs it (Debian package prometheus)")
-		}
+		promtool := tooltest.Require(t, "promtool")
 		// Each query as a recording rule, with Grafana's variables replaced
 		// by values, for promtool to parse.
 		grafanaVar := regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?`)
