@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/provider-ledger/adapter/internal/buildinfo"
 )
 
 // Run runs the program on args (without its name) and returns its exit
@@ -152,4 +154,22 @@ func sampleValue(typ string) (string, bool) {
 		return "1s", true
 	}
 	return "", false
+}
+
+// CheckVersion runs the program with --version and checks that it prints,
+// on stdout and with exit status 0, its name and this build's version line
+// (internal/buildinfo): the release first, then the revision and the Go
+// version.
+func CheckVersion(t testing.TB, name string, run Run) {
+	t.Helper()
+	code, out, errs := call(run, []string{"--version"})
+	if want := VersionLine(name); code != 0 || out != want || errs != "" {
+		t.Errorf("%s --version: exit %d, stdout %q, stderr %q; want exit 0 and %q", name, code, out, errs, want)
+	}
+}
+
+// VersionLine is what "name --version" prints: "ledgerctl 0.1.0, revision
+// 0123456789ab, go1.26.8\n".
+func VersionLine(name string) string {
+	return name + " " + buildinfo.Read().String() + "\n"
 }
