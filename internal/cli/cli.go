@@ -181,6 +181,10 @@ func Env(fs *pflag.FlagSet, name string, envs ...string) {
 	f.Usage += " (env " + strings.Join(envs, ", else ") + ")"
 }
 
+// FlagEnv returns the environment variables Env tied to the flag, in the
+// order they are looked up (none for a flag without).
+func FlagEnv(f *pflag.Flag) []string { return f.Annotations[annEnv] }
+
 // applyEnv sets every flag of cmd that was not given from its environment
 // variables.
 func applyEnv(cmd *cobra.Command) error {
