@@ -21,6 +21,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/internal/tooltest"
 	"github.com/provider-ledger/adapter/server"
 )
 
@@ -118,7 +119,7 @@ type testBundle struct {
 	dsUIDs      []string // uids of the provisioned Grafana datasources
 	compose     composeFile
 	prom        prometheusConfig
-	readme      string
+	config      string // docs/configuration.md
 	contract    string
 	ledgerdEnv  []string          // the env vars ledgerd reads, from ledgerd -h
 	ledgerdDefs map[string]string // their defaults
@@ -157,7 +158,7 @@ func setup(t *testing.T) *testBundle {
 	}
 	decodeYAML(t, "compose.yaml", &b.compose)
 	decodeYAML(t, "prometheus/prometheus.yml", &b.prom)
-	b.readme = read(t, "../README.md")
+	b.config = read(t, "../docs/configuration.md")
 	b.contract = read(t, "../docs/contract.md")
 	b.ledgerdEnv, b.ledgerdDefs = ledgerdSettings(t)
 	return b
@@ -467,10 +468,7 @@ func TestDeploy(t *testing.T) {
 	t.Run("DashboardQueriesParse", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		promtool, err := exec.LookPath("promtool")
-		if err != nil {
-			t.Skip("promtool is not on PATH; .ci/run installs it (Debian package prometheus)")
-		}
+		promtool := tooltest.Require(t, "promtool")
 		// Each query as a recording rule, with Grafana's variables replaced
 		// by values, for promtool to parse.
 		grafanaVar := regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?`)
@@ -616,7 +614,7 @@ func TestDeploy(t *testing.T) {
 	t.Run("ComposeLedgerdEnvIsDocumented", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		documented := envTable(t, b.readme, "## Configuration")
+		documented := envTable(t, b.config, "## ledgerd")
 		reads := map[string]bool{}
 		for _, v := range b.ledgerdEnv {
 			reads[v] = true
@@ -630,12 +628,12 @@ func TestDeploy(t *testing.T) {
 			switch {
 			case documented[name]:
 			case pending[name] && !reads[name]:
-				// Contract, not yet code: the README documents it when
+				// Contract, not yet code: the manual documents it when
 				// ledgerd reads it (the check below and
 				// DocsListEveryEnvVarLedgerdReads then hold it to that).
 				t.Logf("compose.yaml sets %s, which docs/contract.md says this build does not read yet", name)
 			default:
-				t.Errorf("compose.yaml sets %s for ledgerd; the README's configuration table does not document it", name)
+				t.Errorf("compose.yaml sets %s for ledgerd; docs/configuration.md's ledgerd table does not document it", name)
 			}
 		}
 	})
@@ -751,12 +749,12 @@ func TestDeploy(t *testing.T) {
 	t.Run("DocsListEveryEnvVarLedgerdReads", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		readme := envTable(t, b.readme, "## Configuration")
+		config := envTable(t, b.config, "## ledgerd")
 		contract := envTable(t, b.contract, "## 1.")
 		pending := notYetRead(t, b.contract)
 		for _, v := range b.ledgerdEnv {
-			if !readme[v] {
-				t.Errorf("ledgerd reads %s; the README's configuration table does not document it", v)
+			if !config[v] {
+				t.Errorf("ledgerd reads %s; docs/configuration.md's ledgerd table does not document it", v)
 			}
 			if !contract[v] {
 				t.Errorf("ledgerd reads %s; docs/contract.md's configuration table does not document it", v)
@@ -839,37 +837,6 @@ func TestDeploy(t *testing.T) {
 			}
 		}
 	})
-
-	t.Run("DocsLinksResolve", func(t *testing.T) {
-		t.Parallel()
-		docs, _ := filepath.Glob("../docs/*.md")
-		docs = append(docs, "../README.md", "../CHANGELOG.md")
-		link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
-		for _, doc := range docs {
-			text := read(t, doc)
-			if strings.Contains(text, "../shared") {
-				t.Errorf("%s refers to ../shared, which a fork does not have", doc)
-			}
-			for _, m := range link.FindAllStringSubmatch(text, -1) {
-				target := m[1]
-				if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
-					continue
-				}
-				path, frag, _ := strings.Cut(target, "#")
-				file := doc
-				if path != "" {
-					file = filepath.Join(filepath.Dir(doc), path)
-					if _, err := os.Stat(file); err != nil {
-						t.Errorf("%s links to %s: %v", doc, target, err)
-						continue
-					}
-				}
-				if frag != "" && !slices.Contains(anchors(read(t, file)), frag) {
-					t.Errorf("%s links to %s: %s has no heading with that anchor", doc, target, file)
-				}
-			}
-		}
-	})
 }
 
 // variableQuery returns a Grafana template variable's query: a string, or
@@ -887,27 +854,4 @@ func variableQuery(t *testing.T, raw json.RawMessage) string {
 		t.Fatalf("variable query %s: %v", raw, err)
 	}
 	return o.Query
-}
-
-// anchors returns the anchors GitHub gives a markdown file's headings:
-// lower case, punctuation dropped, spaces as hyphens.
-func anchors(doc string) []string {
-	var out []string
-	for _, line := range strings.Split(doc, "\n") {
-		if !strings.HasPrefix(line, "#") {
-			continue
-		}
-		h := strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "#")))
-		var a strings.Builder
-		for _, r := range h {
-			switch {
-			case r == ' ':
-				a.WriteByte('-')
-			case r == '-' || r == '_' || 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || r > 127:
-				a.WriteRune(r)
-			}
-		}
-		out = append(out, a.String())
-	}
-	return out
 }

@@ -14,9 +14,8 @@
 // dashboard parses and every panel has a query; that every metric the
 // dashboard and the rules name is in metrics.txt; that
 // every alert has a unit test where it fires and one where it does not; that
-// the env vars the compose file gives ledgerd are in the README's
-// configuration table, and every env var ledgerd reads is in the README and
-// in docs/contract.md; that the secrets the compose file mounts are the ones
-// secrets.sh writes, in a form ledgerd and Postgres accept; and that the docs'
-// relative links resolve.
+// the env vars the compose file gives ledgerd are in the ledgerd table of
+// docs/configuration.md, and every env var ledgerd reads is there and in
+// docs/contract.md; and that the secrets the compose file mounts are the
+// ones secrets.sh writes, in a form ledgerd and Postgres accept.
 package deploy

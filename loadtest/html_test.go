@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/provider-ledger/adapter/internal/tooltest"
 )
 
 // Chromium finds a headless-capable Chromium. Without one the test is
@@ -19,16 +21,7 @@ import (
 // .ci/run), where the HTML report must be rendered.
 func Chromium(t testing.TB) string {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed, and CI must render the HTML report in a browser: apt-get install -y chromium (.ci/run installs it when missing)")
-	}
-	t.Skip("chromium is not installed (apt-get install -y chromium): the HTML report's browser test runs only where it is, and always in CI")
-	return ""
+	return tooltest.Require(t, "chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 }
 
 // BrowserDOM loads the page at path in headless Chromium and returns the

@@ -76,6 +76,12 @@ var databaseKinds = []string{"balance_drift", "journal_account_mismatch", "held_
 var providerKinds = []string{KindMissedCapture, KindMissedRelease, KindCaptureReleaseConflict,
 	KindCaptureCancelConflict, KindMissingCredit, KindProviderUnreachable}
 
+// Kinds returns every kind of finding a run reports, each once: the
+// invariant checks' and the other checks' (databaseKinds), then the
+// comparison's with the service (providerKinds). SeverityOf gives each
+// its severity.
+func Kinds() []string { return slices.Concat(databaseKinds, providerKinds) }
+
 // SeverityOf returns the severity of a finding kind.
 func SeverityOf(kind string) string {
 	if warningKinds[kind] {

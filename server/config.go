@@ -281,6 +281,25 @@ var settings = []setting{
 	}},
 }
 
+// Setting names one of ledgerd's settings as its documentation gives it:
+// the env var, the flag (without dashes) and the default LoadConfig
+// applies when neither is given ("" when there is none, or when it depends
+// on the mode, such as LEDGER_LISTEN's in embedded mode).
+type Setting struct{ Env, Flag, Default string }
+
+// Settings lists every setting LoadConfig reads, the *_FILE settings of
+// secrets included, in the order ledgerd -h prints them.
+func Settings() []Setting {
+	out := make([]Setting, 0, len(settings)+len(secretFiles))
+	for _, s := range settings {
+		out = append(out, Setting{Env: s.env, Flag: s.flag, Default: s.def})
+	}
+	for _, f := range secretFiles {
+		out = append(out, Setting{Env: f.env, Flag: f.flag})
+	}
+	return out
+}
+
 // weakKey applies the adapter's one key-strength check (the one the keyring
 // and the admin API apply) and words its refusal for a start-up message:
 // "weak (every byte is the same): use 32 bytes from a random source".

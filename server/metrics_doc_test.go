@@ -59,17 +59,18 @@ func scrape(t *testing.T, admin string) map[string][]map[string]string {
 	return out
 }
 
-// documented returns the metric names of the README's metrics table (the
-// section "### Metrics") and the ledgerd_ names of deploy/metrics.txt.
+// documented returns the metric names of the metrics table of
+// docs/operations.md (the section "## Metrics") and the ledgerd_ names of
+// deploy/metrics.txt.
 func documented(t *testing.T) (readme, metricsTxt []string) {
 	t.Helper()
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile("../docs/operations.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(b), "\n### Metrics\n")
+	_, section, ok := strings.Cut(string(b), "\n## Metrics\n")
 	if !ok {
-		t.Fatal("README.md has no ### Metrics section")
+		t.Fatal("docs/operations.md has no ## Metrics section")
 	}
 	if i := strings.Index(section, "\n#"); i >= 0 {
 		section = section[:i]
@@ -90,8 +91,8 @@ func documented(t *testing.T) (readme, metricsTxt []string) {
 	return readme, metricsTxt
 }
 
-// TestMetricsDocumented: what a started ledgerd exports is what the README's
-// metrics table and deploy/metrics.txt list, each way; every series is
+// TestMetricsDocumented: what a started ledgerd exports is what the metrics
+// table of docs/operations.md and deploy/metrics.txt list, each way; every series is
 // there from the start (at zero), but those per currency, which appear with
 // the currency's first hold and stay (at zero once its holds are settled).
 func TestMetricsDocumented(t *testing.T) {
@@ -154,7 +155,7 @@ func TestMetricsDocumented(t *testing.T) {
 	for _, doc := range []struct {
 		where string
 		names []string
-	}{{"the README's metrics table", readme}, {"deploy/metrics.txt", metricsTxt}} {
+	}{{"the metrics table of docs/operations.md", readme}, {"deploy/metrics.txt", metricsTxt}} {
 		for _, name := range exported {
 			if !slices.Contains(doc.names, name) {
 				t.Errorf("%s does not list %s, which ledgerd exports", doc.where, name)

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,25 +23,16 @@ import (
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
+	"github.com/provider-ledger/adapter/internal/tooltest"
 	"github.com/provider-ledger/adapter/server"
 )
 
-// pgbouncerPath finds Debian's pgbouncer, failing the test with how to get
-// it (.ci/run installs it).
+// pgbouncerPath finds Debian's pgbouncer (in /usr/sbin, outside a user's
+// PATH): without it the test is skipped, or fails with CI set (.ci/run
+// installs it).
 func pgbouncerPath(t *testing.T) string {
 	t.Helper()
-	for _, p := range []string{"/usr/sbin/pgbouncer", "/usr/bin/pgbouncer"} {
-		if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 != 0 {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("pgbouncer"); err == nil {
-		if p, err = filepath.Abs(p); err == nil {
-			return p
-		}
-	}
-	t.Fatal("pgbouncer is not installed: `apt-get install pgbouncer` (bash .ci/run installs it when missing)")
-	return ""
+	return tooltest.Require(t, "pgbouncer", "/usr/sbin/pgbouncer", "/usr/bin/pgbouncer")
 }
 
 // startPgbouncer runs pgbouncer in transaction mode on a free port in front

@@ -52,7 +52,7 @@ ANALYZE accounts, instruments, holds, hold_settlements, open_holds, journal, adj
 // subquery per row (a SubPlan) or a nested loop over a sequential scan
 // (each outer row scanning a table again): each is a scan, a hash join, or
 // a loop over index lookups, so that a ledger ten times larger costs about
-// ten times more, not a hundred (issue 7: I3 and I4 once took 87 s at
+// ten times more, not a hundred (the checks of I3 and I4 once took 87 s at
 // 15,700 captured holds that way).
 func TestReconciliationQueriesAreLinear(t *testing.T) {
 	t.Parallel()

@@ -54,9 +54,10 @@ func TestReconcileCommand(t *testing.T) {
 		if !tableRow(out, "orphan_release", "warning", "(new)", "hold_cli_orphan", "no") {
 			t.Fatalf("warning table:\n%s", out)
 		}
-		// Seen again: no longer new.
-		if _, out, _ = reconcileCLI(t, srv.URL); !tableRow(out, "orphan_release", "warning", "hold_cli_orphan", "no") || strings.Contains(out, "(new)") {
-			t.Fatalf("second run:\n%s", out)
+		// Seen again: no longer new, and still 1: an unresolved finding
+		// counts until it is acknowledged, new or not.
+		if code, out, _ = reconcileCLI(t, srv.URL); code != 1 || !tableRow(out, "orphan_release", "warning", "hold_cli_orphan", "no") || strings.Contains(out, "(new)") {
+			t.Fatalf("second run: exit %d\n%s", code, out)
 		}
 
 		// A critical finding: 2, also with --json, whose output is the report.
@@ -80,6 +81,13 @@ func TestReconcileCommand(t *testing.T) {
 		}
 		if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 2 || rep.Status != "critical" || rep.RunID == "" || len(rep.Findings) != 2 {
 			t.Fatalf("--json: exit %d %v\n%s%s", code, err, out, errs)
+		}
+		// A run that finds nothing new still exits 2 on the critical
+		// finding it saw before: it keeps failing until acknowledged.
+		for _, f := range rep.Findings {
+			if f.New {
+				t.Fatalf("repeat run: %s is new\n%s", f.Kind, out)
+			}
 		}
 
 		// Acknowledged with a note, a finding no longer counts: the critical

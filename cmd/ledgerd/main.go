@@ -1,6 +1,6 @@
 // Command ledgerd serves the ledger callbacks of the payments service and
 // the adapter's admin API. Configuration is env vars and flags (see
-// `ledgerd -h` and the README); with nothing set it runs an embedded
+// `ledgerd -h` and docs/configuration.md); with nothing set it runs an embedded
 // Postgres under var/ledgerd (at the root of the source tree when run from
 // inside one). `ledgerd --version` prints the build.
 package main

@@ -11,12 +11,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/provider-ledger/adapter/internal/buildinfo"
 	"github.com/provider-ledger/adapter/internal/pgtest"
 )
 
@@ -168,10 +170,13 @@ func TestLedgerd(t *testing.T) {
 	t.Parallel()
 
 	t.Run("Version", func(t *testing.T) {
+		// The release of CHANGELOG.md (as internal/buildinfo holds it),
+		// then the revision go build recorded, then the Go version.
 		t.Parallel()
 		out, err := exec.Command(ledgerd(t), "--version").Output()
-		if err != nil || !strings.HasPrefix(string(out), "ledgerd ") || !strings.Contains(string(out), ", go1.") {
-			t.Fatalf("ledgerd --version: %q %v", out, err)
+		line := string(out)
+		if err != nil || !strings.HasPrefix(line, "ledgerd "+buildinfo.Version+", revision ") || !strings.HasSuffix(line, ", "+runtime.Version()+"\n") {
+			t.Fatalf("ledgerd --version: %q %v; want \"ledgerd %s, revision …, %s\"", out, err, buildinfo.Version, runtime.Version())
 		}
 	})
 

@@ -44,12 +44,3 @@ func TestHelp(t *testing.T) {
 		}
 	}
 }
-
-// TestVersion: --version names the build.
-func TestVersion(t *testing.T) {
-	t.Parallel()
-	var out strings.Builder
-	if code := loadtest.Run(context.Background(), []string{"--version"}, &out, io.Discard); code != 0 || !strings.HasPrefix(out.String(), "loadtest ") || !strings.Contains(out.String(), "go1") {
-		t.Fatalf("exit %d: %q", code, out.String())
-	}
-}

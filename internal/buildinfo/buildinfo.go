@@ -1,16 +1,27 @@
-// Package buildinfo describes the running binary from what the Go
-// toolchain recorded in it: the module version, the VCS revision and the
-// Go version. ledgerd's --version and its ledgerd_build_info metric read it.
+// Package buildinfo describes the running binary: its release (Version, the
+// newest released section of CHANGELOG.md), the VCS revision and the Go
+// version the toolchain recorded. The --version of every binary (ledgerd,
+// ledgerctl, loadtest, servicesim) and ledgerd's ledgerd_build_info metric
+// read it.
 package buildinfo
 
 import (
 	"runtime/debug"
 )
 
-// Info is what the build recorded. Fields the build did not record are
-// "unknown" (Version is "(devel)" for a build from a work tree).
+// Version is the release this source tree is: the newest released section
+// of CHANGELOG.md (a test holds them equal). A build that stamps another
+// sets it at link time:
+//
+//	go build -ldflags "-X github.com/provider-ledger/adapter/internal/buildinfo.Version=0.1.1" ./cmd/...
+//
+// A variable, not a constant, so that -X can set it.
+var Version = "0.1.0"
+
+// Info is what --version prints. Fields the build did not record are
+// "unknown".
 type Info struct {
-	Version   string // module version, e.g. v1.2.3 or (devel)
+	Version   string // the release, Version
 	Revision  string // VCS revision, 12 hex digits, "+dirty" when the tree was modified
 	GoVersion string // e.g. go1.26.8
 }
@@ -19,16 +30,13 @@ type Info struct {
 func Read() Info {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return Info{Version: "unknown", Revision: "unknown", GoVersion: "unknown"}
+		return Info{Version: Version, Revision: "unknown", GoVersion: "unknown"}
 	}
-	return of(bi)
+	return of(bi, Version)
 }
 
-func of(bi *debug.BuildInfo) Info {
-	in := Info{Version: bi.Main.Version, Revision: "unknown", GoVersion: bi.GoVersion}
-	if in.Version == "" {
-		in.Version = "(devel)"
-	}
+func of(bi *debug.BuildInfo, version string) Info {
+	in := Info{Version: version, Revision: "unknown", GoVersion: bi.GoVersion}
 	var modified bool
 	for _, s := range bi.Settings {
 		switch s.Key {
@@ -44,8 +52,8 @@ func of(bi *debug.BuildInfo) Info {
 	return in
 }
 
-// String is the one line --version prints: "ledgerd v1.2.3, revision
-// 0123456789ab, go1.26.8" without the program name.
+// String is the line --version prints after the program's name:
+// "0.1.0, revision 0123456789ab, go1.26.8".
 func (in Info) String() string {
 	rev := "revision " + in.Revision
 	if in.Revision == "unknown" {

@@ -1,7 +1,14 @@
 package buildinfo
 
 import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
 	"runtime/debug"
+	"strings"
 	"testing"
 )
 
@@ -13,18 +20,18 @@ func TestOf(t *testing.T) {
 		want Info
 		line string
 	}{
-		{"Release", debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v1.2.3"},
+		{"Clean", debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"},
 			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "false"}}},
-			Info{"v1.2.3", "0123456789ab", "go1.26.8"}, "v1.2.3, revision 0123456789ab, go1.26.8"},
+			Info{"1.2.3", "0123456789ab", "go1.26.8"}, "1.2.3, revision 0123456789ab, go1.26.8"},
 		{"DirtyWorkTree", debug.BuildInfo{GoVersion: "go1.26.8",
 			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc"}, {Key: "vcs.modified", Value: "true"}}},
-			Info{"(devel)", "abc+dirty", "go1.26.8"}, "(devel), revision abc+dirty, go1.26.8"},
+			Info{"1.2.3", "abc+dirty", "go1.26.8"}, "1.2.3, revision abc+dirty, go1.26.8"},
 		{"NoVCS", debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}},
-			Info{"(devel)", "unknown", "go1.26.8"}, "(devel), revision unknown (built without VCS information), go1.26.8"},
+			Info{"1.2.3", "unknown", "go1.26.8"}, "1.2.3, revision unknown (built without VCS information), go1.26.8"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			got := of(&c.bi)
+			got := of(&c.bi, "1.2.3")
 			if got != c.want {
 				t.Fatalf("of = %+v, want %+v", got, c.want)
 			}
@@ -33,7 +40,62 @@ func TestOf(t *testing.T) {
 			}
 		})
 	}
-	if in := Read(); in.GoVersion == "" || in.Version == "" {
-		t.Fatalf("Read of the test binary = %+v", in)
+	if in := Read(); in.Version != Version || in.GoVersion != runtime.Version() {
+		t.Fatalf("Read of the test binary = %+v, want version %s and %s", in, Version, runtime.Version())
+	}
+}
+
+// released matches a released section's heading of the changelog:
+// "## [0.1.0] - 2026-11-26".
+var released = regexp.MustCompile(`^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d{2}-\d{2})$`)
+
+// TestVersionIsTheChangelogsNewestRelease: what --version prints is the
+// release CHANGELOG.md describes last, and the changelog has an
+// [Unreleased] section above it for what comes next.
+func TestVersionIsTheChangelogsNewestRelease(t *testing.T) {
+	t.Parallel()
+	f, err := os.Open(filepath.Join("..", "..", "CHANGELOG.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var headings []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), "## ") {
+			headings = append(headings, sc.Text())
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(headings) < 2 || headings[0] != "## [Unreleased]" {
+		t.Fatalf("CHANGELOG.md's sections begin %q, want [Unreleased] then the newest release", headings)
+	}
+	m := released.FindStringSubmatch(headings[1])
+	if m == nil {
+		t.Fatalf("CHANGELOG.md's newest release is %q, want \"## [X.Y.Z] - YYYY-MM-DD\"", headings[1])
+	}
+	if m[1] != Version {
+		t.Fatalf("buildinfo.Version is %s, CHANGELOG.md's newest release %s", Version, m[1])
+	}
+}
+
+// TestStampedBuild: -ldflags -X sets the version a binary prints.
+func TestStampedBuild(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "stamp")
+	const stamped = "9.8.7-rc.1"
+	build := exec.Command("go", "build", "-o", bin,
+		"-ldflags", "-X github.com/provider-ledger/adapter/internal/buildinfo.Version="+stamped, "./testdata/stamp")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line := strings.TrimSpace(string(out)); !strings.HasPrefix(line, stamped+", revision ") || !strings.HasSuffix(line, ", "+runtime.Version()) {
+		t.Fatalf("a build stamped %s prints %q", stamped, line)
 	}
 }

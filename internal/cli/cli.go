@@ -15,7 +15,7 @@
 //     first one set. Defaults shown in help never come from the
 //     environment, so a token or a password never appears in help.
 //   - ExitStatus documents a command's exit codes in its help.
-//   - Version is the binary's version for --version, from the build info.
+//   - Version is the binary's version for --version (internal/buildinfo).
 //   - Endpoint.Explain adds the next step to an error from an HTTP API: the
 //     token to pass on a 401, "is it running?" on connection refused.
 package cli
@@ -32,6 +32,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/provider-ledger/adapter/internal/buildinfo"
 )
 
 // UsageError is a command line that does not fit the command: a bad flag,
@@ -178,6 +180,10 @@ func Env(fs *pflag.FlagSet, name string, envs ...string) {
 	_ = fs.SetAnnotation(name, annEnv, envs)
 	f.Usage += " (env " + strings.Join(envs, ", else ") + ")"
 }
+
+// FlagEnv returns the environment variables Env tied to the flag, in the
+// order they are looked up (none for a flag without).
+func FlagEnv(f *pflag.Flag) []string { return f.Annotations[annEnv] }
 
 // applyEnv sets every flag of cmd that was not given from its environment
 // variables.
@@ -364,19 +370,15 @@ func takesValue(cmd *cobra.Command, a string) bool {
 	return found && !boolean
 }
 
-// Version describes the running binary for --version: the module version,
-// the VCS revision (and whether the tree was modified) when the build
-// recorded them, and the Go version.
-func Version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "(no build info)"
-	}
-	return VersionOf(bi)
-}
+// Version describes the running binary for --version, as ledgerd's does:
+// the release (buildinfo.Version), the VCS revision when the build recorded
+// it, and the Go version.
+func Version() string { return buildinfo.Read().String() }
 
-// VersionOf describes a Go binary from its build info (the running one's,
-// or another's read with debug/buildinfo) as Version does.
+// VersionOf describes another Go binary from its build info (read with
+// debug/buildinfo): its module version, the VCS revision and the Go
+// version. The release a binary was stamped with is not in its build info:
+// run it with --version for that.
 func VersionOf(bi *debug.BuildInfo) string {
 	v := bi.Main.Version
 	if v == "" {

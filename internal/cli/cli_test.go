@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/provider-ledger/adapter/adminapi"
+	"github.com/provider-ledger/adapter/internal/buildinfo"
 )
 
 // testTree is a small program: groups, leaves with flags, a command whose
@@ -264,7 +265,7 @@ func TestVersion(t *testing.T) {
 	if v := VersionOf(bi); v != "(devel), revision unknown (built without VCS information), go1.26.0" {
 		t.Fatal(v)
 	}
-	if Version() == "" {
-		t.Fatal("no version of the test binary")
+	if v, want := Version(), buildinfo.Read().String(); v != want || !strings.HasPrefix(v, buildinfo.Version+", revision ") {
+		t.Fatalf("Version() = %q, want %q, beginning with the release %s", v, want, buildinfo.Version)
 	}
 }

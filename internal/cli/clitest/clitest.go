@@ -11,6 +11,12 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/provider-ledger/adapter/internal/buildinfo"
+	"github.com/provider-ledger/adapter/internal/cli"
 )
 
 // Run runs the program on args (without its name) and returns its exit
@@ -152,4 +158,62 @@ func sampleValue(typ string) (string, bool) {
 		return "1s", true
 	}
 	return "", false
+}
+
+// CheckVersion runs the program with --version and checks that it prints,
+// on stdout and with exit status 0, its name and this build's version line
+// (internal/buildinfo): the release first, then the revision and the Go
+// version.
+func CheckVersion(t testing.TB, name string, run Run) {
+	t.Helper()
+	code, out, errs := call(run, []string{"--version"})
+	if want := VersionLine(name); code != 0 || out != want || errs != "" {
+		t.Errorf("%s --version: exit %d, stdout %q, stderr %q; want exit 0 and %q", name, code, out, errs, want)
+	}
+}
+
+// VersionLine is what "name --version" prints: "ledgerctl 0.1.0, revision
+// 0123456789ab, go1.26.8\n".
+func VersionLine(name string) string {
+	return name + " " + buildinfo.Read().String() + "\n"
+}
+
+// EnvFlag is a flag of a command tree that reads environment variables
+// (cli.Env), as the configuration page documents it.
+type EnvFlag struct {
+	Env      []string // looked up in this order when the flag is not given
+	Flag     string   // without dashes
+	Default  string   // the flag's default; "" when it has none
+	Commands []string // the command paths that have it, without the program's name ("" for the root)
+}
+
+// EnvFlags walks root's command tree and returns every flag tied to
+// environment variables, one EnvFlag per environment variables, flag and
+// default, with the commands that have it.
+func EnvFlags(root *cobra.Command) []EnvFlag {
+	var out []EnvFlag
+	index := map[string]int{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			envs := cli.FlagEnv(f)
+			if len(envs) == 0 {
+				return
+			}
+			def := f.DefValue
+			key := strings.Join(envs, ",") + "|" + f.Name + "|" + def
+			path := strings.TrimSpace(strings.TrimPrefix(c.CommandPath(), root.Name()))
+			if i, ok := index[key]; ok {
+				out[i].Commands = append(out[i].Commands, path)
+				return
+			}
+			index[key] = len(out)
+			out = append(out, EnvFlag{Env: envs, Flag: f.Name, Default: def, Commands: []string{path}})
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	return out
 }
