@@ -133,7 +133,11 @@ func codeOf(doc string) []string {
 		}
 	}
 	for _, m := range sqlBlock.FindAllStringSubmatch(doc, -1) {
-		out = append(out, m[1])
+		// A block that says it is a made-up example ("-- example: …" on
+		// its first line) shows a change that does not exist.
+		if !strings.HasPrefix(m[1], "-- example:") {
+			out = append(out, m[1])
+		}
 	}
 	return out
 }
