@@ -15,12 +15,13 @@ import (
 	"time"
 
 	"github.com/julienschmidt/httprouter"
+	"github.com/shopspring/decimal"
 
+	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/problem"
 	"github.com/provider-ledger/adapter/internal/strictjson"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/ledger"
-	"github.com/provider-ledger/adapter/store"
 )
 
 // MaxBody is the largest request body the admin API reads.
@@ -29,7 +30,7 @@ const MaxBody = 64 << 10
 // Config wires the admin API.
 type Config struct {
 	// DB is the ledger's database. Required.
-	DB *store.DB
+	DB Ledger
 	// Token, when set, is the bearer token every /v1 route requires, and
 	// /metrics too unless PublicMetrics is set.
 	Token string
@@ -47,6 +48,25 @@ type Config struct {
 	// Reconciler, when set, serves POST /v1/reconciliation/runs.
 	Reconciler Reconciler
 	Logger     *slog.Logger
+}
+
+// Ledger is what the admin API needs of the ledger's database: accounts,
+// instruments, adjustments, holds and the journal, each method one
+// transaction (*store.DB implements it).
+type Ledger interface {
+	CreateAccount(ctx context.Context, n ledger.NewAccount) (ledger.Account, error)
+	GetAccount(ctx context.Context, accountID string) (ledger.Account, error)
+	SetAccountStatus(ctx context.Context, accountID, status string) (ledger.Account, error)
+	ListAccounts(ctx context.Context, o ledger.AccountListOptions) (ledger.AccountPage, error)
+	Adjust(ctx context.Context, accountID string, amount decimal.Decimal, key, memo string) (ledger.Adjustment, error)
+	AddInstrument(ctx context.Context, in ledger.Instrument) (ledger.Instrument, bool, error)
+	GetHold(ctx context.Context, holdReference string) (holds.Hold, error)
+	ListHolds(ctx context.Context, o holds.ListOptions) (holds.Page, error)
+	ListTransactions(ctx context.Context, o ledger.JournalOptions) (ledger.TransactionPage, error)
+	ListEntries(ctx context.Context, o ledger.JournalOptions) (ledger.EntryPage, error)
+	// Statement reads an account's statement for a period in one
+	// snapshot: summary once, then entry for each entry, oldest first.
+	Statement(ctx context.Context, o ledger.StatementOptions, summary func(ledger.StatementSummary) error, entry func(ledger.Entry) error) error
 }
 
 // SecretStore manages the signing secrets of the callback keyring (package

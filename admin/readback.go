@@ -11,7 +11,6 @@ import (
 	"github.com/provider-ledger/adapter/adminapi"
 	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/ledger"
-	"github.com/provider-ledger/adapter/store"
 )
 
 // registerReadback adds the routes that read the ledger back:
@@ -46,8 +45,8 @@ func (q query) limit() (int, error) {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > store.MaxLimit {
-		return 0, ledger.Invalid("/limit", "limit must be an integer from 1 to %d", store.MaxLimit)
+	if err != nil || n < 1 || n > ledger.MaxLimit {
+		return 0, ledger.Invalid("/limit", "limit must be an integer from 1 to %d", ledger.MaxLimit)
 	}
 	return n, nil
 }
@@ -80,7 +79,7 @@ func (s *Server) listAccounts(r *http.Request, _ httprouter.Params) (int, any, e
 	if err != nil {
 		return 0, nil, err
 	}
-	p, err := s.cfg.DB.ListAccounts(r.Context(), store.AccountListOptions{Currency: q["currency"], Status: q["status"],
+	p, err := s.cfg.DB.ListAccounts(r.Context(), ledger.AccountListOptions{Currency: q["currency"], Status: q["status"],
 		OwnerExternalID: q["ownerExternalID"], Cursor: q["cursor"], Limit: limit})
 	if err != nil {
 		return 0, nil, err
@@ -124,12 +123,12 @@ func (s *Server) listAccountHolds(r *http.Request, ps httprouter.Params) (int, a
 }
 
 // journalOptions reads the query of the journal listings.
-func journalOptions(r *http.Request) (store.JournalOptions, error) {
+func journalOptions(r *http.Request) (ledger.JournalOptions, error) {
 	q, err := readQuery(r, "accountID", "from", "to", "cursor", "limit")
 	if err != nil {
-		return store.JournalOptions{}, err
+		return ledger.JournalOptions{}, err
 	}
-	o := store.JournalOptions{AccountID: q["accountID"], Cursor: q["cursor"]}
+	o := ledger.JournalOptions{AccountID: q["accountID"], Cursor: q["cursor"]}
 	if o.Limit, err = q.limit(); err != nil {
 		return o, err
 	}
@@ -140,7 +139,7 @@ func journalOptions(r *http.Request) (store.JournalOptions, error) {
 	return o, err
 }
 
-func viewEntry(e store.Entry) adminapi.JournalEntry {
+func viewEntry(e ledger.Entry) adminapi.JournalEntry {
 	return adminapi.JournalEntry{TransactionID: e.TransactionID, AccountID: e.AccountID, ContraAccountID: e.ContraAccountID,
 		Currency: e.Currency, Amount: wireAmount(e.Currency, e.Amount), Kind: e.Kind, Reference: e.Reference, Memo: e.Memo,
 		CreatedAt: adminapi.Timestamp{Time: e.CreatedAt}}
@@ -194,7 +193,7 @@ func (s *Server) statement(w http.ResponseWriter, r *http.Request, ps httprouter
 	if err != nil {
 		return err
 	}
-	o := store.StatementOptions{AccountID: accountID}
+	o := ledger.StatementOptions{AccountID: accountID}
 	if o.From, err = q.time("from"); err != nil {
 		return err
 	}
@@ -210,7 +209,7 @@ func (s *Server) statement(w http.ResponseWriter, r *http.Request, ps httprouter
 	}
 	var sw statementWriter
 	started := false
-	err = s.cfg.DB.Statement(r.Context(), o, func(sum store.StatementSummary) error {
+	err = s.cfg.DB.Statement(r.Context(), o, func(sum ledger.StatementSummary) error {
 		var err error
 		if sw, err = newStatementWriter(format, w, sum, time.Now()); err != nil {
 			return err
@@ -223,7 +222,7 @@ func (s *Server) statement(w http.ResponseWriter, r *http.Request, ps httprouter
 		w.WriteHeader(http.StatusOK)
 		started = true
 		return sw.begin()
-	}, func(e store.Entry) error { return sw.entry(e) })
+	}, func(e ledger.Entry) error { return sw.entry(e) })
 	if err == nil && started {
 		err = sw.end()
 	}
@@ -240,7 +239,7 @@ func (s *Server) statement(w http.ResponseWriter, r *http.Request, ps httprouter
 
 // statementFilename is statement-<account>-<from>-<to>.<ext>, with only
 // characters that need no quoting in a header.
-func statementFilename(s store.StatementSummary, ext string) string {
+func statementFilename(s ledger.StatementSummary, ext string) string {
 	safe := strings.Map(func(r rune) rune {
 		if r < 0x80 && (r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z') {
 			return r

@@ -14,7 +14,6 @@ import (
 	"github.com/provider-ledger/adapter/adminapi"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/reconciliation"
-	"github.com/provider-ledger/adapter/store"
 )
 
 // Reconciler runs reconciliation (*reconciliation.Reconciler implements it).
@@ -24,7 +23,7 @@ type Reconciler interface {
 	// missed_release.
 	Run(ctx context.Context, fix bool) (reconciliation.Report, error)
 	// Acknowledge acknowledges a finding's issue with a note.
-	Acknowledge(ctx context.Context, findingID, note string) (store.Issue, error)
+	Acknowledge(ctx context.Context, findingID, note string) (ledger.Issue, error)
 }
 
 var _ Reconciler = (*reconciliation.Reconciler)(nil)

@@ -16,7 +16,6 @@ import (
 	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/reconciliation"
-	"github.com/provider-ledger/adapter/store"
 )
 
 // failingReconciler fails every run with err.
@@ -28,14 +27,14 @@ func (f failingReconciler) Run(context.Context, bool) (reconciliation.Report, er
 
 // recordingReconciler records the fix of each run and answers an empty
 // report.
-func (f failingReconciler) Acknowledge(context.Context, string, string) (store.Issue, error) {
-	return store.Issue{}, f.err
+func (f failingReconciler) Acknowledge(context.Context, string, string) (ledger.Issue, error) {
+	return ledger.Issue{}, f.err
 }
 
 type recordingReconciler struct{ fixes []bool }
 
-func (r *recordingReconciler) Acknowledge(context.Context, string, string) (store.Issue, error) {
-	return store.Issue{}, ledger.ErrFindingNotFound
+func (r *recordingReconciler) Acknowledge(context.Context, string, string) (ledger.Issue, error) {
+	return ledger.Issue{}, ledger.ErrFindingNotFound
 }
 
 func (r *recordingReconciler) Run(_ context.Context, fix bool) (reconciliation.Report, error) {
@@ -203,11 +202,11 @@ func (c ctxRecorder) Run(ctx context.Context, fix bool) (reconciliation.Report, 
 	if !hasDeadline {
 		return reconciliation.Report{}, errors.New("the run has no deadline")
 	}
-	return reconciliation.Report{RunID: "rec_x", Findings: []reconciliation.Finding{}}, nil
+	return reconciliation.Report{RunID: "rec_x", Findings: []ledger.Finding{}}, nil
 }
 
-func (c ctxRecorder) Acknowledge(context.Context, string, string) (store.Issue, error) {
-	return store.Issue{}, ledger.ErrFindingNotFound
+func (c ctxRecorder) Acknowledge(context.Context, string, string) (ledger.Issue, error) {
+	return ledger.Issue{}, ledger.ErrFindingNotFound
 }
 
 // TestReconciliationRunOutlivesItsCaller: a caller that stops waiting does

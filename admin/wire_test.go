@@ -22,8 +22,8 @@ type fixedReconciler struct{ rep reconciliation.Report }
 
 func (f fixedReconciler) Run(context.Context, bool) (reconciliation.Report, error) { return f.rep, nil }
 
-func (f fixedReconciler) Acknowledge(context.Context, string, string) (store.Issue, error) {
-	return store.Issue{}, ledger.ErrFindingNotFound
+func (f fixedReconciler) Acknowledge(context.Context, string, string) (ledger.Issue, error) {
+	return ledger.Issue{}, ledger.ErrFindingNotFound
 }
 
 // TestWireBytes pins the exact bytes of every JSON answer of the admin API:
@@ -125,7 +125,7 @@ func TestWireBytes(t *testing.T) {
 		t.Parallel()
 		at := time.Date(2026, 3, 1, 12, 0, 0, 500, time.UTC)
 		b := setup(t, fixedReconciler{reconciliation.Report{RunID: "rec_1", StartedOn: at, FinishedOn: at.Add(time.Second), Status: "warning",
-			Findings: []reconciliation.Finding{{Kind: "stale_hold", Severity: "warning", Subject: "hold_1", Detail: "held 12 days",
+			Findings: []ledger.Finding{{Kind: "stale_hold", Severity: "warning", Subject: "hold_1", Detail: "held 12 days",
 				FindingID: "fnd_aaaaaaaaaaaaaaaaaaaaaaaaaa", New: true}}}})
 		match(t, call(t, b.api, "POST", "/v1/reconciliation/runs", `{}`), 201,
 			`\{"runID":"rec_1","startedOn":"2026-03-01T12:00:00\.0000005Z","finishedOn":"2026-03-01T12:00:01\.0000005Z","status":"warning",`+

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/problem"
 	"github.com/provider-ledger/adapter/internal/strictjson"
 	"github.com/provider-ledger/adapter/ledger"
-	"github.com/provider-ledger/adapter/store"
 )
 
 // request is one callback's business claims, parsed: what the log line
@@ -24,7 +24,7 @@ type request interface {
 	subject() string  // payoutID or requestID, for the log line
 	provider() string // providerID, "" when not given
 	key() string      // idempotencyKey
-	execute(ctx context.Context, s *Server, keyFP string, now time.Time) (store.Answer, error)
+	execute(ctx context.Context, s *Server, keyFP string, now time.Time) (ledger.Answer, error)
 }
 
 // parse reads the endpoint's business claims; errors are collected in f.
@@ -219,8 +219,8 @@ func (c authorizeClaims) subject() string  { return c.PayoutID }
 func (c authorizeClaims) provider() string { return c.ProviderID }
 func (c authorizeClaims) key() string      { return c.IdempotencyKey }
 
-func (c authorizeClaims) execute(ctx context.Context, s *Server, keyFP string, now time.Time) (store.Answer, error) {
-	return s.db.Authorize(ctx, store.AuthorizeParams{Key: c.IdempotencyKey, Fingerprint: c.fingerprint(), KeyFingerprint: keyFP,
+func (c authorizeClaims) execute(ctx context.Context, s *Server, keyFP string, now time.Time) (ledger.Answer, error) {
+	return s.db.Authorize(ctx, holds.AuthorizeParams{Key: c.IdempotencyKey, Fingerprint: c.fingerprint(), KeyFingerprint: keyFP,
 		CallerSubject: optional(c.CallerSubject), AuditRequestID: optional(c.RequestID), Now: now,
 		PayoutID: c.PayoutID, ExternalID: c.ExternalID, FundingSource: c.FundingSource,
 		Currency: c.Amount.Currency, Amount: c.Amount.Value, FraudScore: c.FraudScore,
@@ -255,8 +255,8 @@ func (c captureClaims) subject() string  { return c.PayoutID }
 func (c captureClaims) provider() string { return c.ProviderID }
 func (c captureClaims) key() string      { return c.IdempotencyKey }
 
-func (c captureClaims) execute(ctx context.Context, s *Server, keyFP string, now time.Time) (store.Answer, error) {
-	return s.db.Capture(ctx, store.CaptureParams{Key: c.IdempotencyKey, Fingerprint: c.fingerprint(), KeyFingerprint: keyFP,
+func (c captureClaims) execute(ctx context.Context, s *Server, keyFP string, now time.Time) (ledger.Answer, error) {
+	return s.db.Capture(ctx, holds.CaptureParams{Key: c.IdempotencyKey, Fingerprint: c.fingerprint(), KeyFingerprint: keyFP,
 		Now: now, PayoutID: c.PayoutID, HoldReference: c.HoldReference, CaptureReference: ledger.NewReference("cap_"),
 		TransactionID: ledger.NewTransactionID()})
 }
@@ -285,8 +285,8 @@ func (c releaseClaims) subject() string  { return c.PayoutID }
 func (c releaseClaims) provider() string { return c.ProviderID }
 func (c releaseClaims) key() string      { return c.IdempotencyKey }
 
-func (c releaseClaims) execute(ctx context.Context, s *Server, keyFP string, now time.Time) (store.Answer, error) {
-	return s.db.Release(ctx, store.ReleaseParams{Key: c.IdempotencyKey, Fingerprint: c.fingerprint(), KeyFingerprint: keyFP,
+func (c releaseClaims) execute(ctx context.Context, s *Server, keyFP string, now time.Time) (ledger.Answer, error) {
+	return s.db.Release(ctx, holds.ReleaseParams{Key: c.IdempotencyKey, Fingerprint: c.fingerprint(), KeyFingerprint: keyFP,
 		Now: now, PayoutID: optional(c.PayoutID), HoldReference: c.HoldReference, Reason: optional(c.Reason),
 		ReleaseReference: ledger.NewReference("rel_")})
 }
@@ -319,8 +319,8 @@ func (c creditClaims) subject() string  { return c.RequestID }
 func (c creditClaims) provider() string { return c.ProviderID }
 func (c creditClaims) key() string      { return c.IdempotencyKey }
 
-func (c creditClaims) execute(ctx context.Context, s *Server, keyFP string, now time.Time) (store.Answer, error) {
-	return s.db.Credit(ctx, store.CreditParams{Key: c.IdempotencyKey, Fingerprint: c.fingerprint(), KeyFingerprint: keyFP,
+func (c creditClaims) execute(ctx context.Context, s *Server, keyFP string, now time.Time) (ledger.Answer, error) {
+	return s.db.Credit(ctx, ledger.CreditParams{Key: c.IdempotencyKey, Fingerprint: c.fingerprint(), KeyFingerprint: keyFP,
 		Now: now, RequestID: c.RequestID, Destination: c.FundingDestination, Requester: c.RequesterExternalID,
 		Currency: c.Amount.Currency, Amount: c.Amount.Value, Max: s.cfg.CreditMax,
 		CreditReference: ledger.NewReference("cred_"), TransactionID: ledger.NewTransactionID()})

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/provider-ledger/adapter/store"
 )
 
 // Metrics are the callback server's Prometheus metrics. Label values are
@@ -25,7 +23,7 @@ type Metrics struct {
 	opens         *prometheus.CounterVec // fingerprint
 }
 
-func newMetrics(reg prometheus.Registerer, db *store.DB, staleAge time.Duration) *Metrics {
+func newMetrics(reg prometheus.Registerer, db Decisions, staleAge time.Duration) *Metrics {
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ledgerd_callback_requests_total",
@@ -67,8 +65,8 @@ func newMetrics(reg prometheus.Registerer, db *store.DB, staleAge time.Duration)
 	}
 	if reg != nil {
 		reg.MustRegister(m.requests, m.duration, m.replays, m.undecryptable, m.inflight, m.txRetries, m.opens)
-		if db != nil {
-			reg.MustRegister(&holdsCollector{db: db, staleAge: staleAge, seen: map[string]bool{}})
+		if o, ok := db.(outstanding); ok {
+			reg.MustRegister(&holdsCollector{db: o, staleAge: staleAge, seen: map[string]bool{}})
 		}
 	}
 	return m
@@ -78,7 +76,7 @@ func newMetrics(reg prometheus.Registerer, db *store.DB, staleAge time.Duration)
 // currency, and how many are older than the stale-hold age), read from the
 // database at scrape time.
 type holdsCollector struct {
-	db       *store.DB
+	db       outstanding
 	staleAge time.Duration
 
 	mu   sync.Mutex

@@ -1,6 +1,7 @@
 package callbacks
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -15,8 +16,9 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/problem"
-	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/ledger"
 )
 
 // MaxBody is the largest callback body read (design 2.1 step 1).
@@ -42,14 +44,35 @@ const (
 // Endpoints lists the four callbacks.
 var Endpoints = []string{Authorize, Capture, Release, CreditAccount}
 
+// Decisions is what the callback server needs of the ledger's database:
+// the four decision tables, each one statement that claims the key,
+// decides, applies the effect and stores the answer (*store.DB implements
+// it). A DB that also reports MaxConns() int sizes the default in-flight
+// limit, and one that also reports OutstandingHolds feeds the holds
+// gauges.
+type Decisions interface {
+	Authorize(context.Context, holds.AuthorizeParams) (ledger.Answer, error)
+	Capture(context.Context, holds.CaptureParams) (ledger.Answer, error)
+	Release(context.Context, holds.ReleaseParams) (ledger.Answer, error)
+	Credit(context.Context, ledger.CreditParams) (ledger.Answer, error)
+}
+
+// pooled is a Decisions on a pool of connections.
+type pooled interface{ MaxConns() int }
+
+// outstanding is a Decisions that counts the holds still held.
+type outstanding interface {
+	OutstandingHolds(ctx context.Context, staleBefore time.Time) ([]holds.Outstanding, error)
+}
+
 // Config configures a callback Server. Zero durations and thresholds take
 // the defaults of design section 1.
 type Config struct {
-	DB          *store.DB
+	DB          Decisions
 	Keyring     *envelope.Keyring
 	ProviderID  string
 	Prefix      string // default /ledger; "/" serves the callbacks at the root (CheckPrefix)
-	MaxInflight int    // default: 4 per pool connection
+	MaxInflight int    // default: 4 per pool connection (64 when DB is not a pool)
 	// RequestTimeout bounds a callback from arrival to commit; past it the
 	// transaction is rolled back and the answer is 408. Default 3s.
 	RequestTimeout time.Duration
@@ -101,7 +124,10 @@ func (c *Config) defaults() error {
 		return fmt.Errorf("callbacks: Prefix: %w", err)
 	}
 	if c.MaxInflight <= 0 {
-		c.MaxInflight = 4 * c.DB.MaxConns()
+		c.MaxInflight = 64
+		if p, ok := c.DB.(pooled); ok {
+			c.MaxInflight = 4 * p.MaxConns()
+		}
 	}
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = 3 * time.Second
@@ -140,7 +166,7 @@ func (c *Config) defaults() error {
 // Server serves the four ledger callbacks.
 type Server struct {
 	cfg      Config
-	db       *store.DB
+	db       Decisions
 	router   *httprouter.Router
 	sem      chan struct{} // in-flight slots
 	reading  chan struct{} // bodies being read
@@ -283,16 +309,16 @@ func (s *Server) process(r *http.Request, endpoint string, raw []byte, start tim
 		return a
 	}
 	switch ans.State {
-	case store.StateMismatch:
+	case ledger.StateMismatch:
 		a.problem = problem.New(SlugKeyMismatch, http.StatusUnprocessableEntity, "the idempotency key was used with different claims")
 		return a
-	case store.StateInvalid:
+	case ledger.StateInvalid:
 		a.problem = problem.New(SlugInvalidClaims, http.StatusBadRequest, "fraudScore must be from 0 to 1").
 			WithField("/service/fraudScore", "fraudScore must be from 0 to 1")
 		return a
-	case store.StateReplay:
+	case ledger.StateReplay:
 		a.replayed = true
-	case store.StateNew:
+	case ledger.StateNew:
 	default:
 		s.log.Error("callback statement answered an unknown state", "endpoint", endpoint, "state", ans.State)
 		a.problem = problem.New(SlugInternal, http.StatusInternalServerError, "internal error")

@@ -15,7 +15,6 @@ import (
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/problem"
 	"github.com/provider-ledger/adapter/ledger"
-	"github.com/provider-ledger/adapter/store"
 )
 
 // readBody reads the body (design 2.1 step 1, at most MaxBody, else 413)
@@ -183,7 +182,7 @@ func (s *Server) claims(opened envelope.Opened, endpoint string, now time.Time) 
 // the request's deadline (LEDGER_REQUEST_TIMEOUT from arrival). The work
 // does not stop when the caller goes away: what it commits is the stored
 // answer of the key, which the caller's retry gets.
-func (s *Server) execute(r *http.Request, endpoint string, req request, keyFP string, now, start time.Time) (store.Answer, error) {
+func (s *Server) execute(r *http.Request, endpoint string, req request, keyFP string, now, start time.Time) (ledger.Answer, error) {
 	ctx, cancel := context.WithDeadline(context.WithoutCancel(r.Context()), start.Add(s.cfg.RequestTimeout))
 	defer cancel()
 	ans, err := req.execute(ctx, s, keyFP, now)
@@ -195,7 +194,7 @@ func (s *Server) execute(r *http.Request, endpoint string, req request, keyFP st
 
 // seal builds the answer's claims (design 2.1) and encrypts them with the
 // key that opened the request, in the request's inner form.
-func (s *Server) seal(opened envelope.Opened, endpoint, key string, ans store.Answer) ([]byte, error) {
+func (s *Server) seal(opened envelope.Opened, endpoint, key string, ans ledger.Answer) ([]byte, error) {
 	claims, err := envelope.ResponseClaims(s.cfg.Now(), responseService(endpoint, key, ans.Decision))
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
+	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
@@ -87,7 +88,7 @@ func BenchmarkAuthorizeCapture(b *testing.B) {
 				if err != nil || !a.Approved() {
 					return fmt.Errorf("authorize: %+v %v", a, err)
 				}
-				a, err = db.Capture(ctx, store.CaptureParams{Key: "c" + payout, Fingerprint: fp(payout), KeyFingerprint: "bench",
+				a, err = db.Capture(ctx, holds.CaptureParams{Key: "c" + payout, Fingerprint: fp(payout), KeyFingerprint: "bench",
 					Now: time.Now(), PayoutID: payout, HoldReference: a.Reference, CaptureReference: ledger.NewReference("cap_"),
 					TransactionID: ledger.NewTransactionID()})
 				if err != nil || !a.Approved() {
@@ -114,7 +115,7 @@ func BenchmarkCreditHotAccount(b *testing.B) {
 			one := decimal.RequireFromString("1.00")
 			runClients(b, clients, func(c, i int) error {
 				key := fmt.Sprintf("hr-%d-%d", clients, i)
-				a, err := db.Credit(ctx, store.CreditParams{Key: key, Fingerprint: fp(key), KeyFingerprint: "bench", Now: time.Now(),
+				a, err := db.Credit(ctx, ledger.CreditParams{Key: key, Fingerprint: fp(key), KeyFingerprint: "bench", Now: time.Now(),
 					RequestID: key, Destination: "hot-dst", Requester: "hot-owner", Currency: "USD", Amount: one,
 					CreditReference: ledger.NewReference("cred_"), TransactionID: ledger.NewTransactionID()})
 				if err != nil || !a.Approved() {

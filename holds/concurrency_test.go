@@ -17,7 +17,6 @@ import (
 	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/ledger"
-	"github.com/provider-ledger/adapter/store"
 )
 
 // TestConcurrentPlaceNeverOvercommits: 64 goroutines authorize holds of
@@ -92,9 +91,9 @@ func TestConcurrentSameKey(t *testing.T) {
 	ctx, b := setup(t)
 	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "sk-1", Owner: "alice", Funds: "100", Source: "src-sk1"})
 	const n = 24
-	run := func(name string, op func() (store.Answer, error)) ledger.Decision {
+	run := func(name string, op func() (ledger.Answer, error)) ledger.Decision {
 		t.Helper()
-		answers := make([]store.Answer, n)
+		answers := make([]ledger.Answer, n)
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		for i := range n {
@@ -110,7 +109,7 @@ func TestConcurrentSameKey(t *testing.T) {
 		wg.Wait()
 		news := 0
 		for _, a := range answers {
-			if a.State == store.StateNew {
+			if a.State == ledger.StateNew {
 				news++
 			}
 			if a.Decision != answers[0].Decision || !a.Approved() {
@@ -122,12 +121,12 @@ func TestConcurrentSameKey(t *testing.T) {
 		}
 		return answers[0].Decision
 	}
-	h := run("authorize", func() (store.Answer, error) {
+	h := run("authorize", func() (ledger.Answer, error) {
 		return b.db.Authorize(ctx, auth{payout: "sk-p", source: "src-sk1", amount: "7"}.params())
 	})
 	ledgertest.AssertBalances(t, b.db, "sk-1", "100", "7", "93")
-	run("capture", func() (store.Answer, error) {
-		return b.db.Capture(ctx, store.CaptureParams{Key: "ck", Fingerprint: fp("ck"), KeyFingerprint: "test", Now: time.Now(),
+	run("capture", func() (ledger.Answer, error) {
+		return b.db.Capture(ctx, holds.CaptureParams{Key: "ck", Fingerprint: fp("ck"), KeyFingerprint: "test", Now: time.Now(),
 			PayoutID: "sk-p", HoldReference: h.Reference, CaptureReference: ledger.NewReference("cap_"), TransactionID: ledger.NewTransactionID()})
 	})
 	ledgertest.AssertBalances(t, b.db, "sk-1", "93", "0", "93")
@@ -147,7 +146,7 @@ func TestConcurrentCaptureAndRelease(t *testing.T) {
 	for round := range 20 {
 		payout := fmt.Sprintf("crp-%d", round)
 		ref := authorize(t, b, auth{payout: payout, source: "src-cr1", amount: "1"}).Reference
-		var c, r store.Answer
+		var c, r ledger.Answer
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		wg.Go(func() { <-start; c = capture(t, b, "c-"+payout, payout, ref) })
@@ -200,7 +199,7 @@ func TestRandomizedWorkload(t *testing.T) {
 				switch k := rng.IntN(10); {
 				case k < 4:
 					payout := fmt.Sprintf("wp-%d-%d", w, op)
-					var a store.Answer
+					var a ledger.Answer
 					a, err = b.db.Authorize(ctx, auth{key: key, payout: payout, owner: fmt.Sprintf("o-%d", i),
 						source: fmt.Sprintf("ws-%d", i), amount: amount.String()}.params())
 					if a.Approved() {
@@ -216,14 +215,14 @@ func TestRandomizedWorkload(t *testing.T) {
 					}
 					mu.Unlock()
 					if k < 6 {
-						_, err = b.db.Capture(ctx, store.CaptureParams{Key: key, Fingerprint: fp(key), KeyFingerprint: "test", Now: time.Now(),
+						_, err = b.db.Capture(ctx, holds.CaptureParams{Key: key, Fingerprint: fp(key), KeyFingerprint: "test", Now: time.Now(),
 							PayoutID: p.payout, HoldReference: p.ref, CaptureReference: ledger.NewReference("cap_"), TransactionID: ledger.NewTransactionID()})
 					} else {
-						_, err = b.db.Release(ctx, store.ReleaseParams{Key: key, Fingerprint: fp(key), KeyFingerprint: "test", Now: time.Now(),
+						_, err = b.db.Release(ctx, holds.ReleaseParams{Key: key, Fingerprint: fp(key), KeyFingerprint: "test", Now: time.Now(),
 							HoldReference: p.ref, ReleaseReference: ledger.NewReference("rel_")})
 					}
 				case k < 9:
-					_, err = b.db.Credit(ctx, store.CreditParams{Key: key, Fingerprint: fp(key), KeyFingerprint: "test", Now: time.Now(),
+					_, err = b.db.Credit(ctx, ledger.CreditParams{Key: key, Fingerprint: fp(key), KeyFingerprint: "test", Now: time.Now(),
 						RequestID: fmt.Sprintf("wr-%d", rng.IntN(40)), Destination: fmt.Sprintf("wd-%d", i), Requester: fmt.Sprintf("o-%d", i),
 						Currency: "USD", Amount: amount, CreditReference: ledger.NewReference("cred_"), TransactionID: ledger.NewTransactionID()})
 				default:
@@ -262,7 +261,7 @@ p_external_id => 'alice', p_funding_source => 'src-race', p_currency => 'USD', p
 p_fraud_deny => 0.9, p_fraud_stepup => 0.75, p_hold_reference => 'hold-first')`).Scan(&firstRef); err != nil || firstRef != "hold-first" {
 		t.Fatal(firstRef, err)
 	}
-	second := make(chan store.Answer, 1)
+	second := make(chan ledger.Answer, 1)
 	go func() {
 		a, err := b.db.Authorize(ctx, auth{key: "k-b", payout: "race-p", source: "src-race", amount: "60"}.params())
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
+	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
@@ -41,7 +42,7 @@ type auth struct {
 	deny, stepUp                                 float64
 }
 
-func (a auth) params() store.AuthorizeParams {
+func (a auth) params() holds.AuthorizeParams {
 	def := func(v, d string) string {
 		if v == "" {
 			return d
@@ -57,7 +58,7 @@ func (a auth) params() store.AuthorizeParams {
 		a.deny, a.stepUp = 0.9, 0.75
 	}
 	amount := decimal.RequireFromString(a.amount)
-	return store.AuthorizeParams{Key: a.key, Fingerprint: fp(a.payout, a.owner, a.source, a.currency, amount.String(), a.key, fmt.Sprint(a.fraud)),
+	return holds.AuthorizeParams{Key: a.key, Fingerprint: fp(a.payout, a.owner, a.source, a.currency, amount.String(), a.key, fmt.Sprint(a.fraud)),
 		KeyFingerprint: "test", Now: time.Now(), PayoutID: a.payout, ExternalID: a.owner, FundingSource: a.source,
 		Currency: a.currency, Amount: amount, FraudScore: a.fraud, FraudDeny: a.deny, FraudStepUp: a.stepUp,
 		HoldReference: ledger.NewReference("hold_")}
@@ -68,7 +69,7 @@ func fp(parts ...string) []byte {
 	return h[:]
 }
 
-func authorize(t testing.TB, b bundle, a auth) store.Answer {
+func authorize(t testing.TB, b bundle, a auth) ledger.Answer {
 	t.Helper()
 	ans, err := b.db.Authorize(context.Background(), a.params())
 	if err != nil {
@@ -77,9 +78,9 @@ func authorize(t testing.TB, b bundle, a auth) store.Answer {
 	return ans
 }
 
-func capture(t testing.TB, b bundle, key, payout, hold string) store.Answer {
+func capture(t testing.TB, b bundle, key, payout, hold string) ledger.Answer {
 	t.Helper()
-	ans, err := b.db.Capture(context.Background(), store.CaptureParams{Key: key, Fingerprint: fp(key, payout, hold),
+	ans, err := b.db.Capture(context.Background(), holds.CaptureParams{Key: key, Fingerprint: fp(key, payout, hold),
 		KeyFingerprint: "test", Now: time.Now(), PayoutID: payout, HoldReference: hold,
 		CaptureReference: ledger.NewReference("cap_"), TransactionID: ledger.NewTransactionID()})
 	if err != nil {
@@ -90,14 +91,14 @@ func capture(t testing.TB, b bundle, key, payout, hold string) store.Answer {
 
 // release releases hold; payout "" is not given (the key's scope is then
 // the holdReference).
-func release(t testing.TB, b bundle, key, payout, hold string) store.Answer {
+func release(t testing.TB, b bundle, key, payout, hold string) ledger.Answer {
 	t.Helper()
 	var p *string
 	if payout != "" {
 		p = &payout
 	}
 	reason := "cancelled"
-	ans, err := b.db.Release(context.Background(), store.ReleaseParams{Key: key, Fingerprint: fp(key, payout, hold),
+	ans, err := b.db.Release(context.Background(), holds.ReleaseParams{Key: key, Fingerprint: fp(key, payout, hold),
 		KeyFingerprint: "test", Now: time.Now(), PayoutID: p, HoldReference: hold, Reason: &reason,
 		ReleaseReference: ledger.NewReference("rel_")})
 	if err != nil {
@@ -108,7 +109,7 @@ func release(t testing.TB, b bundle, key, payout, hold string) store.Answer {
 
 // want checks an answer's state, outcome and reason, and that it carries
 // a reference exactly when approved.
-func want(t testing.TB, a store.Answer, state store.State, outcome, reason string) {
+func want(t testing.TB, a ledger.Answer, state ledger.AnswerState, outcome, reason string) {
 	t.Helper()
 	if a.State != state || a.Outcome != outcome || a.Reason != reason || (outcome == ledger.OutcomeApproved) != (a.Reference != "") {
 		t.Fatalf("answer %+v, want %s %s %q", a, state, outcome, reason)
@@ -154,7 +155,7 @@ func TestAuthorizeTable(t *testing.T) {
 			_, b := setup(t)
 			fixture(t, b)
 			a := authorize(t, b, c.req)
-			want(t, a, store.StateNew, c.outcome, c.reason)
+			want(t, a, ledger.StateNew, c.outcome, c.reason)
 			held := "0"
 			if a.Approved() {
 				held = c.req.amount
@@ -168,13 +169,13 @@ func TestAuthorizeTable(t *testing.T) {
 		ctx, b := setup(t)
 		fixture(t, b)
 		first := authorize(t, b, auth{})
-		want(t, first, store.StateNew, "approved", "")
+		want(t, first, ledger.StateNew, "approved", "")
 		// Even after the funds are gone, a replay answers what was stored.
 		if _, err := b.db.Adjust(ctx, "p-open", decimal.RequireFromString("-70"), "drain", ""); err != nil {
 			t.Fatal(err)
 		}
 		again := authorize(t, b, auth{})
-		if again.State != store.StateReplay || again.Decision != first.Decision {
+		if again.State != ledger.StateReplay || again.Decision != first.Decision {
 			t.Fatalf("replay %+v, want %+v", again, first)
 		}
 		var attempts int
@@ -187,11 +188,11 @@ func TestAuthorizeTable(t *testing.T) {
 		t.Parallel()
 		ctx, b := setup(t)
 		fixture(t, b)
-		want(t, authorize(t, b, auth{amount: "150"}), store.StateNew, "denied", "insufficient_funds")
+		want(t, authorize(t, b, auth{amount: "150"}), ledger.StateNew, "denied", "insufficient_funds")
 		if _, err := b.db.Adjust(ctx, "p-open", decimal.RequireFromString("100"), "topup", ""); err != nil {
 			t.Fatal(err)
 		}
-		want(t, authorize(t, b, auth{amount: "150"}), store.StateReplay, "denied", "insufficient_funds")
+		want(t, authorize(t, b, auth{amount: "150"}), ledger.StateReplay, "denied", "insufficient_funds")
 		ledgertest.AssertBalances(t, b.db, "p-open", "200", "0", "200")
 	})
 	t.Run("Row1aSameKeyOtherClaims", func(t *testing.T) {
@@ -199,12 +200,12 @@ func TestAuthorizeTable(t *testing.T) {
 		_, b := setup(t)
 		fixture(t, b)
 		authorize(t, b, auth{})
-		if a := authorize(t, b, auth{amount: "31"}); a.State != store.StateMismatch {
+		if a := authorize(t, b, auth{amount: "31"}); a.State != ledger.StateMismatch {
 			t.Fatalf("%+v, want mismatch", a)
 		}
 		// Row 1a comes before row 2: a key seen answers 422 even with a
 		// fraudScore out of range.
-		if a := authorize(t, b, auth{fraud: 2}); a.State != store.StateMismatch {
+		if a := authorize(t, b, auth{fraud: 2}); a.State != ledger.StateMismatch {
 			t.Fatalf("%+v, want mismatch", a)
 		}
 		ledgertest.AssertBalances(t, b.db, "p-open", "100", "30", "70")
@@ -214,7 +215,7 @@ func TestAuthorizeTable(t *testing.T) {
 		ctx, b := setup(t)
 		fixture(t, b)
 		for _, f := range []float64{-0.01, 1.01} {
-			if a := authorize(t, b, auth{fraud: f}); a.State != store.StateInvalid {
+			if a := authorize(t, b, auth{fraud: f}); a.State != ledger.StateInvalid {
 				t.Fatalf("fraudScore %v: %+v, want invalid", f, a)
 			}
 		}
@@ -223,7 +224,7 @@ func TestAuthorizeTable(t *testing.T) {
 			t.Fatalf("stored %d answers, %v", n, err)
 		}
 		// The key stays free: the corrected request is decided.
-		want(t, authorize(t, b, auth{}), store.StateNew, "approved", "")
+		want(t, authorize(t, b, auth{}), ledger.StateNew, "approved", "")
 	})
 	t.Run("Row3SameHoldOtherKey", func(t *testing.T) {
 		t.Parallel()
@@ -231,7 +232,7 @@ func TestAuthorizeTable(t *testing.T) {
 		fixture(t, b)
 		first := authorize(t, b, auth{})
 		second := authorize(t, b, auth{key: "k-2"})
-		want(t, second, store.StateNew, "approved", "")
+		want(t, second, ledger.StateNew, "approved", "")
 		if second.Reference != first.Reference {
 			t.Fatalf("second key answered %s, want the payout's hold %s", second.Reference, first.Reference)
 		}
@@ -250,7 +251,7 @@ func TestAuthorizeTable(t *testing.T) {
 			_, b := setup(t)
 			fixture(t, b)
 			authorize(t, b, auth{})
-			want(t, authorize(t, b, c.req), store.StateNew, "denied", "payout_already_authorized")
+			want(t, authorize(t, b, c.req), ledger.StateNew, "denied", "payout_already_authorized")
 			ledgertest.AssertBalances(t, b.db, "p-open", "100", "30", "70")
 		})
 	}
@@ -259,8 +260,8 @@ func TestAuthorizeTable(t *testing.T) {
 		_, b := setup(t)
 		fixture(t, b)
 		h := authorize(t, b, auth{})
-		want(t, release(t, b, "r-1", "po-1", h.Reference), store.StateNew, "approved", "")
-		want(t, authorize(t, b, auth{key: "k-2"}), store.StateNew, "denied", "payout_already_authorized")
+		want(t, release(t, b, "r-1", "po-1", h.Reference), ledger.StateNew, "approved", "")
+		want(t, authorize(t, b, auth{key: "k-2"}), ledger.StateNew, "denied", "payout_already_authorized")
 		ledgertest.AssertBalances(t, b.db, "p-open", "100", "0", "100")
 	})
 }
@@ -295,10 +296,10 @@ func TestCaptureTable(t *testing.T) {
 		h1, _ := heldFixture(t, b)
 		first := capture(t, b, "c-k", "cp-1", h1)
 		again := capture(t, b, "c-k", "cp-1", h1)
-		if again.State != store.StateReplay || again.Decision != first.Decision {
+		if again.State != ledger.StateReplay || again.Decision != first.Decision {
 			t.Fatalf("replay %+v, want %+v", again, first)
 		}
-		if other := capture(t, b, "c-k", "cp-1", "hold_other"); other.State != store.StateMismatch {
+		if other := capture(t, b, "c-k", "cp-1", "hold_other"); other.State != ledger.StateMismatch {
 			t.Fatalf("same key, other claims: %+v", other)
 		}
 		ledgertest.AssertBalances(t, b.db, "c-1", "70", "20", "50")
@@ -309,7 +310,7 @@ func TestCaptureTable(t *testing.T) {
 		heldFixture(t, b)
 		o1 := capture(t, b, "c-k1", "cp-9", "hold_never")
 		o2 := capture(t, b, "c-k2", "cp-9", "hold_never")
-		want(t, o1, store.StateNew, "approved", "")
+		want(t, o1, ledger.StateNew, "approved", "")
 		if o2.Reference != o1.Reference {
 			t.Fatalf("orphan capture answered %s then %s", o1.Reference, o2.Reference)
 		}
@@ -323,7 +324,7 @@ func TestCaptureTable(t *testing.T) {
 		t.Parallel()
 		_, b := setup(t)
 		h1, _ := heldFixture(t, b)
-		want(t, capture(t, b, "c-k", "cp-2", h1), store.StateNew, "failed", "payout_mismatch")
+		want(t, capture(t, b, "c-k", "cp-2", h1), ledger.StateNew, "failed", "payout_mismatch")
 		ledgertest.AssertBalances(t, b.db, "c-1", "100", "50", "50")
 	})
 	t.Run("Row4CapturedAnswersTheOriginalReference", func(t *testing.T) {
@@ -332,7 +333,7 @@ func TestCaptureTable(t *testing.T) {
 		h1, _ := heldFixture(t, b)
 		first := capture(t, b, "c-k1", "cp-1", h1)
 		second := capture(t, b, "c-k2", "cp-1", h1)
-		want(t, second, store.StateNew, "approved", "")
+		want(t, second, ledger.StateNew, "approved", "")
 		if second.Reference != first.Reference {
 			t.Fatalf("second capture %s, want %s", second.Reference, first.Reference)
 		}
@@ -343,7 +344,7 @@ func TestCaptureTable(t *testing.T) {
 		_, b := setup(t)
 		h1, _ := heldFixture(t, b)
 		release(t, b, "r-k", "cp-1", h1)
-		want(t, capture(t, b, "c-k", "cp-1", h1), store.StateNew, "failed", "hold_released")
+		want(t, capture(t, b, "c-k", "cp-1", h1), ledger.StateNew, "failed", "hold_released")
 		ledgertest.AssertBalances(t, b.db, "c-1", "100", "20", "80")
 	})
 	t.Run("Row6HeldIsCaptured", func(t *testing.T) {
@@ -351,7 +352,7 @@ func TestCaptureTable(t *testing.T) {
 		ctx, b := setup(t)
 		h1, _ := heldFixture(t, b)
 		c := capture(t, b, "c-k", "cp-1", h1)
-		want(t, c, store.StateNew, "approved", "")
+		want(t, c, ledger.StateNew, "approved", "")
 		if !strings.HasPrefix(c.Reference, "cap_") || len(c.Reference) != len("cap_")+26 {
 			t.Fatalf("reference %q", c.Reference)
 		}
@@ -376,10 +377,10 @@ func TestReleaseTable(t *testing.T) {
 		_, h2 := heldFixture(t, b)
 		first := release(t, b, "r-k", "cp-2", h2)
 		again := release(t, b, "r-k", "cp-2", h2)
-		if again.State != store.StateReplay || again.Decision != first.Decision {
+		if again.State != ledger.StateReplay || again.Decision != first.Decision {
 			t.Fatalf("replay %+v, want %+v", again, first)
 		}
-		if other := release(t, b, "r-k", "cp-2", "hold_other"); other.State != store.StateMismatch {
+		if other := release(t, b, "r-k", "cp-2", "hold_other"); other.State != ledger.StateMismatch {
 			t.Fatalf("same key, other claims: %+v", other)
 		}
 	})
@@ -388,8 +389,8 @@ func TestReleaseTable(t *testing.T) {
 		ctx, b := setup(t)
 		h1, h2 := heldFixture(t, b)
 		// The same key on two holds, without payoutID: two scopes.
-		want(t, release(t, b, "r-k", "", h1), store.StateNew, "approved", "")
-		want(t, release(t, b, "r-k", "", h2), store.StateNew, "approved", "")
+		want(t, release(t, b, "r-k", "", h1), ledger.StateNew, "approved", "")
+		want(t, release(t, b, "r-k", "", h2), ledger.StateNew, "approved", "")
 		var scopes int
 		if err := b.pool.QueryRow(ctx, `SELECT count(DISTINCT scope) FROM callback_release WHERE idempotency_key = 'r-k'`).Scan(&scopes); err != nil || scopes != 2 {
 			t.Fatalf("scopes %d, %v", scopes, err)
@@ -402,7 +403,7 @@ func TestReleaseTable(t *testing.T) {
 		heldFixture(t, b)
 		o1 := release(t, b, "r-k1", "", "hold_never")
 		o2 := release(t, b, "r-k2", "", "hold_never")
-		want(t, o1, store.StateNew, "approved", "")
+		want(t, o1, ledger.StateNew, "approved", "")
 		if o2.Reference != o1.Reference || !strings.HasPrefix(o1.Reference, "rel_") {
 			t.Fatalf("orphan release answered %s then %s", o1.Reference, o2.Reference)
 		}
@@ -411,7 +412,7 @@ func TestReleaseTable(t *testing.T) {
 		t.Parallel()
 		_, b := setup(t)
 		_, h2 := heldFixture(t, b)
-		want(t, release(t, b, "r-k", "cp-1", h2), store.StateNew, "failed", "payout_mismatch")
+		want(t, release(t, b, "r-k", "cp-1", h2), ledger.StateNew, "failed", "payout_mismatch")
 		ledgertest.AssertBalances(t, b.db, "c-1", "100", "50", "50")
 	})
 	t.Run("Row4ReleasedAnswersTheOriginalReference", func(t *testing.T) {
@@ -420,7 +421,7 @@ func TestReleaseTable(t *testing.T) {
 		_, h2 := heldFixture(t, b)
 		first := release(t, b, "r-k1", "cp-2", h2)
 		second := release(t, b, "r-k2", "", h2)
-		want(t, second, store.StateNew, "approved", "")
+		want(t, second, ledger.StateNew, "approved", "")
 		if second.Reference != first.Reference {
 			t.Fatalf("second release %s, want %s", second.Reference, first.Reference)
 		}
@@ -431,7 +432,7 @@ func TestReleaseTable(t *testing.T) {
 		_, b := setup(t)
 		h1, _ := heldFixture(t, b)
 		capture(t, b, "c-k", "cp-1", h1)
-		want(t, release(t, b, "r-k", "cp-1", h1), store.StateNew, "failed", "hold_captured")
+		want(t, release(t, b, "r-k", "cp-1", h1), ledger.StateNew, "failed", "hold_captured")
 		ledgertest.AssertBalances(t, b.db, "c-1", "70", "20", "50")
 	})
 	t.Run("Row6HeldIsReleased", func(t *testing.T) {
@@ -439,7 +440,7 @@ func TestReleaseTable(t *testing.T) {
 		ctx, b := setup(t)
 		_, h2 := heldFixture(t, b)
 		r := release(t, b, "r-k", "cp-2", h2)
-		want(t, r, store.StateNew, "approved", "")
+		want(t, r, ledger.StateNew, "approved", "")
 		ledgertest.AssertBalances(t, b.db, "c-1", "100", "30", "70")
 		h, err := b.db.GetHold(ctx, h2)
 		if err != nil || h.Status != "released" || h.ReleaseReason != "cancelled" || h.ReleasedAt == nil || h.ReleaseReference != r.Reference {

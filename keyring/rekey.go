@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/ledger"
-	"github.com/provider-ledger/adapter/store"
 )
 
 // ErrKEKMismatch: Rekey was asked to rotate to a KEK that is not this
@@ -127,7 +127,7 @@ func (s *Store) Rekey(ctx context.Context, kekFingerprint string) (RekeyResult, 
 
 // rekeyRow re-encrypts one row under the current KEK when this Store can
 // decrypt it. It reports whether the row was replaced.
-func (s *Store) rekeyRow(ctx context.Context, r store.SecretRow) (bool, error) {
+func (s *Store) rekeyRow(ctx context.Context, r envelope.StoredSecret) (bool, error) {
 	secret, _, _ := s.open(r)
 	if secret == nil {
 		return false, nil // left as it is; reported as remaining
@@ -145,6 +145,6 @@ func (s *Store) rekeyRow(ctx context.Context, r store.SecretRow) (bool, error) {
 		return false, errors.New("the re-encrypted secret does not decrypt to itself")
 	}
 	clear(check)
-	return s.db.RekeySecret(ctx, store.SecretRekey{SecretID: r.SecretID, FromKEKFingerprint: r.KEKFingerprint,
+	return s.db.RekeySecret(ctx, envelope.SecretRekey{SecretID: r.SecretID, FromKEKFingerprint: r.KEKFingerprint,
 		FromNonce: r.Nonce, KEKFingerprint: s.keks.current, Nonce: nonce, Ciphertext: ct})
 }

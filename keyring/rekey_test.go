@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
@@ -313,7 +314,7 @@ func TestKEKRotation(t *testing.T) {
 		}
 		// A rekey that read the row before it was retired must not write
 		// material back into it.
-		done, err := store.Wrap(b.pool, nil).RekeySecret(ctx, store.SecretRekey{SecretID: info.SecretID, FromKEKFingerprint: read.KEK,
+		done, err := store.Wrap(b.pool, nil).RekeySecret(ctx, envelope.SecretRekey{SecretID: info.SecretID, FromKEKFingerprint: read.KEK,
 			FromNonce: read.Nonce, KEKFingerprint: "0123456789abcdef", Nonce: make([]byte, 12), Ciphertext: make([]byte, 48)})
 		if err != nil || done {
 			t.Fatalf("RekeySecret on a retired row = %v, %v; want false, nil", done, err)
@@ -324,7 +325,7 @@ func TestKEKRotation(t *testing.T) {
 		// Nor over material someone else rewrote meanwhile.
 		other, _, _ := b.store.Add(ctx, b.newSecret(t))
 		read = rowOf(t, b, other.SecretID)
-		done, err = store.Wrap(b.pool, nil).RekeySecret(ctx, store.SecretRekey{SecretID: other.SecretID, FromKEKFingerprint: read.KEK,
+		done, err = store.Wrap(b.pool, nil).RekeySecret(ctx, envelope.SecretRekey{SecretID: other.SecretID, FromKEKFingerprint: read.KEK,
 			FromNonce: make([]byte, 12), KEKFingerprint: "0123456789abcdef", Nonce: make([]byte, 12), Ciphertext: make([]byte, 48)})
 		if err != nil || done {
 			t.Fatalf("RekeySecret from a nonce the row does not hold = %v, %v; want false, nil", done, err)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/ledger"
-	"github.com/provider-ledger/adapter/store"
 )
 
 // Source says how a secret arrived; it is stored with the secret.
@@ -48,6 +47,23 @@ var (
 	errOtherKEK = fmt.Errorf("%w (another KEK)", ErrUndecryptable)
 )
 
+// Rows is what the keyring needs of the database: the rows of
+// signing_secrets, encrypted at rest, each method one transaction
+// (*store.DB implements it).
+type Rows interface {
+	ListSecrets(ctx context.Context) ([]envelope.StoredSecret, error)
+	ActiveSecrets(ctx context.Context) ([]envelope.StoredSecret, error)
+	CountActiveSecrets(ctx context.Context) (int, error)
+	// AddSecret stores row unless a secret with its fingerprint is
+	// stored; then it returns that one, created false, once same accepts it.
+	AddSecret(ctx context.Context, row envelope.StoredSecret, same func(envelope.StoredSecret) error) (envelope.StoredSecret, bool, error)
+	// AddSecretIfNone stores row when no secret is active, running before
+	// ahead of the commit; it reports whether row was added.
+	AddSecretIfNone(ctx context.Context, row envelope.StoredSecret, before func() error) (bool, error)
+	RetireSecret(ctx context.Context, secretID string, now time.Time) (fingerprint string, found bool, err error)
+	RekeySecret(ctx context.Context, r envelope.SecretRekey) (bool, error)
+}
+
 // StoreOptions are the optional settings of a Store.
 type StoreOptions struct {
 	// Now is the clock; nil means time.Now.
@@ -68,7 +84,7 @@ type StoreOptions struct {
 // which is one per row. It implements admin.SecretStore. Safe for
 // concurrent use.
 type Store struct {
-	db     *store.DB
+	db     Rows
 	keks   *keks
 	now    func() time.Time
 	log    *slog.Logger
@@ -83,7 +99,7 @@ type Store struct {
 // bytes that pass envelope.CheckStrength (not all zero, not a short pattern,
 // …), and read under kek or opts.PreviousKEK. The KEKs are not retained:
 // only their AES key schedules and fingerprints are.
-func NewStore(db *store.DB, kek []byte, opts StoreOptions) (*Store, error) {
+func NewStore(db Rows, kek []byte, opts StoreOptions) (*Store, error) {
 	if db == nil {
 		return nil, errors.New("keyring: NewStore: nil db")
 	}
@@ -107,7 +123,7 @@ func (s *Store) KEKFingerprints() (current, previous string) {
 	return s.keks.current, s.keks.previous
 }
 
-func infoOf(r store.SecretRow) SecretInfo {
+func infoOf(r envelope.StoredSecret) SecretInfo {
 	in := SecretInfo{SecretID: r.SecretID, Fingerprint: r.Fingerprint, KEKFingerprint: r.KEKFingerprint, AddedOn: r.AddedOn.UTC()}
 	if r.RetiredOn != nil {
 		t := r.RetiredOn.UTC()
@@ -169,7 +185,7 @@ func (s *Store) add(ctx context.Context, secret []byte, src Source) (SecretInfo,
 	if err != nil {
 		return SecretInfo{}, false, err
 	}
-	stored, created, err := s.db.AddSecret(ctx, row, func(old store.SecretRow) error { return s.same(old, secret) })
+	stored, created, err := s.db.AddSecret(ctx, row, func(old envelope.StoredSecret) error { return s.same(old, secret) })
 	if err != nil {
 		return SecretInfo{}, false, err
 	}
@@ -181,19 +197,19 @@ func (s *Store) add(ctx context.Context, secret []byte, src Source) (SecretInfo,
 }
 
 // newRow encrypts secret into a new row.
-func (s *Store) newRow(secret []byte, src Source) (store.SecretRow, error) {
+func (s *Store) newRow(secret []byte, src Source) (envelope.StoredSecret, error) {
 	id := ledger.NewReference("sec_")
 	nonce, ct, err := s.keks.seal(id, secret)
 	if err != nil {
-		return store.SecretRow{}, err
+		return envelope.StoredSecret{}, err
 	}
-	return store.SecretRow{SecretID: id, Fingerprint: envelope.Key{Secret: secret}.Fingerprint(), KEKFingerprint: s.keks.current,
+	return envelope.StoredSecret{SecretID: id, Fingerprint: envelope.Key{Secret: secret}.Fingerprint(), KEKFingerprint: s.keks.current,
 		Nonce: nonce, Ciphertext: ct, Source: string(src), AddedOn: s.now().Truncate(time.Microsecond)}, nil
 }
 
 // same checks that the stored row old, which has secret's fingerprint,
 // holds secret (a 64-bit fingerprint may collide) and is not retired.
-func (s *Store) same(old store.SecretRow, secret []byte) error {
+func (s *Store) same(old envelope.StoredSecret, secret []byte) error {
 	if old.RetiredOn != nil {
 		// Its value was erased at retirement; the fingerprint is all that
 		// is left to recognise it by (K2).
@@ -317,7 +333,7 @@ func (s *Store) CountActive(ctx context.Context) (int, error) {
 }
 
 // open decrypts a row with the KEK it names (see keks.open).
-func (s *Store) open(r store.SecretRow) ([]byte, SkipReason, string) {
+func (s *Store) open(r envelope.StoredSecret) ([]byte, SkipReason, string) {
 	return s.keks.open(r.SecretID, r.Fingerprint, r.KEKFingerprint, r.Nonce, r.Ciphertext)
 }
 

@@ -242,11 +242,11 @@ func setupCredit(t *testing.T) (context.Context, bundle) {
 }
 
 // credit runs cb_credit as a callback would, with the limit 100.
-func credit(t *testing.T, b bundle, key, requestID, dest, requester, amount string) store.Answer {
+func credit(t *testing.T, b bundle, key, requestID, dest, requester, amount string) ledger.Answer {
 	t.Helper()
 	limit := dec("100")
 	fp := sha256.Sum256([]byte(requestID + dest + requester + amount))
-	a, err := b.store.Credit(context.Background(), store.CreditParams{Key: key, Fingerprint: fp[:], KeyFingerprint: "test",
+	a, err := b.store.Credit(context.Background(), ledger.CreditParams{Key: key, Fingerprint: fp[:], KeyFingerprint: "test",
 		Now: time.Now(), RequestID: requestID, Destination: dest, Requester: requester, Currency: "USD",
 		Amount: dec(amount), Max: &limit, CreditReference: ledger.NewReference("cred_"), TransactionID: ledger.NewTransactionID()})
 	if err != nil {
@@ -275,7 +275,7 @@ func TestCreditTable(t *testing.T) {
 			t.Parallel()
 			_, b := setupCredit(t)
 			a := credit(t, b, "k1", "r1", c.dest, c.requester, c.amount)
-			if a.State != store.StateNew || a.Outcome != c.outcome || a.Reason != c.reason || a.Reference != "" {
+			if a.State != ledger.StateNew || a.Outcome != c.outcome || a.Reason != c.reason || a.Reference != "" {
 				t.Fatalf("%+v, want %s/%s", a, c.outcome, c.reason)
 			}
 			ledgertest.AssertBalances(t, b.store, "cr-open", "0", "0", "0")
@@ -286,7 +286,7 @@ func TestCreditTable(t *testing.T) {
 		t.Parallel()
 		ctx, b := setupCredit(t)
 		a := credit(t, b, "k1", "r1", "dst-open", "carol", "100.00")
-		if a.State != store.StateNew || !a.Approved() || len(a.Reference) < 26 {
+		if a.State != ledger.StateNew || !a.Approved() || len(a.Reference) < 26 {
 			t.Fatalf("credit = %+v", a)
 		}
 		ledgertest.AssertBalances(t, b.store, "cr-open", "100", "0", "100")
@@ -301,10 +301,10 @@ func TestCreditTable(t *testing.T) {
 		_, b := setupCredit(t)
 		first := credit(t, b, "k1", "r1", "dst-frozen", "carol", "5")
 		again := credit(t, b, "k1", "r1", "dst-frozen", "carol", "5")
-		if again.State != store.StateReplay || again.Decision != first.Decision {
+		if again.State != ledger.StateReplay || again.Decision != first.Decision {
 			t.Fatalf("replay %+v, want %+v", again, first)
 		}
-		if other := credit(t, b, "k1", "r1", "dst-open", "carol", "5"); other.State != store.StateMismatch {
+		if other := credit(t, b, "k1", "r1", "dst-open", "carol", "5"); other.State != ledger.StateMismatch {
 			t.Fatalf("same key, other claims: %+v, want mismatch", other)
 		}
 	})
@@ -317,7 +317,7 @@ func TestCreditTable(t *testing.T) {
 		// nothing.
 		for i, dest := range []string{"dst-open", "dst-frozen", "dst-nope"} {
 			again := credit(t, b, fmt.Sprintf("k2-%d", i), "r1", dest, "carol", "5")
-			if again.State != store.StateNew || !again.Approved() || again.Reference != first.Reference {
+			if again.State != ledger.StateNew || !again.Approved() || again.Reference != first.Reference {
 				t.Fatalf("second credit of r1 via %s = %+v, want %s", dest, again, first.Reference)
 			}
 		}
@@ -489,10 +489,10 @@ p_now => now(), p_request_id => 'rr-1', p_destination => 'dst-rr-a', p_requester
 p_max => NULL, p_credit_reference => 'cred-first', p_transaction_id => gen_random_uuid())`).Scan(&firstRef); err != nil || firstRef != "cred-first" {
 		t.Fatal(firstRef, err)
 	}
-	second := make(chan store.Answer, 1)
+	second := make(chan ledger.Answer, 1)
 	go func() {
 		fp := sha256.Sum256([]byte("b"))
-		a, err := b.store.Credit(ctx, store.CreditParams{Key: "k-b", Fingerprint: fp[:], KeyFingerprint: "test",
+		a, err := b.store.Credit(ctx, ledger.CreditParams{Key: "k-b", Fingerprint: fp[:], KeyFingerprint: "test",
 			Now: time.Now(), RequestID: "rr-1", Destination: "dst-rr-b", Requester: "carol", Currency: "USD",
 			Amount: dec("5"), CreditReference: ledger.NewReference("cred_"), TransactionID: ledger.NewTransactionID()})
 		if err != nil {

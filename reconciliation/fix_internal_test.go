@@ -7,6 +7,7 @@ import (
 	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/ledger"
 )
 
 // TestFixReclassifiesAHoldReleasedSinceTheSnapshot: a missed_capture whose
@@ -29,7 +30,7 @@ func TestFixReclassifiesAHoldReleasedSinceTheSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	ds := []discrepancy{{
-		finding:      Finding{Kind: KindMissedCapture, Severity: SeverityOf(KindMissedCapture), Subject: d.Reference},
+		finding:      ledger.Finding{Kind: KindMissedCapture, Severity: SeverityOf(KindMissedCapture), Subject: d.Reference},
 		hold:         candidate{HoldReference: d.Reference, PayoutID: "fx-p", Status: holds.StatusHeld},
 		payoutStatus: "completed",
 	}}

@@ -170,7 +170,7 @@ func (b *bundle) hold(t *testing.T, s sender, amount string, at time.Time) hold 
 	if at.IsZero() {
 		at = time.Now()
 	}
-	d, err := b.db.Authorize(context.Background(), store.AuthorizeParams{Key: "k-" + payout, Fingerprint: make([]byte, 32),
+	d, err := b.db.Authorize(context.Background(), holds.AuthorizeParams{Key: "k-" + payout, Fingerprint: make([]byte, 32),
 		KeyFingerprint: "test", Now: at, PayoutID: payout, ExternalID: s.account.OwnerExternalID, FundingSource: s.source,
 		Currency: "USD", Amount: decimal.RequireFromString(amount), FraudDeny: 0.9, FraudStepUp: 0.75,
 		HoldReference: ledger.NewReference("hold_")})
@@ -248,8 +248,8 @@ func kinds(rep reconciliation.Report) map[string]string {
 	return m
 }
 
-func findings(rep reconciliation.Report, kind string) []reconciliation.Finding {
-	var out []reconciliation.Finding
+func findings(rep reconciliation.Report, kind string) []ledger.Finding {
+	var out []ledger.Finding
 	for _, f := range rep.Findings {
 		if f.Kind == kind {
 			out = append(out, f)
@@ -294,9 +294,9 @@ FROM reconciliation_findings WHERE run_id = $1 ORDER BY seq`, rep.RunID)
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	var stored []reconciliation.Finding
+	var stored []ledger.Finding
 	for rows.Next() {
-		var f reconciliation.Finding
+		var f ledger.Finding
 		if err := rows.Scan(&f.Kind, &f.Severity, &f.Subject, &f.Detail, &f.Fixed, &f.FindingID, &f.New, &f.Acknowledged); err != nil {
 			t.Fatal(err)
 		}
@@ -425,7 +425,7 @@ VALUES ($1, 'adjustment', 'bad', $2, $2, 'USD', 1, now())`, id, acct)
 		dst := ledgertest.Unique("dst-")
 		r := ledgertest.Account(t, b.db, ledgertest.AccountOpts{Dest: dst})
 		for _, row := range [][2]string{{"req-twice", "k1"}, {"req-twice", "k2"}, {"req-once", "k3"}} {
-			if d, err := b.db.Credit(ctx, store.CreditParams{Key: row[1], Fingerprint: make([]byte, 32), KeyFingerprint: "kf", Now: now,
+			if d, err := b.db.Credit(ctx, ledger.CreditParams{Key: row[1], Fingerprint: make([]byte, 32), KeyFingerprint: "kf", Now: now,
 				RequestID: row[0], Destination: dst, Requester: r.OwnerExternalID, Currency: "USD", Amount: decimal.RequireFromString("5.00"),
 				CreditReference: ledger.NewReference("cred_"), TransactionID: ledger.NewTransactionID()}); err != nil || !d.Approved() {
 				t.Fatalf("credit: %+v %v", d, err)
@@ -990,15 +990,15 @@ func TestReport(t *testing.T) {
 		t.Fatalf("zero report JSON %s %v", raw, err)
 	}
 	for _, c := range []struct {
-		findings []reconciliation.Finding
+		findings []ledger.Finding
 		want     string
 	}{
 		{nil, "clean"},
-		{[]reconciliation.Finding{{Kind: "missed_release", Severity: "warning", Fixed: true}}, "clean"},
-		{[]reconciliation.Finding{{Kind: "stale_hold", Severity: "warning"}}, "warning"},
-		{[]reconciliation.Finding{{Kind: "stale_hold", Severity: "warning"}, {Kind: "balance_drift", Severity: "critical"}}, "critical"},
-		{[]reconciliation.Finding{{Kind: "stale_hold", Severity: "warning"}, {Kind: "balance_drift", Severity: "critical", Acknowledged: true}}, "warning"},
-		{[]reconciliation.Finding{{Kind: "balance_drift", Severity: "critical", Acknowledged: true}}, "clean"},
+		{[]ledger.Finding{{Kind: "missed_release", Severity: "warning", Fixed: true}}, "clean"},
+		{[]ledger.Finding{{Kind: "stale_hold", Severity: "warning"}}, "warning"},
+		{[]ledger.Finding{{Kind: "stale_hold", Severity: "warning"}, {Kind: "balance_drift", Severity: "critical"}}, "critical"},
+		{[]ledger.Finding{{Kind: "stale_hold", Severity: "warning"}, {Kind: "balance_drift", Severity: "critical", Acknowledged: true}}, "warning"},
+		{[]ledger.Finding{{Kind: "balance_drift", Severity: "critical", Acknowledged: true}}, "clean"},
 	} {
 		if got := reconciliation.StatusOf(c.findings); got != c.want {
 			t.Errorf("StatusOf(%+v) = %s, want %s", c.findings, got, c.want)
@@ -1042,7 +1042,7 @@ func TestLostCredits(t *testing.T) {
 	seed("req-credited", "completed", now.Add(-time.Hour))
 	seed("req-pending", "pending", now.Add(-time.Hour))
 	seed("req-ancient", "completed", now.Add(-60*24*time.Hour)) // before the lookback
-	if a, err := b.db.Credit(context.Background(), store.CreditParams{Key: "k-cr", Fingerprint: make([]byte, 32), KeyFingerprint: "kf",
+	if a, err := b.db.Credit(context.Background(), ledger.CreditParams{Key: "k-cr", Fingerprint: make([]byte, 32), KeyFingerprint: "kf",
 		Now: now, RequestID: "req-credited", Destination: dst, Requester: r.account.OwnerExternalID, Currency: "USD",
 		Amount: decimal.RequireFromString("7.00"), CreditReference: ledger.NewReference("cred_"), TransactionID: ledger.NewTransactionID()}); err != nil || !a.Approved() {
 		t.Fatalf("credit: %+v %v", a, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/schema"
 	"github.com/provider-ledger/adapter/store"
 )
@@ -99,7 +100,7 @@ func TestMigration009ListsTheOpenHolds(t *testing.T) {
 	ledgertest.Account(t, db, ledgertest.AccountOpts{AccountID: "oh-1", Owner: "olga", Source: "oh-src", Funds: "100"})
 	place := func(payout string) string {
 		t.Helper()
-		a, err := db.Authorize(ctx, store.AuthorizeParams{Key: "a-" + payout, Fingerprint: []byte(payout), KeyFingerprint: "kf",
+		a, err := db.Authorize(ctx, holds.AuthorizeParams{Key: "a-" + payout, Fingerprint: []byte(payout), KeyFingerprint: "kf",
 			Now: time.Now(), PayoutID: payout, ExternalID: "olga", FundingSource: "oh-src", Currency: "USD",
 			Amount: decimal.RequireFromString("10"), FraudDeny: 0.9, FraudStepUp: 0.75, HoldReference: "hold_" + payout})
 		if err != nil || a.Outcome != "approved" {
@@ -109,13 +110,13 @@ func TestMigration009ListsTheOpenHolds(t *testing.T) {
 	}
 	settle := func(payout string, capture bool) {
 		t.Helper()
-		var a store.Answer
+		var a ledger.Answer
 		var err error
 		if capture {
-			a, err = db.Capture(ctx, store.CaptureParams{Key: "c-" + payout, Fingerprint: []byte(payout), KeyFingerprint: "kf",
+			a, err = db.Capture(ctx, holds.CaptureParams{Key: "c-" + payout, Fingerprint: []byte(payout), KeyFingerprint: "kf",
 				Now: time.Now(), PayoutID: payout, HoldReference: "hold_" + payout, CaptureReference: "cap_" + payout, TransactionID: uuid.New()})
 		} else {
-			a, err = db.Release(ctx, store.ReleaseParams{Key: "r-" + payout, Fingerprint: []byte(payout), KeyFingerprint: "kf",
+			a, err = db.Release(ctx, holds.ReleaseParams{Key: "r-" + payout, Fingerprint: []byte(payout), KeyFingerprint: "kf",
 				Now: time.Now(), PayoutID: &payout, HoldReference: "hold_" + payout, ReleaseReference: "rel_" + payout})
 		}
 		if err != nil || a.Outcome != "approved" {

@@ -161,7 +161,7 @@ func TestDeadlineCancelsAndRollsBack(t *testing.T) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
-	_, err = db.Authorize(dctx, store.AuthorizeParams{Key: "k", Fingerprint: make([]byte, 32), KeyFingerprint: "t", Now: time.Now(),
+	_, err = db.Authorize(dctx, holds.AuthorizeParams{Key: "k", Fingerprint: make([]byte, 32), KeyFingerprint: "t", Now: time.Now(),
 		PayoutID: "dl-p", ExternalID: "dora", FundingSource: "src-dl", Currency: "USD", Amount: ledgertest.USD("1").Value,
 		FraudDeny: 0.9, FraudStepUp: 0.75, HoldReference: ledger.NewReference("hold_")})
 	if ledger.CodeOf(err) != ledger.CodeTimeout {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
 )
@@ -119,7 +120,7 @@ func USD(v string) ledger.Money {
 // decision; it fails t on an error, not on a denial.
 func Hold(t testing.TB, db *store.DB, payoutID, owner, source, amount string) ledger.Decision {
 	t.Helper()
-	a, err := db.Authorize(context.Background(), store.AuthorizeParams{Key: "k-" + payoutID, Fingerprint: fingerprint(payoutID),
+	a, err := db.Authorize(context.Background(), holds.AuthorizeParams{Key: "k-" + payoutID, Fingerprint: fingerprint(payoutID),
 		KeyFingerprint: "test", Now: time.Now(), PayoutID: payoutID, ExternalID: owner, FundingSource: source,
 		Currency: "USD", Amount: decimal.RequireFromString(amount), FraudDeny: 0.9, FraudStepUp: 0.75,
 		HoldReference: ledger.NewReference("hold_")})
@@ -134,15 +135,15 @@ func Hold(t testing.TB, db *store.DB, payoutID, owner, source, amount string) le
 func Settle(t testing.TB, db *store.DB, payoutID, holdReference string, capture bool) ledger.Decision {
 	t.Helper()
 	ctx := context.Background()
-	var a store.Answer
+	var a ledger.Answer
 	var err error
 	if capture {
-		a, err = db.Capture(ctx, store.CaptureParams{Key: "c-" + payoutID + "-" + holdReference, Fingerprint: fingerprint("c" + payoutID + holdReference),
+		a, err = db.Capture(ctx, holds.CaptureParams{Key: "c-" + payoutID + "-" + holdReference, Fingerprint: fingerprint("c" + payoutID + holdReference),
 			KeyFingerprint: "test", Now: time.Now(), PayoutID: payoutID, HoldReference: holdReference,
 			CaptureReference: ledger.NewReference("cap_"), TransactionID: ledger.NewTransactionID()})
 	} else {
 		reason := "cancelled"
-		a, err = db.Release(ctx, store.ReleaseParams{Reason: &reason, Key: "r-" + payoutID + "-" + holdReference, Fingerprint: fingerprint("r" + payoutID + holdReference),
+		a, err = db.Release(ctx, holds.ReleaseParams{Reason: &reason, Key: "r-" + payoutID + "-" + holdReference, Fingerprint: fingerprint("r" + payoutID + holdReference),
 			KeyFingerprint: "test", Now: time.Now(), PayoutID: &payoutID, HoldReference: holdReference,
 			ReleaseReference: ledger.NewReference("rel_")})
 	}
