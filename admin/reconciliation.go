@@ -107,10 +107,6 @@ func (s *Server) runReconciliation(r *http.Request, _ httprouter.Params) (int, a
 }
 
 func viewRun(rep reconciliation.Report) adminapi.ReconciliationRun {
-	run := adminapi.ReconciliationRun{RunID: rep.RunID, StartedOn: rep.StartedOn, FinishedOn: rep.FinishedOn, Status: rep.Status,
-		Findings: make([]adminapi.Finding, 0, len(rep.Findings))}
-	for _, f := range rep.Findings {
-		run.Findings = append(run.Findings, adminapi.Finding(f))
-	}
-	return run
+	return adminapi.ReconciliationRun{RunID: rep.RunID, StartedOn: rep.StartedOn, FinishedOn: rep.FinishedOn, Status: rep.Status,
+		Findings: append([]ledger.Finding{}, rep.Findings...)}
 }

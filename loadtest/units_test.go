@@ -11,6 +11,7 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/ledger"
 )
 
 // slowLedger approves every callback after a pause.
@@ -245,7 +246,7 @@ func TestFindingScope(t *testing.T) {
 			t.Errorf("secondCredit(%q) = %v", tc.subject, got)
 		}
 	}
-	r := Reconciliation{Available: true, Checked: true, Unexpected: 1, Findings: []RunFinding{{Finding: Finding{Kind: "balance_drift", Severity: "critical", Subject: "x"}}}}
+	r := Reconciliation{Available: true, Checked: true, Unexpected: 1, Findings: []RunFinding{{Finding: ledger.Finding{Kind: "balance_drift", Severity: "critical", Subject: "x"}}}}
 	if c := r.check(); c.OK || c.Failed != 1 || len(c.Detail) != 1 {
 		t.Fatalf("%+v", c)
 	}
