@@ -17,7 +17,7 @@ import (
 )
 
 type bundle struct {
-	api *admin.Server
+	api *admin.Handler
 	db  *store.DB
 }
 

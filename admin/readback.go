@@ -30,7 +30,7 @@ import (
 // a malformed escape, NUL or invalid UTF-8 is 400 with a pointer to the
 // parameter (/from, /cursor, …); an invalid path ID is 400 for every route
 // (Handle, stream).
-func (s *Server) registerReadback() {
+func (s *Handler) registerReadback() {
 	s.Handle(http.MethodGet, "/v1/accounts", s.listAccounts)
 	s.Handle(http.MethodGet, "/v1/accounts/:accountID/holds", s.listAccountHolds)
 	s.stream(http.MethodGet, "/v1/accounts/:accountID/statement", s.statement)
@@ -70,7 +70,7 @@ func (q query) time(name string) (time.Time, error) {
 	return time.Time{}, ledger.Invalid("/"+name, "%s must be an RFC 3339 time (2026-01-31T09:30:00Z) or a date (2026-01-31: midnight UTC)", name)
 }
 
-func (s *Server) listAccounts(r *http.Request, _ httprouter.Params) (int, any, error) {
+func (s *Handler) listAccounts(r *http.Request, _ httprouter.Params) (int, any, error) {
 	q, err := readQuery(r, "currency", "status", "ownerExternalID", "cursor", "limit")
 	if err != nil {
 		return 0, nil, err
@@ -93,7 +93,7 @@ func (s *Server) listAccounts(r *http.Request, _ httprouter.Params) (int, any, e
 
 // holdsPage answers one page of holds as o says, filtered by the query's
 // payoutID, status, cursor and limit.
-func (s *Server) holdsPage(r *http.Request, q query, o holds.ListOptions) (int, any, error) {
+func (s *Handler) holdsPage(r *http.Request, q query, o holds.ListOptions) (int, any, error) {
 	limit, err := q.limit()
 	if err != nil {
 		return 0, nil, err
@@ -110,7 +110,7 @@ func (s *Server) holdsPage(r *http.Request, q query, o holds.ListOptions) (int, 
 	return http.StatusOK, out, nil
 }
 
-func (s *Server) listAccountHolds(r *http.Request, ps httprouter.Params) (int, any, error) {
+func (s *Handler) listAccountHolds(r *http.Request, ps httprouter.Params) (int, any, error) {
 	accountID := ps.ByName("accountID") // valid text: Handle checked
 	q, err := readQuery(r, "payoutID", "status", "cursor", "limit")
 	if err != nil {
@@ -145,7 +145,7 @@ func viewEntry(e ledger.Entry) adminapi.JournalEntry {
 		CreatedAt: adminapi.Timestamp{Time: e.CreatedAt}}
 }
 
-func (s *Server) listTransactions(r *http.Request, _ httprouter.Params) (int, any, error) {
+func (s *Handler) listTransactions(r *http.Request, _ httprouter.Params) (int, any, error) {
 	o, err := journalOptions(r)
 	if err != nil {
 		return 0, nil, err
@@ -167,7 +167,7 @@ func (s *Server) listTransactions(r *http.Request, _ httprouter.Params) (int, an
 	return http.StatusOK, out, nil
 }
 
-func (s *Server) listEntries(r *http.Request, _ httprouter.Params) (int, any, error) {
+func (s *Handler) listEntries(r *http.Request, _ httprouter.Params) (int, any, error) {
 	o, err := journalOptions(r)
 	if err != nil {
 		return 0, nil, err
@@ -187,7 +187,7 @@ func (s *Server) listEntries(r *http.Request, _ httprouter.Params) (int, any, er
 // first byte, an error is a problem answer; after it, the connection is
 // cut (http.ErrAbortHandler), so that the client sees a broken transfer and
 // never takes a partial statement for a whole one.
-func (s *Server) statement(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+func (s *Handler) statement(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	accountID := ps.ByName("accountID") // valid text: stream checked
 	q, err := readQuery(r, "from", "to", "format")
 	if err != nil {

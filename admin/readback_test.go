@@ -31,7 +31,7 @@ import (
 // readback is the admin API over a database with a random workload on it,
 // and the workload's record.
 type readback struct {
-	api *admin.Server
+	api *admin.Handler
 	db  *store.DB
 	w   *ledgertest.Workload
 }

@@ -35,7 +35,7 @@ const RunTimeout = 15 * time.Minute
 // 4): body {"fix": bool} ({} means fix false; any other member, or a fix
 // that is not a JSON boolean, is 400), 201 with the run's report.
 // The run happens within the request; a database failure is 503.
-func (s *Server) registerReconciliation() {
+func (s *Handler) registerReconciliation() {
 	s.Handle(http.MethodPost, "/v1/reconciliation/runs", s.runReconciliation)
 	s.Handle(http.MethodPost, "/v1/reconciliation/findings/:findingID/acknowledgement", s.acknowledgeFinding)
 }
@@ -44,7 +44,7 @@ func (s *Server) registerReconciliation() {
 // /v1/reconciliation/findings/{findingID}/acknowledgement {"note": "..."}:
 // 200 with the acknowledged issue; 404 unknown finding; 400 without a
 // note.
-func (s *Server) acknowledgeFinding(r *http.Request, ps httprouter.Params) (int, any, error) {
+func (s *Handler) acknowledgeFinding(r *http.Request, ps httprouter.Params) (int, any, error) {
 	var body adminapi.AcknowledgementRequest
 	if err := Decode(r, &body); err != nil {
 		return 0, nil, err
@@ -67,7 +67,7 @@ func (s *Server) acknowledgeFinding(r *http.Request, ps httprouter.Params) (int,
 	return http.StatusOK, out, nil
 }
 
-func (s *Server) runReconciliation(r *http.Request, _ httprouter.Params) (int, any, error) {
+func (s *Handler) runReconciliation(r *http.Request, _ httprouter.Params) (int, any, error) {
 	// The body is an adminapi.ReconciliationRunRequest, read as raw
 	// members rather than into the struct: encoding/json would take {"Fix": true}
 	// or {"fix": null} silently, and fix moves money.

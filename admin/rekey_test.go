@@ -12,13 +12,13 @@ import (
 // rotated is the admin API of a second replica on b's database, given a new
 // KEK and b's KEK as the previous one (step 1 of a KEK rotation), and the
 // new KEK's fingerprint.
-func (b *secretsBundle) rotated(t *testing.T, token string) (*admin.Server, string) {
+func (b *secretsBundle) rotated(t *testing.T, token string) (*admin.Handler, string) {
 	t.Helper()
 	kek := make([]byte, keyring.KEKSize)
 	if _, err := rand.Read(kek); err != nil {
 		t.Fatal(err)
 	}
-	s, err := keyring.NewStore(b.db, kek, keyring.StoreOptions{Logger: b.log, PreviousKEK: b.kek})
+	s, err := keyring.NewVault(b.db, kek, keyring.VaultOptions{Logger: b.log, PreviousKEK: b.kek})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,12 +22,12 @@ import (
 	"github.com/provider-ledger/adapter/store"
 )
 
-// secretsBundle is the admin API over a real keyring.Store on a fresh
+// secretsBundle is the admin API over a real keyring.Vault on a fresh
 // database. Every secret a test sends or receives is remembered; when the
 // test ends the logs must hold none of them.
 type secretsBundle struct {
-	api     *admin.Server
-	store   *keyring.Store
+	api     *admin.Handler
+	store   *keyring.Vault
 	db      *store.DB
 	kek     []byte
 	kekFP   string
@@ -65,7 +65,7 @@ func setupSecrets(t *testing.T, token string) *secretsBundle {
 		t.Fatal(err)
 	}
 	b.kekFP = keyring.KEKFingerprint(b.kek)
-	secrets, err := keyring.NewStore(db, b.kek, keyring.StoreOptions{Logger: log})
+	secrets, err := keyring.NewVault(db, b.kek, keyring.VaultOptions{Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func TestWireBytes(t *testing.T) {
 	t.Parallel()
 
 	type bundle struct {
-		api *admin.Server
+		api *admin.Handler
 		db  *store.DB
 	}
 	setup := func(t *testing.T, rec admin.Reconciler) bundle {
@@ -44,7 +44,7 @@ func TestWireBytes(t *testing.T) {
 		if _, err := rand.Read(kek); err != nil {
 			t.Fatal(err)
 		}
-		secrets, err := keyring.NewStore(db, kek, keyring.StoreOptions{})
+		secrets, err := keyring.NewVault(db, kek, keyring.VaultOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -37,7 +37,7 @@ func setupServer(t *testing.T) ledgerd {
 	if _, err := rand.Read(kek); err != nil {
 		t.Fatal(err)
 	}
-	secrets, err := keyring.NewStore(db, kek, keyring.StoreOptions{})
+	secrets, err := keyring.NewVault(db, kek, keyring.VaultOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ type request interface {
 	subject() string  // payoutID or requestID, for the log line
 	provider() string // providerID, "" when not given
 	key() string      // idempotencyKey
-	execute(ctx context.Context, s *Server, keyFP string, now time.Time) (ledger.Answer, error)
+	execute(ctx context.Context, s *Handler, keyFP string, now time.Time) (ledger.Answer, error)
 }
 
 // parse reads the endpoint's business claims; errors are collected in f.
@@ -219,7 +219,7 @@ func (c authorizeClaims) subject() string  { return c.PayoutID }
 func (c authorizeClaims) provider() string { return c.ProviderID }
 func (c authorizeClaims) key() string      { return c.IdempotencyKey }
 
-func (c authorizeClaims) execute(ctx context.Context, s *Server, keyFP string, now time.Time) (ledger.Answer, error) {
+func (c authorizeClaims) execute(ctx context.Context, s *Handler, keyFP string, now time.Time) (ledger.Answer, error) {
 	return s.db.Authorize(ctx, holds.AuthorizeParams{Key: c.IdempotencyKey, Fingerprint: c.fingerprint(), KeyFingerprint: keyFP,
 		CallerSubject: optional(c.CallerSubject), AuditRequestID: optional(c.RequestID), Now: now,
 		PayoutID: c.PayoutID, ExternalID: c.ExternalID, FundingSource: c.FundingSource,
@@ -255,7 +255,7 @@ func (c captureClaims) subject() string  { return c.PayoutID }
 func (c captureClaims) provider() string { return c.ProviderID }
 func (c captureClaims) key() string      { return c.IdempotencyKey }
 
-func (c captureClaims) execute(ctx context.Context, s *Server, keyFP string, now time.Time) (ledger.Answer, error) {
+func (c captureClaims) execute(ctx context.Context, s *Handler, keyFP string, now time.Time) (ledger.Answer, error) {
 	return s.db.Capture(ctx, holds.CaptureParams{Key: c.IdempotencyKey, Fingerprint: c.fingerprint(), KeyFingerprint: keyFP,
 		Now: now, PayoutID: c.PayoutID, HoldReference: c.HoldReference, CaptureReference: ledger.NewReference("cap_"),
 		TransactionID: ledger.NewTransactionID()})
@@ -285,7 +285,7 @@ func (c releaseClaims) subject() string  { return c.PayoutID }
 func (c releaseClaims) provider() string { return c.ProviderID }
 func (c releaseClaims) key() string      { return c.IdempotencyKey }
 
-func (c releaseClaims) execute(ctx context.Context, s *Server, keyFP string, now time.Time) (ledger.Answer, error) {
+func (c releaseClaims) execute(ctx context.Context, s *Handler, keyFP string, now time.Time) (ledger.Answer, error) {
 	return s.db.Release(ctx, holds.ReleaseParams{Key: c.IdempotencyKey, Fingerprint: c.fingerprint(), KeyFingerprint: keyFP,
 		Now: now, PayoutID: optional(c.PayoutID), HoldReference: c.HoldReference, Reason: optional(c.Reason),
 		ReleaseReference: ledger.NewReference("rel_")})
@@ -319,7 +319,7 @@ func (c creditClaims) subject() string  { return c.RequestID }
 func (c creditClaims) provider() string { return c.ProviderID }
 func (c creditClaims) key() string      { return c.IdempotencyKey }
 
-func (c creditClaims) execute(ctx context.Context, s *Server, keyFP string, now time.Time) (ledger.Answer, error) {
+func (c creditClaims) execute(ctx context.Context, s *Handler, keyFP string, now time.Time) (ledger.Answer, error) {
 	return s.db.Credit(ctx, ledger.CreditParams{Key: c.IdempotencyKey, Fingerprint: c.fingerprint(), KeyFingerprint: keyFP,
 		Now: now, RequestID: c.RequestID, Destination: c.FundingDestination, Requester: c.RequesterExternalID,
 		Currency: c.Amount.Currency, Amount: c.Amount.Value, Max: s.cfg.CreditMax,

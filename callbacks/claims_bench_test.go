@@ -30,7 +30,7 @@ var benchClaims = map[string]string{
 //
 //	go test ./callbacks -run '^$' -bench Claims -benchmem -count 10
 func BenchmarkClaims(b *testing.B) {
-	s := &Server{cfg: Config{ProviderID: "bank-1", ClockLeeway: time.Minute}}
+	s := &Handler{cfg: Config{ProviderID: "bank-1", ClockLeeway: time.Minute}}
 	now := time.Unix(1_760_000_010, 0)
 	for _, ep := range Endpoints {
 		opened := envelope.Opened{Claims: []byte(benchClaims[ep])}

@@ -265,7 +265,7 @@ func TestFraudThresholdsOfZero(t *testing.T) {
 	t.Parallel()
 	db := setup(t, opts{}).db
 	zero, half := 0.0, 0.5
-	kr := envelope.NewKeyring()
+	kr := envelope.NewKeySet()
 	key := newKey(t, "z")
 	if err := kr.Set([]envelope.Key{key}); err != nil {
 		t.Fatal(err)

@@ -122,7 +122,7 @@ func (c *holdsCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // Metrics returns the server's metrics, for tests and dashboards' docs.
-func (s *Server) Metrics() *Metrics { return s.m }
+func (s *Handler) Metrics() *Metrics { return s.m }
 
 // Undecryptable returns the counter of undecryptable requests of endpoint.
 func (m *Metrics) Undecryptable(endpoint string) prometheus.Counter {

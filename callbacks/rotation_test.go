@@ -29,9 +29,9 @@ func TestRotationUnderTraffic(t *testing.T) {
 	pool := pgtest.Pool(t)
 	kek := newKey(t, "kek").Secret
 	var replicas []*bundle
-	var stores []*keyring.Store
+	var stores []*keyring.Vault
 	for range 2 {
-		ks, err := keyring.NewStore(store.Wrap(pool, nil), kek, keyring.StoreOptions{})
+		ks, err := keyring.NewVault(store.Wrap(pool, nil), kek, keyring.VaultOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +44,7 @@ func TestRotationUnderTraffic(t *testing.T) {
 	// Each replica reloads its keyring from the database (50ms here; 2s in
 	// ledgerd).
 	for i, b := range replicas {
-		loader, err := keyring.NewLoader(keyring.Config{Store: stores[i], Keyring: b.keyring, Interval: 50 * time.Millisecond})
+		loader, err := keyring.NewLoader(keyring.Config{Vault: stores[i], Keyring: b.keyring, Interval: 50 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}

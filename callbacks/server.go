@@ -65,11 +65,11 @@ type outstanding interface {
 	OutstandingHolds(ctx context.Context, staleBefore time.Time) ([]holds.Outstanding, error)
 }
 
-// Config configures a callback Server. Zero durations and thresholds take
+// Config configures a callback Handler. Zero durations and thresholds take
 // the defaults of design section 1.
 type Config struct {
 	DB          Decisions
-	Keyring     *envelope.Keyring
+	Keyring     *envelope.KeySet
 	ProviderID  string
 	Prefix      string // default /ledger; "/" serves the callbacks at the root (CheckPrefix)
 	MaxInflight int    // default: 4 per pool connection (64 when DB is not a pool)
@@ -163,8 +163,8 @@ func (c *Config) defaults() error {
 	return nil
 }
 
-// Server serves the four ledger callbacks.
-type Server struct {
+// Handler serves the four ledger callbacks (an http.Handler).
+type Handler struct {
 	cfg      Config
 	db       Decisions
 	router   *httprouter.Router
@@ -176,12 +176,12 @@ type Server struct {
 	log      *slog.Logger
 }
 
-// New returns a callback Server.
-func New(cfg Config) (*Server, error) {
+// New returns a callback Handler.
+func New(cfg Config) (*Handler, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	s := &Server{
+	s := &Handler{
 		cfg:     cfg,
 		db:      cfg.DB,
 		router:  httprouter.New(),
@@ -217,14 +217,14 @@ func New(cfg Config) (*Server, error) {
 }
 
 // BodyReads returns the gauge of callback bodies being read.
-func (s *Server) BodyReads() prometheus.Gauge { return s.reads }
+func (s *Handler) BodyReads() prometheus.Gauge { return s.reads }
 
 // Drain makes the server answer new callbacks 503 (shutting down) while
 // those in flight finish; http.Server.Shutdown then waits for them.
-func (s *Server) Drain() { s.draining.Store(true) }
+func (s *Handler) Drain() { s.draining.Store(true) }
 
 // ServeHTTP serves the callbacks. A panic is recovered and answered 500.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
@@ -247,7 +247,7 @@ type answer struct {
 	replayed bool
 }
 
-func (s *Server) handler(endpoint string) httprouter.Handle {
+func (s *Handler) handler(endpoint string) httprouter.Handle {
 	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 		start := time.Now()
 		a := s.serve(w, r, endpoint, start)
@@ -268,7 +268,7 @@ func (s *Server) handler(endpoint string) httprouter.Handle {
 // serve runs one callback through its stages: admit (draining, keyring),
 // read the body (under its own deadline, before any in-flight slot), take
 // an in-flight slot, then process.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, endpoint string, start time.Time) answer {
+func (s *Handler) serve(w http.ResponseWriter, r *http.Request, endpoint string, start time.Time) answer {
 	if p := s.admit(); p != nil {
 		abandonBody(w, r)
 		return answer{problem: p}
@@ -288,7 +288,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, endpoint string, 
 // process runs a callback whose body is read and which holds an in-flight
 // slot: open (JWE), claims (validation), execute (the decision table in
 // the database) and seal (the answer, encrypted).
-func (s *Server) process(r *http.Request, endpoint string, raw []byte, start time.Time) answer {
+func (s *Handler) process(r *http.Request, endpoint string, raw []byte, start time.Time) answer {
 	opened, p := s.open(raw, endpoint)
 	if p != nil {
 		return answer{problem: p}
@@ -343,7 +343,7 @@ func retryProblem(slug string, status int, detail string) *problem.Problem {
 
 // admit refuses a callback before its body is read: while draining, and
 // while the replica may hold a retired secret.
-func (s *Server) admit() *problem.Problem {
+func (s *Handler) admit() *problem.Problem {
 	if s.draining.Load() {
 		return retryProblem(SlugShuttingDown, http.StatusServiceUnavailable, "the adapter is shutting down; retry")
 	}
@@ -359,7 +359,7 @@ func (s *Server) admit() *problem.Problem {
 // slot takes an in-flight slot for a callback whose body is read, or
 // refuses it (429) over the in-flight limit. The returned function frees
 // the slot.
-func (s *Server) slot() (release func(), _ *problem.Problem) {
+func (s *Handler) slot() (release func(), _ *problem.Problem) {
 	select {
 	case s.sem <- struct{}{}:
 	default:

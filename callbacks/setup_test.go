@@ -25,8 +25,8 @@ type bundle struct {
 	pool    *pgxpool.Pool
 	db      *store.DB
 	key     envelope.Key
-	keyring *envelope.Keyring
-	server  *callbacks.Server
+	keyring *envelope.KeySet
+	server  *callbacks.Handler
 	http    *httptest.Server
 	client  *callbacks.Client
 	reg     *prometheus.Registry
@@ -57,7 +57,7 @@ func setup(t testing.TB, o opts) *bundle {
 	if pool == nil {
 		pool = pgtest.Pool(t)
 	}
-	b := &bundle{pool: pool, db: store.Wrap(pool, nil), keyring: envelope.NewKeyring(), reg: prometheus.NewRegistry()}
+	b := &bundle{pool: pool, db: store.Wrap(pool, nil), keyring: envelope.NewKeySet(), reg: prometheus.NewRegistry()}
 	if o.key != nil {
 		b.key = *o.key
 	} else {

@@ -22,7 +22,7 @@ import (
 // slowServer is a callback server on b's database and keyring with the
 // body settings under test, and a client that seals for it.
 type slowServer struct {
-	srv    *callbacks.Server
+	srv    *callbacks.Handler
 	http   *httptest.Server
 	client *callbacks.Client
 	log    *syncbuf.Buffer

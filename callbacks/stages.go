@@ -26,7 +26,7 @@ import (
 // and if it got one late, its body gets a quarter of BodyTimeout to be
 // read (the places free up at the body timeouts of those that hold them,
 // which came in earlier). refused is the answer when no body was read.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, start time.Time) (body []byte, refused *answer) {
+func (s *Handler) readBody(w http.ResponseWriter, r *http.Request, start time.Time) (body []byte, refused *answer) {
 	grace := s.cfg.BodyTimeout / 4
 	deadline := start.Add(s.cfg.BodyTimeout)
 	if !s.startReading(r.Context(), deadline.Add(grace)) {
@@ -76,7 +76,7 @@ func later(a, b time.Time) time.Time {
 
 // startReading takes one of the MaxBodyReads places, waiting for one no
 // later than until; stopReading gives it back.
-func (s *Server) startReading(ctx context.Context, until time.Time) bool {
+func (s *Handler) startReading(ctx context.Context, until time.Time) bool {
 	select {
 	case s.reading <- struct{}{}:
 	default:
@@ -94,7 +94,7 @@ func (s *Server) startReading(ctx context.Context, until time.Time) bool {
 	return true
 }
 
-func (s *Server) stopReading() {
+func (s *Handler) stopReading() {
 	s.reads.Dec()
 	<-s.reading
 }
@@ -104,7 +104,7 @@ func (s *Server) stopReading() {
 const outcomeBodyTimeout = "body_timeout"
 
 // open opens the body's JWE with the keyring (design 2.1 steps 2 to 4).
-func (s *Server) open(raw []byte, endpoint string) (envelope.Opened, *problem.Problem) {
+func (s *Handler) open(raw []byte, endpoint string) (envelope.Opened, *problem.Problem) {
 	token, ok := requestToken(raw)
 	if !ok {
 		return envelope.Opened{}, problem.New(SlugMalformedBody, http.StatusBadRequest, `the body must be a JSON object with a string "request"`)
@@ -154,7 +154,7 @@ var errNotString = errors.New("not a string")
 // endpoint's business claims (steps 6 and 7). The request is nil when the
 // claims are unusable; with a problem, the request names the subject for
 // the log line.
-func (s *Server) claims(opened envelope.Opened, endpoint string, now time.Time) (request, *problem.Problem) {
+func (s *Handler) claims(opened envelope.Opened, endpoint string, now time.Time) (request, *problem.Problem) {
 	hdr, err := envelope.ParseClaims(opened.Claims)
 	if err == nil {
 		err = hdr.Validate(now, s.cfg.ClockLeeway, endpoint)
@@ -182,7 +182,7 @@ func (s *Server) claims(opened envelope.Opened, endpoint string, now time.Time) 
 // the request's deadline (LEDGER_REQUEST_TIMEOUT from arrival). The work
 // does not stop when the caller goes away: what it commits is the stored
 // answer of the key, which the caller's retry gets.
-func (s *Server) execute(r *http.Request, endpoint string, req request, keyFP string, now, start time.Time) (ledger.Answer, error) {
+func (s *Handler) execute(r *http.Request, endpoint string, req request, keyFP string, now, start time.Time) (ledger.Answer, error) {
 	ctx, cancel := context.WithDeadline(context.WithoutCancel(r.Context()), start.Add(s.cfg.RequestTimeout))
 	defer cancel()
 	ans, err := req.execute(ctx, s, keyFP, now)
@@ -194,7 +194,7 @@ func (s *Server) execute(r *http.Request, endpoint string, req request, keyFP st
 
 // seal builds the answer's claims (design 2.1) and encrypts them with the
 // key that opened the request, in the request's inner form.
-func (s *Server) seal(opened envelope.Opened, endpoint, key string, ans ledger.Answer) ([]byte, error) {
+func (s *Handler) seal(opened envelope.Opened, endpoint, key string, ans ledger.Answer) ([]byte, error) {
 	claims, err := envelope.ResponseClaims(s.cfg.Now(), responseService(endpoint, key, ans.Decision))
 	if err != nil {
 		return nil, err
@@ -211,7 +211,7 @@ func (s *Server) seal(opened envelope.Opened, endpoint, key string, ans ledger.A
 
 // observe counts, times and logs one answered callback: one line per
 // callback, at INFO, WARN for a refused request, ERROR for a failure.
-func (s *Server) observe(r *http.Request, endpoint string, a answer, elapsed time.Duration) {
+func (s *Handler) observe(r *http.Request, endpoint string, a answer, elapsed time.Duration) {
 	outcome := a.outcome
 	if outcome == "" {
 		outcome = "error"
@@ -280,7 +280,7 @@ func statusText(s int) string {
 	return strconv.Itoa(s)
 }
 
-func (s *Server) envelopeProblem(endpoint string, err error) *problem.Problem {
+func (s *Handler) envelopeProblem(endpoint string, err error) *problem.Problem {
 	switch {
 	case errors.Is(err, envelope.ErrUnsupportedHeader):
 		return problem.New(SlugUnsupportedHeader, http.StatusBadRequest, "the JWE header must be alg A256KW, enc A256GCM, without zip")
@@ -327,7 +327,7 @@ func claimsProblem(err error) *problem.Problem {
 // 2.7), each retryable: 408 when the database rolled the work back at the
 // deadline (nothing was applied), 503 when it was unavailable (what a
 // retry gets is the stored answer if anything committed), 500 for a bug.
-func (s *Server) storeProblem(r *http.Request, endpoint string, err error) *problem.Problem {
+func (s *Handler) storeProblem(r *http.Request, endpoint string, err error) *problem.Problem {
 	unavailable := func(detail string) *problem.Problem {
 		p := problem.New(SlugUnavailable, http.StatusServiceUnavailable, detail)
 		p.RetryAfter = time.Second

@@ -88,7 +88,7 @@ func setupCluster(t *testing.T) Config {
 }
 
 // start starts a server and stops it at the end of the test.
-func start(t *testing.T, cfg Config) *Server {
+func start(t *testing.T, cfg Config) *Instance {
 	t.Helper()
 	s, err := Start(t.Context(), cfg)
 	if err != nil {
@@ -121,7 +121,7 @@ func queryOne[T any](t *testing.T, conn *pgx.Conn, sql string) T {
 	return v
 }
 
-func requireNoPostgres(t *testing.T, s *Server) {
+func requireNoPostgres(t *testing.T, s *Instance) {
 	t.Helper()
 	if left := procsInDir(s.pgDir); len(left) != 0 {
 		t.Fatalf("processes still running in %s after Stop: %v", s.pgDir, left)

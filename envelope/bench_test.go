@@ -9,7 +9,7 @@ import (
 
 // BenchmarkOpenSeal measures the envelope work of one callback: open the
 // request, seal the response. keys=3 has the right key last, the worst case
-// of a package-level Open (a Keyring would have moved it to the front).
+// of a package-level Open (a KeySet would have moved it to the front).
 func BenchmarkOpenSeal(b *testing.B) {
 	for _, n := range []int{1, 3} {
 		keys := testKeys(n)

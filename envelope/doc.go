@@ -1,7 +1,7 @@
 // Package envelope seals and opens the JWE envelope of the ledger callbacks,
 // from either side of the wire.
 //
-// The adapter opens requests ([Keyring.Open]) and seals responses
+// The adapter opens requests ([KeySet.Open]) and seals responses
 // ([Opened.Reply]); the service side (load tester, sandbox, tests) seals
 // requests ([Seal]) and opens responses ([Open]). Nothing here knows about
 // routes, providers or business claims: the package ends at a verified,
@@ -78,7 +78,7 @@
 //
 // # Performance
 //
-// [Keyring.Open] reads an atomically published, immutable key order, so the
+// [KeySet.Open] reads an atomically published, immutable key order, so the
 // common case (the first key opens) takes no lock. A success with another key
 // moves it to the front by copy-on-write under a TryLock: concurrent winners
 // never wait, and a skipped promotion only costs a later retry.

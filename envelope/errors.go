@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Errors of Open and Keyring.Open, in the order the checks run. Each maps to a
+// Errors of Open and KeySet.Open, in the order the checks run. Each maps to a
 // 400 of the callback; none carries header values, claims or key material.
 var (
 	// ErrMalformedJWE: the input is not a compact JWE of the expected shape

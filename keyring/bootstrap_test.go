@@ -24,7 +24,7 @@ func TestBootstrap(t *testing.T) {
 		s1, s2 := b.newSecret(t), b.newSecret(t)
 		// As operators write them: padded standard, unpadded URL-safe, spaces.
 		env := []string{base64.StdEncoding.EncodeToString(s1), " " + base64.RawURLEncoding.EncodeToString(s2) + " "}
-		cfg := keyring.BootstrapConfig{Store: b.store, EnvSecrets: env, Logger: b.log}
+		cfg := keyring.BootstrapConfig{Vault: b.store, EnvSecrets: env, Logger: b.log}
 
 		res, err := keyring.Bootstrap(ctx, cfg)
 		want := []string{fingerprint(s1), fingerprint(s2)}
@@ -55,7 +55,7 @@ func TestBootstrap(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		secret := b.newSecret(t)
-		cfg := keyring.BootstrapConfig{Store: b.store, EnvSecrets: []string{base64.StdEncoding.EncodeToString(secret)}, Logger: b.log}
+		cfg := keyring.BootstrapConfig{Vault: b.store, EnvSecrets: []string{base64.StdEncoding.EncodeToString(secret)}, Logger: b.log}
 		if _, err := keyring.Bootstrap(ctx, cfg); err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func TestBootstrap(t *testing.T) {
 		good := base64.StdEncoding.EncodeToString(b.newSecret(t))
 		short := base64.StdEncoding.EncodeToString(b.newSecret(t)[:31])
 		for _, bad := range []string{"not base64 at all!", short} {
-			_, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Store: b.store, EnvSecrets: []string{good, bad}, Logger: b.log})
+			_, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.store, EnvSecrets: []string{good, bad}, Logger: b.log})
 			if err == nil || !strings.Contains(err.Error(), "secret 2 of 2") {
 				t.Fatalf("Bootstrap with %q = %v, want an error naming secret 2", bad, err)
 			}
@@ -99,7 +99,7 @@ func TestBootstrap(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		dir := filepath.Join(t.TempDir(), "var", "ledgerd")
-		cfg := keyring.BootstrapConfig{Store: b.store, Embedded: true, DataDir: dir, Logger: b.log}
+		cfg := keyring.BootstrapConfig{Vault: b.store, Embedded: true, DataDir: dir, Logger: b.log}
 		res, err := keyring.Bootstrap(ctx, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -159,7 +159,7 @@ func TestBootstrap(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := t.TempDir()
-		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Store: b.store, Embedded: true, DataDir: dir, Logger: b.log})
+		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.store, Embedded: true, DataDir: dir, Logger: b.log})
 		if err != nil || res.Generated != "" {
 			t.Fatalf("Bootstrap = %+v, %v; want nothing generated", res, err)
 		}
@@ -176,7 +176,7 @@ func TestBootstrap(t *testing.T) {
 		b := setup(t)
 		secret := b.newSecret(t)
 		dir := t.TempDir()
-		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Store: b.store, Embedded: true, DataDir: dir, Logger: b.log,
+		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.store, Embedded: true, DataDir: dir, Logger: b.log,
 			EnvSecrets: []string{base64.StdEncoding.EncodeToString(secret)}})
 		if err != nil || res.Generated != "" || len(res.Imported) != 1 {
 			t.Fatalf("Bootstrap = %+v, %v; want the env secret imported and nothing generated", res, err)
@@ -186,7 +186,7 @@ func TestBootstrap(t *testing.T) {
 	t.Run("NotEmbeddedEmptyKeyringWarns", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Store: b.store, DataDir: t.TempDir(), Logger: b.log})
+		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.store, DataDir: t.TempDir(), Logger: b.log})
 		if err != nil || res.Generated != "" {
 			t.Fatalf("Bootstrap = %+v, %v", res, err)
 		}

@@ -67,7 +67,7 @@ type testBundle struct {
 	clock   *clock
 	logs    *logBuffer
 	log     *slog.Logger
-	store   *keyring.Store
+	store   *keyring.Vault
 	mu      sync.Mutex
 	secrets [][]byte
 }
@@ -109,16 +109,16 @@ func (b *testBundle) remember(secret []byte) {
 	b.secrets = append(b.secrets, append([]byte(nil), secret...))
 }
 
-func (b *testBundle) newStore(t *testing.T, pool *pgxpool.Pool, kek []byte) *keyring.Store {
+func (b *testBundle) newStore(t *testing.T, pool *pgxpool.Pool, kek []byte) *keyring.Vault {
 	t.Helper()
 	return b.rotatingStore(t, pool, kek, nil)
 }
 
-// rotatingStore is a Store reading under kek and previous (nil: none), as
+// rotatingStore is a Vault reading under kek and previous (nil: none), as
 // a replica given LEDGER_KEK and LEDGER_KEK_PREVIOUS.
-func (b *testBundle) rotatingStore(t *testing.T, pool *pgxpool.Pool, kek, previous []byte) *keyring.Store {
+func (b *testBundle) rotatingStore(t *testing.T, pool *pgxpool.Pool, kek, previous []byte) *keyring.Vault {
 	t.Helper()
-	s, err := keyring.NewStore(store.Wrap(pool, nil), kek, keyring.StoreOptions{Now: b.clock.Now, Logger: b.log, PreviousKEK: previous})
+	s, err := keyring.NewVault(store.Wrap(pool, nil), kek, keyring.VaultOptions{Now: b.clock.Now, Logger: b.log, PreviousKEK: previous})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,10 +126,10 @@ func (b *testBundle) rotatingStore(t *testing.T, pool *pgxpool.Pool, kek, previo
 }
 
 // replica is one ledgerd replica: its own pool on the shared database, its
-// own Store, keyring and Loader.
+// own Vault, keyring and Loader.
 type replica struct {
-	store   *keyring.Store
-	keyring *envelope.Keyring
+	store   *keyring.Vault
+	keyring *envelope.KeySet
 	loader  *keyring.Loader
 	pool    *pgxpool.Pool
 }
@@ -142,9 +142,9 @@ func (b *testBundle) replica(t *testing.T, kek []byte, interval time.Duration) *
 // rotatingReplica is a replica given kek and, when not nil, previous.
 func (b *testBundle) rotatingReplica(t *testing.T, kek, previous []byte, interval time.Duration) *replica {
 	t.Helper()
-	r := &replica{pool: pgtest.PoolURL(t, b.url), keyring: envelope.NewKeyring()}
+	r := &replica{pool: pgtest.PoolURL(t, b.url), keyring: envelope.NewKeySet()}
 	r.store = b.rotatingStore(t, r.pool, kek, previous)
-	l, err := keyring.NewLoader(keyring.Config{Store: r.store, Keyring: r.keyring, Interval: interval, Logger: b.log})
+	l, err := keyring.NewLoader(keyring.Config{Vault: r.store, Keyring: r.keyring, Interval: interval, Logger: b.log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,11 +25,11 @@ func TestLoaderRunOnce(t *testing.T) {
 	}
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	secrets, err := NewStore(store.Wrap(pool, nil), kek, StoreOptions{Logger: log})
+	secrets, err := NewVault(store.Wrap(pool, nil), kek, VaultOptions{Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := NewLoader(Config{Store: secrets, Keyring: envelope.NewKeyring(), Logger: log})
+	l, err := NewLoader(Config{Vault: secrets, Keyring: envelope.NewKeySet(), Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,7 @@ func opensAnyRow(t *testing.T, b *testBundle, kek []byte) bool {
 	return opened
 }
 
-func activeSecrets(t *testing.T, s *keyring.Store) map[string][]byte {
+func activeSecrets(t *testing.T, s *keyring.Vault) map[string][]byte {
 	t.Helper()
 	keys, err := s.Active(context.Background())
 	if err != nil {
@@ -363,9 +363,9 @@ func TestKEKRotation(t *testing.T) {
 		b := setup(t)
 		db := store.Wrap(b.pool, nil)
 		for name, prev := range map[string][]byte{"same as current": b.kek, "all zero": make([]byte, 32), "short": randomBytes(t, 16)} {
-			_, err := keyring.NewStore(db, b.kek, keyring.StoreOptions{PreviousKEK: prev})
+			_, err := keyring.NewVault(db, b.kek, keyring.VaultOptions{PreviousKEK: prev})
 			if err == nil || !strings.Contains(err.Error(), "previous KEK") {
-				t.Errorf("NewStore with a previous KEK %s = %v, want an error naming the previous KEK", name, err)
+				t.Errorf("NewVault with a previous KEK %s = %v, want an error naming the previous KEK", name, err)
 			}
 		}
 	})
@@ -375,7 +375,7 @@ func TestKEKRotation(t *testing.T) {
 		b := setup(t)
 		secret := b.newSecret(t)
 		env := []string{base64.StdEncoding.EncodeToString(secret)}
-		if _, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Store: b.store, EnvSecrets: env, Logger: b.log}); err != nil {
+		if _, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.store, EnvSecrets: env, Logger: b.log}); err != nil {
 			t.Fatal(err)
 		}
 		newKEK := randomBytes(t, keyring.KEKSize)
@@ -384,12 +384,12 @@ func TestKEKRotation(t *testing.T) {
 		}
 		// An old replica restarting mid-rotation, with the secret in its
 		// environment: it cannot compare it, and starts anyway.
-		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Store: b.store, EnvSecrets: env, Logger: b.log})
+		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.store, EnvSecrets: env, Logger: b.log})
 		if err != nil || !slices.Equal(res.Unverified, []string{fingerprint(secret)}) || len(res.Imported) != 0 {
 			t.Fatalf("Bootstrap on the old replica = %+v, %v; want the secret unverified, no error", res, err)
 		}
 		// A new replica (previous KEK given) verifies it as present.
-		res, err = keyring.Bootstrap(ctx, keyring.BootstrapConfig{Store: b.rotatingStore(t, b.pool, newKEK, b.kek), EnvSecrets: env, Logger: b.log})
+		res, err = keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.rotatingStore(t, b.pool, newKEK, b.kek), EnvSecrets: env, Logger: b.log})
 		if err != nil || len(res.Present) != 1 {
 			t.Fatalf("Bootstrap on a new replica = %+v, %v", res, err)
 		}
@@ -410,7 +410,7 @@ func TestKEKRotation(t *testing.T) {
 		activeSecrets(t, rotated)
 		oldFP, newFP := keyring.KEKFingerprint(b.kek), keyring.KEKFingerprint(newKEK)
 		for _, c := range []struct {
-			s    *keyring.Store
+			s    *keyring.Vault
 			want map[string]float64
 		}{
 			{b.store, map[string]float64{

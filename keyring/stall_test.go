@@ -23,8 +23,8 @@ func TestStalledLoadFails(t *testing.T) {
 	if _, _, err := store.Generate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	kr := envelope.NewKeyring()
-	l, err := keyring.NewLoader(keyring.Config{Store: store, Keyring: kr, LoadTimeout: 300 * time.Millisecond})
+	kr := envelope.NewKeySet()
+	l, err := keyring.NewLoader(keyring.Config{Vault: store, Keyring: kr, LoadTimeout: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func TestActiveSkipsWeakStoredSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	secrets, err := NewStore(db, kek, StoreOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	secrets, err := NewVault(db, kek, VaultOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

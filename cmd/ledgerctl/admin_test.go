@@ -33,7 +33,7 @@ func newAdminCLIToken(t *testing.T, token string) adminCLI {
 	if _, err := rand.Read(kek); err != nil {
 		t.Fatal(err)
 	}
-	secrets, err := keyring.NewStore(db, kek, keyring.StoreOptions{})
+	secrets, err := keyring.NewVault(db, kek, keyring.VaultOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
