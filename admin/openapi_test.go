@@ -16,9 +16,9 @@ import (
 	"testing"
 
 	"github.com/provider-ledger/adapter/admin"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/reconciliation"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // apiDoc is the parsed OpenAPI document: what TestOpenAPI checks and what
@@ -146,7 +146,7 @@ func TestOpenAPI(t *testing.T) {
 	}
 	full := func(t *testing.T) *admin.Handler {
 		t.Helper()
-		db, _ := pgtest.DB(t)
+		db, _ := storetest.DB(t)
 		kek := make([]byte, keyring.KEKSize)
 		if _, err := rand.Read(kek); err != nil {
 			t.Fatal(err)

@@ -12,10 +12,9 @@ import (
 	"time"
 
 	"github.com/provider-ledger/adapter/admin"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/reconciliation"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // failingReconciler fails every run with err.
@@ -85,7 +84,7 @@ func TestReconciliationAPI(t *testing.T) {
 
 	t.Run("RunsAndAnswers201WithTheReport", func(t *testing.T) {
 		t.Parallel()
-		db, pool := pgtest.DB(t)
+		db, pool := storetest.DB(t)
 		rec, err := reconciliation.New(reconciliation.Config{DB: db})
 		if err != nil {
 			t.Fatal(err)
@@ -106,7 +105,7 @@ func TestReconciliationAPI(t *testing.T) {
 			}
 		}
 
-		a := ledgertest.Account(t, db, ledgertest.AccountOpts{Funds: "10.00"})
+		a := storetest.Account(t, db, storetest.AccountOpts{Funds: "10.00"})
 		if _, err := pool.Exec(context.Background(), `UPDATE accounts SET balance = balance + 1 WHERE account_id = $1`, a.AccountID); err != nil {
 			t.Fatal(err)
 		}
@@ -234,13 +233,13 @@ func TestReconciliationRunOutlivesItsCaller(t *testing.T) {
 // (400 without, 404 unknown), and later runs report it acknowledged.
 func TestReconciliationOneAtATimeAndAcknowledgement(t *testing.T) {
 	t.Parallel()
-	db, pool := pgtest.DB(t)
+	db, pool := storetest.DB(t)
 	rec, err := reconciliation.New(reconciliation.Config{DB: db})
 	if err != nil {
 		t.Fatal(err)
 	}
 	api := admin.New(admin.Config{DB: db, Reconciler: rec})
-	a := ledgertest.Account(t, db, ledgertest.AccountOpts{Funds: "5"})
+	a := storetest.Account(t, db, storetest.AccountOpts{Funds: "5"})
 	if _, err := pool.Exec(context.Background(), `UPDATE accounts SET held = held + 1 WHERE account_id = $1`, a.AccountID); err != nil {
 		t.Fatal(err)
 	}

@@ -17,9 +17,9 @@ import (
 
 	"github.com/provider-ledger/adapter/admin"
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // secretsBundle is the admin API over a real keyring.Vault on a fresh
@@ -56,7 +56,7 @@ func (l *lockedBuffer) String() string {
 
 func setupSecrets(t *testing.T, token string) *secretsBundle {
 	t.Helper()
-	db, _ := pgtest.DB(t)
+	db, _ := storetest.DB(t)
 	b := &secretsBundle{logs: &lockedBuffer{}, db: db}
 	log := slog.New(slog.NewTextHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	b.log = log

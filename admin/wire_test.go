@@ -9,12 +9,11 @@ import (
 	"time"
 
 	"github.com/provider-ledger/adapter/admin"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/reconciliation"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // fixedReconciler answers one report with fixed times and findings.
@@ -39,7 +38,7 @@ func TestWireBytes(t *testing.T) {
 	}
 	setup := func(t *testing.T, rec admin.Reconciler) bundle {
 		t.Helper()
-		db, _ := pgtest.DB(t)
+		db, _ := storetest.DB(t)
 		kek := make([]byte, keyring.KEKSize)
 		if _, err := rand.Read(kek); err != nil {
 			t.Fatal(err)
@@ -83,8 +82,8 @@ func TestWireBytes(t *testing.T) {
 	t.Run("Holds", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, nil)
-		ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "w-h", Owner: "hal", Funds: "50", Source: "src-w-h"})
-		d := ledgertest.Hold(t, b.db, "po-w", "hal", "src-w-h", "1.5")
+		storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "w-h", Owner: "hal", Funds: "50", Source: "src-w-h"})
+		d := storetest.Hold(t, b.db, "po-w", "hal", "src-w-h", "1.5")
 		if !d.Approved() {
 			t.Fatal(d)
 		}
@@ -92,7 +91,7 @@ func TestWireBytes(t *testing.T) {
 		match(t, call(t, b.api, "GET", "/v1/holds/"+d.Reference, ""), 200, held)
 		match(t, call(t, b.api, "GET", "/v1/holds?payoutID=po-w", ""), 200, `\{"holds":\[`+held+`\],"hasMore":false\}`)
 		match(t, call(t, b.api, "GET", "/v1/holds?payoutID=none", ""), 200, `\{"holds":\[\],"hasMore":false\}`)
-		if r := ledgertest.Settle(t, b.db, "po-w", d.Reference, false); !r.Approved() {
+		if r := storetest.Settle(t, b.db, "po-w", d.Reference, false); !r.Approved() {
 			t.Fatal(r)
 		}
 		match(t, call(t, b.api, "GET", "/v1/holds/"+d.Reference, ""), 200,

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/provider-ledger/adapter/callbacks"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // clientLevels are the concurrencies the benchmarks report.
@@ -55,7 +55,7 @@ func benchSetup(b *testing.B, clients int) *bundle {
 	bb := setup(b, opts{maxInflight: 1000})
 	bb.client.HTTP = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients + 4}}
 	for c := range clients {
-		ledgertest.Account(b, bb.db, ledgertest.AccountOpts{AccountID: fmt.Sprintf("b-%d", c), Owner: fmt.Sprintf("o-%d", c),
+		storetest.Account(b, bb.db, storetest.AccountOpts{AccountID: fmt.Sprintf("b-%d", c), Owner: fmt.Sprintf("o-%d", c),
 			Funds: "1000000", Source: fmt.Sprintf("s-%d", c)})
 	}
 	return bb

@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/provider-ledger/adapter/callbacks"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestCallerGoneIsCountedApart: a callback whose caller hung up before the
@@ -19,7 +19,7 @@ import (
 func TestCallerGoneIsCountedApart(t *testing.T) {
 	t.Parallel()
 	b := setup(t, opts{requestTimeout: 30 * time.Second})
-	b.account(t, ledgertest.AccountOpts{AccountID: "cx-1", Owner: "carol", Funds: "100", Source: "src-cx"})
+	b.account(t, storetest.AccountOpts{AccountID: "cx-1", Owner: "carol", Funds: "100", Source: "src-cx"})
 	ctx := context.Background()
 
 	// Hold the account's row, so that the authorize waits in the database.

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/provider-ledger/adapter/callbacks"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestConcurrentSameKeys: 200 goroutines send 50 distinct keys, each 4
@@ -34,8 +34,8 @@ func TestConcurrentSameKeys(t *testing.T) {
 				nodes = append(nodes, other)
 			}
 			ctx := context.Background()
-			b.account(t, ledgertest.AccountOpts{AccountID: "cc-src", Owner: "alice", Funds: "1000", Source: "src-cc"})
-			b.account(t, ledgertest.AccountOpts{AccountID: "cc-dst", Owner: "bob", Dest: "dst-cc"})
+			b.account(t, storetest.AccountOpts{AccountID: "cc-src", Owner: "alice", Funds: "1000", Source: "src-cc"})
+			b.account(t, storetest.AccountOpts{AccountID: "cc-dst", Owner: "bob", Dest: "dst-cc"})
 
 			// 20 holds placed beforehand, to be captured (10) and released (10).
 			pre := make([]string, 20)
@@ -96,8 +96,8 @@ func TestConcurrentSameKeys(t *testing.T) {
 			}
 			// 20 new holds of 2.00 held; 10 of 1.00 captured; 10 released;
 			// 10 credits of 3.00.
-			ledgertest.AssertBalances(t, b.db, "cc-src", "990", "40", "950")
-			ledgertest.AssertBalances(t, b.db, "cc-dst", "30", "0", "30")
+			storetest.AssertBalances(t, b.db, "cc-src", "990", "40", "950")
+			storetest.AssertBalances(t, b.db, "cc-dst", "30", "0", "30")
 			var effects, attempts int
 			if err := b.pool.QueryRow(ctx, `SELECT count(*), sum(attempts) FROM callback_requests WHERE idempotency_key <> 'pre'`).Scan(&effects, &attempts); err != nil {
 				t.Fatal(err)
@@ -105,7 +105,7 @@ func TestConcurrentSameKeys(t *testing.T) {
 			if effects != 50 || attempts != 200 {
 				t.Fatalf("%d idempotency records with %d attempts, want 50 and 200", effects, attempts)
 			}
-			ledgertest.AssertInvariants(t, b.db)
+			storetest.AssertInvariants(t, b.db)
 		})
 	}
 }

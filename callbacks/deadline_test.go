@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/provider-ledger/adapter/callbacks"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestNothingCommitsAfter408UnderLoad: 48 senders authorize 480 payouts on
@@ -25,7 +25,7 @@ func TestNothingCommitsAfter408UnderLoad(t *testing.T) {
 	b := setup(t, opts{maxInflight: 1000, requestTimeout: 150 * time.Millisecond})
 	const accounts, senders, each = 4, 48, 10
 	for i := range accounts {
-		b.account(t, ledgertest.AccountOpts{AccountID: fmt.Sprintf("dl-%d", i), Owner: fmt.Sprintf("own-%d", i),
+		b.account(t, storetest.AccountOpts{AccountID: fmt.Sprintf("dl-%d", i), Owner: fmt.Sprintf("own-%d", i),
 			Funds: "1000", Source: fmt.Sprintf("src-dl-%d", i)})
 	}
 	ctx, stop := context.WithCancel(context.Background())
@@ -103,9 +103,9 @@ func TestNothingCommitsAfter408UnderLoad(t *testing.T) {
 			t.Errorf("%s retried: %d %s", r.payout, reply.Status, reply.Outcome())
 		}
 	}
-	ledgertest.AssertInvariants(t, b.db)
+	storetest.AssertInvariants(t, b.db)
 	for i := range accounts {
-		ledgertest.AssertBalances(t, b.db, fmt.Sprintf("dl-%d", i), "1000", "120", "880")
+		storetest.AssertBalances(t, b.db, fmt.Sprintf("dl-%d", i), "1000", "120", "880")
 	}
 }
 

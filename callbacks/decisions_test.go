@@ -10,8 +10,8 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/ledger"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // want is the expected answer of one callback: a status and, for 200, the
@@ -43,16 +43,16 @@ func check(t *testing.T, r *callbacks.Reply, w want, refClaim string) {
 func TestAuthorizeTable(t *testing.T) {
 	t.Parallel()
 	b := setup(t, opts{})
-	b.account(t, ledgertest.AccountOpts{AccountID: "a-open", Owner: "alice", Funds: "100", Source: "src-open"})
-	b.account(t, ledgertest.AccountOpts{AccountID: "a-frozen", Owner: "alice", Funds: "100", Source: "src-frozen", Status: ledger.StatusFrozen})
-	b.account(t, ledgertest.AccountOpts{AccountID: "a-eur", Owner: "alice", Currency: "EUR", Funds: "100", Source: "src-eur"})
+	b.account(t, storetest.AccountOpts{AccountID: "a-open", Owner: "alice", Funds: "100", Source: "src-open"})
+	b.account(t, storetest.AccountOpts{AccountID: "a-frozen", Owner: "alice", Funds: "100", Source: "src-frozen", Status: ledger.StatusFrozen})
+	b.account(t, storetest.AccountOpts{AccountID: "a-eur", Owner: "alice", Currency: "EUR", Funds: "100", Source: "src-eur"})
 
 	first := b.send(t, callbacks.Authorize, authorizeClaims("po-1", "k-1", "alice", "src-open", "30.00", 0.1))
 	check(t, first, want{200, "approved", ""}, "holdReference")
 	if first.Str("idempotencyKey") != "k-1" {
 		t.Fatalf("idempotencyKey not echoed: %v", first.Service)
 	}
-	ledgertest.AssertBalances(t, b.db, "a-open", "100", "30", "70")
+	storetest.AssertBalances(t, b.db, "a-open", "100", "30", "70")
 
 	t.Run("Row1SameKeyReplaysStoredAnswer", func(t *testing.T) {
 		// Even after the account is drained, a replay answers what was stored.
@@ -115,7 +115,7 @@ func TestAuthorizeTable(t *testing.T) {
 	t.Run("DenialIsStoredLikeApproval", func(t *testing.T) {
 		denied := b.send(t, callbacks.Authorize, authorizeClaims("po-13", "k-13", "alice", "src-open", "5", 0))
 		check(t, denied, want{200, "denied", "insufficient_funds"}, "holdReference")
-		if _, err := b.db.Adjust(context.Background(), "a-open", ledgertest.USD("50").Value, "topup-13", ""); err != nil {
+		if _, err := b.db.Adjust(context.Background(), "a-open", storetest.USD("50").Value, "topup-13", ""); err != nil {
 			t.Fatal(err)
 		}
 		again := b.send(t, callbacks.Authorize, authorizeClaims("po-13", "k-13", "alice", "src-open", "5", 0))
@@ -123,15 +123,15 @@ func TestAuthorizeTable(t *testing.T) {
 			t.Fatalf("replay of a denial after funds arrived: %v", again.Service)
 		}
 	})
-	ledgertest.AssertBalances(t, b.db, "a-open", "150", "100", "50")
-	ledgertest.AssertInvariants(t, b.db)
+	storetest.AssertBalances(t, b.db, "a-open", "150", "100", "50")
+	storetest.AssertInvariants(t, b.db)
 }
 
 // TestCaptureAndReleaseTables covers every row of design 2.4 and 2.5.
 func TestCaptureAndReleaseTables(t *testing.T) {
 	t.Parallel()
 	b := setup(t, opts{})
-	b.account(t, ledgertest.AccountOpts{AccountID: "c-1", Owner: "bob", Funds: "100", Source: "src-c1"})
+	b.account(t, storetest.AccountOpts{AccountID: "c-1", Owner: "bob", Funds: "100", Source: "src-c1"})
 	hold := func(payout string, amount string) string {
 		r := b.send(t, callbacks.Authorize, authorizeClaims(payout, "auth-"+payout, "bob", "src-c1", amount, 0))
 		check(t, r, want{200, "approved", ""}, "holdReference")
@@ -143,7 +143,7 @@ func TestCaptureAndReleaseTables(t *testing.T) {
 	// is three keys.
 	cap1 := b.send(t, callbacks.Capture, captureClaims("p-1", "auth-p-1", h1))
 	check(t, cap1, want{200, "approved", ""}, "captureReference")
-	ledgertest.AssertBalances(t, b.db, "c-1", "90", "50", "40")
+	storetest.AssertBalances(t, b.db, "c-1", "90", "50", "40")
 
 	for _, c := range []struct {
 		name     string
@@ -175,7 +175,7 @@ func TestCaptureAndReleaseTables(t *testing.T) {
 			}
 		})
 	}
-	ledgertest.AssertBalances(t, b.db, "c-1", "90", "0", "90")
+	storetest.AssertBalances(t, b.db, "c-1", "90", "0", "90")
 
 	t.Run("Release4AlreadyReleased", func(t *testing.T) {
 		first := b.send(t, callbacks.Release, releaseClaims("p-2", "auth-p-2", h2))
@@ -198,18 +198,18 @@ func TestCaptureAndReleaseTables(t *testing.T) {
 			t.Fatalf("orphans recorded: %d, %v", n, err)
 		}
 	})
-	ledgertest.AssertBalances(t, b.db, "c-1", "90", "0", "90")
-	ledgertest.AssertInvariants(t, b.db)
+	storetest.AssertBalances(t, b.db, "c-1", "90", "0", "90")
+	storetest.AssertInvariants(t, b.db)
 }
 
 // TestCreditTable covers every row of design 2.6.
 func TestCreditTable(t *testing.T) {
 	t.Parallel()
 	b := setup(t, opts{creditMax: "500"})
-	b.account(t, ledgertest.AccountOpts{AccountID: "d-open", Owner: "carol", Dest: "dst-open"})
-	b.account(t, ledgertest.AccountOpts{AccountID: "d-closed", Owner: "carol", Dest: "dst-closed", Status: ledger.StatusClosed})
-	b.account(t, ledgertest.AccountOpts{AccountID: "d-frozen", Owner: "carol", Dest: "dst-frozen", Status: ledger.StatusFrozen})
-	b.account(t, ledgertest.AccountOpts{AccountID: "d-eur", Owner: "carol", Currency: "EUR", Dest: "dst-eur"})
+	b.account(t, storetest.AccountOpts{AccountID: "d-open", Owner: "carol", Dest: "dst-open"})
+	b.account(t, storetest.AccountOpts{AccountID: "d-closed", Owner: "carol", Dest: "dst-closed", Status: ledger.StatusClosed})
+	b.account(t, storetest.AccountOpts{AccountID: "d-frozen", Owner: "carol", Dest: "dst-frozen", Status: ledger.StatusFrozen})
+	b.account(t, storetest.AccountOpts{AccountID: "d-eur", Owner: "carol", Currency: "EUR", Dest: "dst-eur"})
 
 	first := b.send(t, callbacks.CreditAccount, creditClaims("req-1", "ck-1", "carol", "dst-open", "12.34"))
 	check(t, first, want{200, "approved", ""}, "creditReference")
@@ -241,15 +241,15 @@ func TestCreditTable(t *testing.T) {
 			t.Fatalf("row 2: %v", r.Service)
 		}
 	})
-	ledgertest.AssertBalances(t, b.db, "d-open", "512.34", "0", "512.34")
-	ledgertest.AssertInvariants(t, b.db)
+	storetest.AssertBalances(t, b.db, "d-open", "512.34", "0", "512.34")
+	storetest.AssertInvariants(t, b.db)
 }
 
 // TestInnerForms: the answer mirrors the request's inner form.
 func TestInnerForms(t *testing.T) {
 	t.Parallel()
 	b := setup(t, opts{})
-	b.account(t, ledgertest.AccountOpts{AccountID: "f-1", Owner: "erin", Funds: "10", Source: "src-f1"})
+	b.account(t, storetest.AccountOpts{AccountID: "f-1", Owner: "erin", Funds: "10", Source: "src-f1"})
 	for i, form := range []envelope.Form{envelope.FormClaims, envelope.FormJWS, envelope.FormUnsecured} {
 		c := &callbacks.Client{BaseURL: b.client.BaseURL, Key: b.key, Form: form}
 		r, err := c.Send(context.Background(), callbacks.Authorize, authorizeClaims("pf-"+form.String(), "kf", "erin", "src-f1", "1", 0))
@@ -276,7 +276,7 @@ func TestFraudThresholdsOfZero(t *testing.T) {
 	}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	ledgertest.Account(t, db, ledgertest.AccountOpts{AccountID: "fz", Owner: "alice", Funds: "10", Source: "src-fz"})
+	storetest.Account(t, db, storetest.AccountOpts{AccountID: "fz", Owner: "alice", Funds: "10", Source: "src-fz"})
 	c := &callbacks.Client{BaseURL: hs.URL + "/ledger", Key: key}
 	for score, want := range map[float64]string{0: "step_up_required", 0.1: "step_up_required", 0.5: "fraud_suspected"} {
 		r, err := c.Send(context.Background(), callbacks.Authorize, authorizeClaims(fmt.Sprintf("fz-%v", score), "k", "alice", "src-fz", "1", score))

@@ -14,8 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/provider-ledger/adapter/callbacks"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestProvenance: each decision is recorded with its provenance in the
@@ -24,7 +24,7 @@ import (
 func TestProvenance(t *testing.T) {
 	t.Parallel()
 	b := setup(t, opts{})
-	b.account(t, ledgertest.AccountOpts{AccountID: "pv-1", Owner: "alice", Funds: "5", Source: "src-pv"})
+	b.account(t, storetest.AccountOpts{AccountID: "pv-1", Owner: "alice", Funds: "5", Source: "src-pv"})
 	before := time.Now().Add(-time.Second)
 	c := authorizeClaims("pv-payout", "pv-key", "alice", "src-pv", "9", 0)
 	c["callerSubject"], c["requestID"] = "user-42", "trace-77"
@@ -64,7 +64,7 @@ func TestLogsCarryNoClaimsOrSecrets(t *testing.T) {
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	client := &callbacks.Client{BaseURL: hs.URL + "/ledger", Key: base.key}
-	base.account(t, ledgertest.AccountOpts{AccountID: "acct-SECRETIVE", Owner: "owner-SECRETIVE", Funds: "10000", Source: "tok-SECRETIVE", Dest: "dtok-SECRETIVE"})
+	base.account(t, storetest.AccountOpts{AccountID: "acct-SECRETIVE", Owner: "owner-SECRETIVE", Funds: "10000", Source: "tok-SECRETIVE", Dest: "dtok-SECRETIVE"})
 	ctx := context.Background()
 	sends := []struct {
 		endpoint string
@@ -105,7 +105,7 @@ func TestLogsCarryNoClaimsOrSecrets(t *testing.T) {
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	b := setup(t, opts{})
-	b.account(t, ledgertest.AccountOpts{AccountID: "m-1", Owner: "alice", Funds: "100", Source: "src-m"})
+	b.account(t, storetest.AccountOpts{AccountID: "m-1", Owner: "alice", Funds: "100", Source: "src-m"})
 	c := authorizeClaims("m-p1", "m-k1", "alice", "src-m", "12.50", 0)
 	for range 3 {
 		b.send(t, callbacks.Authorize, c)

@@ -14,8 +14,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/provider-ledger/adapter/callbacks"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // deliver sends like the service: the same request again on 408, 429, 503
@@ -49,13 +48,13 @@ func deliver(t *testing.T, c *callbacks.Client, endpoint string, claims map[stri
 // double nothing.
 func TestOutage(t *testing.T) {
 	t.Parallel()
-	url := pgtest.URL(t)
-	pool := pgtest.PoolURL(t, url)
+	url := storetest.URL(t)
+	pool := storetest.PoolURL(t, url)
 	b := setup(t, opts{pool: pool, maxInflight: 1000})
-	b.account(t, ledgertest.AccountOpts{AccountID: "o-src", Owner: "alice", Funds: "1000", Source: "src-o"})
-	b.account(t, ledgertest.AccountOpts{AccountID: "o-dst", Owner: "bob", Dest: "dst-o"})
+	b.account(t, storetest.AccountOpts{AccountID: "o-src", Owner: "alice", Funds: "1000", Source: "src-o"})
+	b.account(t, storetest.AccountOpts{AccountID: "o-dst", Owner: "bob", Dest: "dst-o"})
 	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, pgtest.AdminURL(t, url))
+	admin, err := pgx.Connect(ctx, storetest.AdminURL(t, url))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +65,7 @@ func TestOutage(t *testing.T) {
 	}
 	// ALTER DATABASE … ALLOW_CONNECTIONS is refused on a connection to
 	// that database: it is run from the maintenance database.
-	mu, err := neturl.Parse(pgtest.AdminURL(t, url))
+	mu, err := neturl.Parse(storetest.AdminURL(t, url))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +177,7 @@ func TestOutage(t *testing.T) {
 		}
 	}
 	left := decimal.NewFromInt(1000).Sub(captured).String()
-	ledgertest.AssertBalances(t, b.db, "o-src", left, "0", left)
-	ledgertest.AssertBalances(t, b.db, "o-dst", credited.String(), "0", credited.String())
-	ledgertest.AssertInvariants(t, b.db)
+	storetest.AssertBalances(t, b.db, "o-src", left, "0", left)
+	storetest.AssertBalances(t, b.db, "o-dst", credited.String(), "0", credited.String())
+	storetest.AssertInvariants(t, b.db)
 }

@@ -7,13 +7,13 @@ import (
 	"time"
 
 	"github.com/provider-ledger/adapter/callbacks"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 func TestPurger(t *testing.T) {
 	t.Parallel()
 	b := setup(t, opts{})
-	b.account(t, ledgertest.AccountOpts{AccountID: "pg-1", Owner: "alice", Funds: "10", Source: "src-pg"})
+	b.account(t, storetest.AccountOpts{AccountID: "pg-1", Owner: "alice", Funds: "10", Source: "src-pg"})
 	ctx := context.Background()
 	for _, k := range []string{"old-1", "old-2", "new-1"} {
 		if r := b.send(t, callbacks.Authorize, authorizeClaims("p-"+k, k, "alice", "src-pg", "1", 0)); r.Status != 200 {
@@ -58,5 +58,5 @@ func TestPurger(t *testing.T) {
 		t.Fatalf("left %v, want %v", left, want)
 	}
 	// Holds are not touched by the purge.
-	ledgertest.AssertBalances(t, b.db, "pg-1", "10", "3", "7")
+	storetest.AssertBalances(t, b.db, "pg-1", "10", "3", "7")
 }

@@ -12,10 +12,9 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestRotationUnderTraffic rotates the signing secret on two replicas that
@@ -26,7 +25,7 @@ import (
 func TestRotationUnderTraffic(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := pgtest.Pool(t)
+	pool := storetest.Pool(t)
 	kek := newKey(t, "kek").Secret
 	var replicas []*bundle
 	var stores []*keyring.Vault
@@ -68,7 +67,7 @@ func TestRotationUnderTraffic(t *testing.T) {
 		}
 	}
 	waitKeys(oldInfo.SecretID)
-	replicas[0].account(t, ledgertest.AccountOpts{AccountID: "rot", Owner: "alice", Funds: "100000", Source: "src-rot"})
+	replicas[0].account(t, storetest.AccountOpts{AccountID: "rot", Owner: "alice", Funds: "100000", Source: "src-rot"})
 
 	oldKey := envelope.Key{ID: oldInfo.SecretID, Secret: oldSecret}
 	var current atomic.Pointer[envelope.Key]
@@ -143,7 +142,7 @@ func TestRotationUnderTraffic(t *testing.T) {
 	}
 	t.Logf("%d callbacks across the rotation; opens by old key: %v, %v", sent.Load(),
 		testutil.ToFloat64(replicas[0].server.Metrics().Opens(oldFP)), testutil.ToFloat64(replicas[1].server.Metrics().Opens(oldFP)))
-	ledgertest.AssertInvariants(t, store.Wrap(pool, nil))
+	storetest.AssertInvariants(t, store.Wrap(pool, nil))
 }
 
 func sameIDs(keys []envelope.Key, ids []string) bool {

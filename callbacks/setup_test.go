@@ -13,10 +13,9 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 const provider = "bank-1"
@@ -55,7 +54,7 @@ func setup(t testing.TB, o opts) *bundle {
 	t.Helper()
 	pool := o.pool
 	if pool == nil {
-		pool = pgtest.Pool(t)
+		pool = storetest.Pool(t)
 	}
 	b := &bundle{pool: pool, db: store.Wrap(pool, nil), keyring: envelope.NewKeySet(), reg: prometheus.NewRegistry()}
 	if o.key != nil {
@@ -118,7 +117,7 @@ func creditClaims(request, key, requester, dest, amount string) map[string]any {
 		"fundingDestination": dest, "amount": usd(amount), "requestID": request}
 }
 
-func (b *bundle) account(t testing.TB, o ledgertest.AccountOpts) ledger.Account {
+func (b *bundle) account(t testing.TB, o storetest.AccountOpts) ledger.Account {
 	t.Helper()
-	return ledgertest.Account(t, b.db, o)
+	return storetest.Account(t, b.db, o)
 }

@@ -15,8 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/provider-ledger/adapter/callbacks"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // slowServer is a callback server on b's database and keyring with the
@@ -93,7 +93,7 @@ func TestSlowUploads(t *testing.T) {
 	t.Run("NinetySixSlowUploadsDoNotStarveCallbacks", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, opts{})
-		b.account(t, ledgertest.AccountOpts{AccountID: "su-1", Owner: "alice", Funds: "100", Source: "src-su"})
+		b.account(t, storetest.AccountOpts{AccountID: "su-1", Owner: "alice", Funds: "100", Source: "src-su"})
 		// The slow uploads must stay open for the whole test: a body
 		// timeout far longer than the test takes.
 		s := newSlowServer(t, b, callbacks.Config{MaxInflight: 64, RequestTimeout: time.Minute, BodyTimeout: 50 * time.Second})
@@ -126,7 +126,7 @@ func TestSlowUploads(t *testing.T) {
 		if n := testutil.ToFloat64(reads); n != 96 {
 			t.Fatalf("slow uploads being read after the six callbacks: %v, want 96", n)
 		}
-		ledgertest.AssertBalances(t, b.db, "su-1", "100", "6", "94")
+		storetest.AssertBalances(t, b.db, "su-1", "100", "6", "94")
 	})
 
 	t.Run("BodyTimeout408", func(t *testing.T) {

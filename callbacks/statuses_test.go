@@ -17,8 +17,8 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 func problemType(r *callbacks.Reply) string {
@@ -41,7 +41,7 @@ func hasPointer(r *callbacks.Reply, pointer string) bool {
 func TestStatuses(t *testing.T) {
 	t.Parallel()
 	b := setup(t, opts{})
-	b.account(t, ledgertest.AccountOpts{AccountID: "s-1", Owner: "alice", Funds: "100", Source: "src-s1"})
+	b.account(t, storetest.AccountOpts{AccountID: "s-1", Owner: "alice", Funds: "100", Source: "src-s1"})
 	ctx := context.Background()
 	good := authorizeClaims("ps-1", "ks-1", "alice", "src-s1", "10", 0)
 	sealed := func(key envelope.Key, typ string, service any, now time.Time) string {
@@ -122,7 +122,7 @@ func TestStatuses(t *testing.T) {
 			}
 		})
 	}
-	ledgertest.AssertBalances(t, b.db, "s-1", "100", "0", "100")
+	storetest.AssertBalances(t, b.db, "s-1", "100", "0", "100")
 	if n := testutil.ToFloat64(b.server.Metrics().Undecryptable(callbacks.Authorize)); n != 1 {
 		t.Errorf("undecryptable counter = %v, want 1", n)
 	}
@@ -186,14 +186,14 @@ func TestRetryableStatuses(t *testing.T) {
 	t.Run("DeadlineRollsBackAnd408", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, opts{requestTimeout: 300 * time.Millisecond})
-		b.account(t, ledgertest.AccountOpts{AccountID: "t-1", Owner: "alice", Funds: "100", Source: "src-t1"})
+		b.account(t, storetest.AccountOpts{AccountID: "t-1", Owner: "alice", Funds: "100", Source: "src-t1"})
 		unlock := lockAccount(t, b.pool, "t-1")
 		r := b.send(t, callbacks.Authorize, authorizeClaims("pt-1", "kt-1", "alice", "src-t1", "10", 0))
 		unlock()
 		if r.Status != 408 || problemType(r) != "request-timeout" {
 			t.Fatalf("got %d %v", r.Status, r.Problem)
 		}
-		ledgertest.AssertBalances(t, b.db, "t-1", "100", "0", "100")
+		storetest.AssertBalances(t, b.db, "t-1", "100", "0", "100")
 		var n int
 		if err := b.pool.QueryRow(context.Background(), `SELECT count(*) FROM callback_requests`).Scan(&n); err != nil || n != 0 {
 			t.Fatalf("a timed-out callback left %d idempotency rows (%v)", n, err)
@@ -201,13 +201,13 @@ func TestRetryableStatuses(t *testing.T) {
 		if r := b.send(t, callbacks.Authorize, authorizeClaims("pt-1", "kt-1", "alice", "src-t1", "10", 0)); r.Status != 200 || r.Outcome() != "approved" {
 			t.Fatalf("retry: %d %v", r.Status, r.Service)
 		}
-		ledgertest.AssertBalances(t, b.db, "t-1", "100", "10", "90")
+		storetest.AssertBalances(t, b.db, "t-1", "100", "10", "90")
 	})
 
 	t.Run("InflightLimit429", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, opts{maxInflight: 1, requestTimeout: 5 * time.Second})
-		b.account(t, ledgertest.AccountOpts{AccountID: "t-2", Owner: "alice", Funds: "100", Source: "src-t2"})
+		b.account(t, storetest.AccountOpts{AccountID: "t-2", Owner: "alice", Funds: "100", Source: "src-t2"})
 		unlock := lockAccount(t, b.pool, "t-2")
 		var first *callbacks.Reply
 		var wg sync.WaitGroup
@@ -227,7 +227,7 @@ func TestRetryableStatuses(t *testing.T) {
 		if first.Status != 200 {
 			t.Fatalf("first: %d %v", first.Status, first.Problem)
 		}
-		ledgertest.AssertBalances(t, b.db, "t-2", "100", "10", "90")
+		storetest.AssertBalances(t, b.db, "t-2", "100", "10", "90")
 	})
 
 	t.Run("DatabaseUnreachable503", func(t *testing.T) {
@@ -280,12 +280,12 @@ func TestCheckRefusesRetryably(t *testing.T) {
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	c := &callbacks.Client{BaseURL: hs.URL + "/ledger", Key: b.key}
-	b.account(t, ledgertest.AccountOpts{AccountID: "chk", Owner: "alice", Funds: "10", Source: "src-chk"})
+	b.account(t, storetest.AccountOpts{AccountID: "chk", Owner: "alice", Funds: "10", Source: "src-chk"})
 	r, err := c.Send(context.Background(), callbacks.Authorize, authorizeClaims("chk-p", "k", "alice", "src-chk", "1", 0))
 	if err != nil || r.Status != 503 || problemType(r) != "keyring-stale" || r.RetryAfter == "" {
 		t.Fatalf("stale: %+v %v", r, err)
 	}
-	ledgertest.AssertBalances(t, b.db, "chk", "10", "0", "10")
+	storetest.AssertBalances(t, b.db, "chk", "10", "0", "10")
 	stale.Store(false)
 	if r, err := c.Send(context.Background(), callbacks.Authorize, authorizeClaims("chk-p", "k", "alice", "src-chk", "1", 0)); err != nil || r.Outcome() != "approved" {
 		t.Fatalf("fresh again: %+v %v", r, err)

@@ -13,10 +13,9 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/provider-ledger/adapter/holds"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // runClients runs b.N operations spread over clients goroutines and reports
@@ -49,7 +48,7 @@ func runClients(b *testing.B, clients int, op func(client, i int) error) {
 // benchDB is a database for a benchmark, committing as production does
 // when PGTEST_SYNCHRONOUS_COMMIT=on.
 func benchDB(b *testing.B) *store.DB {
-	cfg, err := store.Config(pgtest.URL(b), store.Options{})
+	cfg, err := store.Config(storetest.URL(b), store.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -78,7 +77,7 @@ func BenchmarkAuthorizeCapture(b *testing.B) {
 			db := benchDB(b)
 			ctx := context.Background()
 			for c := range clients {
-				ledgertest.Account(b, db, ledgertest.AccountOpts{AccountID: fmt.Sprintf("cyc-%d", c),
+				storetest.Account(b, db, storetest.AccountOpts{AccountID: fmt.Sprintf("cyc-%d", c),
 					Owner: fmt.Sprintf("o-%d", c), Funds: "1000000", Source: fmt.Sprintf("cs-%d", c)})
 			}
 			runClients(b, clients, func(c, i int) error {
@@ -96,7 +95,7 @@ func BenchmarkAuthorizeCapture(b *testing.B) {
 				}
 				return nil
 			})
-			ledgertest.AssertInvariants(b, db)
+			storetest.AssertInvariants(b, db)
 		})
 	}
 }
@@ -111,7 +110,7 @@ func BenchmarkCreditHotAccount(b *testing.B) {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			db := benchDB(b)
 			ctx := context.Background()
-			ledgertest.Account(b, db, ledgertest.AccountOpts{AccountID: "hot", Owner: "hot-owner", Dest: "hot-dst"})
+			storetest.Account(b, db, storetest.AccountOpts{AccountID: "hot", Owner: "hot-owner", Dest: "hot-dst"})
 			one := decimal.RequireFromString("1.00")
 			runClients(b, clients, func(c, i int) error {
 				key := fmt.Sprintf("hr-%d-%d", clients, i)
@@ -123,7 +122,7 @@ func BenchmarkCreditHotAccount(b *testing.B) {
 				}
 				return nil
 			})
-			ledgertest.AssertInvariants(b, db)
+			storetest.AssertInvariants(b, db)
 		})
 	}
 }

@@ -12,10 +12,9 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/provider-ledger/adapter/holds"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // The decision tables of design 2.3 to 2.5, row by row, against the
@@ -30,7 +29,7 @@ type bundle struct {
 
 func setup(t testing.TB) (context.Context, bundle) {
 	t.Helper()
-	db, pool := pgtest.DB(t)
+	db, pool := storetest.DB(t)
 	return context.Background(), bundle{db: db, pool: pool}
 }
 
@@ -120,11 +119,11 @@ func want(t testing.TB, a ledger.Answer, state ledger.AnswerState, outcome, reas
 // p-closed, p-eur (EUR 100), and p-dst (a destination token only).
 func fixture(t testing.TB, b bundle) {
 	t.Helper()
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "p-open", Owner: "alice", Funds: "100", Source: "src-open"})
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "p-frozen", Owner: "alice", Funds: "100", Source: "src-frozen", Status: ledger.StatusFrozen})
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "p-closed", Owner: "alice", Source: "src-closed", Status: ledger.StatusClosed})
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "p-eur", Owner: "alice", Currency: "EUR", Funds: "100", Source: "src-eur"})
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "p-dst", Owner: "alice", Funds: "100", Dest: "dst-only"})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "p-open", Owner: "alice", Funds: "100", Source: "src-open"})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "p-frozen", Owner: "alice", Funds: "100", Source: "src-frozen", Status: ledger.StatusFrozen})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "p-closed", Owner: "alice", Source: "src-closed", Status: ledger.StatusClosed})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "p-eur", Owner: "alice", Currency: "EUR", Funds: "100", Source: "src-eur"})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "p-dst", Owner: "alice", Funds: "100", Dest: "dst-only"})
 }
 
 // TestAuthorizeTable covers every row of design 2.3 (first matching row
@@ -160,8 +159,8 @@ func TestAuthorizeTable(t *testing.T) {
 			if a.Approved() {
 				held = c.req.amount
 			}
-			ledgertest.AssertBalances(t, b.db, "p-open", "100", held, decimal.RequireFromString("100").Sub(decimal.RequireFromString(held)).String())
-			ledgertest.AssertInvariants(t, b.db)
+			storetest.AssertBalances(t, b.db, "p-open", "100", held, decimal.RequireFromString("100").Sub(decimal.RequireFromString(held)).String())
+			storetest.AssertInvariants(t, b.db)
 		})
 	}
 	t.Run("Row1SameKeyReplaysStoredAnswer", func(t *testing.T) {
@@ -182,7 +181,7 @@ func TestAuthorizeTable(t *testing.T) {
 		if err := b.pool.QueryRow(ctx, `SELECT attempts FROM callback_authorize WHERE idempotency_key = 'k-1'`).Scan(&attempts); err != nil || attempts != 2 {
 			t.Fatalf("attempts %d, %v", attempts, err)
 		}
-		ledgertest.AssertBalances(t, b.db, "p-open", "30", "30", "0")
+		storetest.AssertBalances(t, b.db, "p-open", "30", "30", "0")
 	})
 	t.Run("Row1ADenialStaysDenied", func(t *testing.T) {
 		t.Parallel()
@@ -193,7 +192,7 @@ func TestAuthorizeTable(t *testing.T) {
 			t.Fatal(err)
 		}
 		want(t, authorize(t, b, auth{amount: "150"}), ledger.StateReplay, "denied", "insufficient_funds")
-		ledgertest.AssertBalances(t, b.db, "p-open", "200", "0", "200")
+		storetest.AssertBalances(t, b.db, "p-open", "200", "0", "200")
 	})
 	t.Run("Row1aSameKeyOtherClaims", func(t *testing.T) {
 		t.Parallel()
@@ -208,7 +207,7 @@ func TestAuthorizeTable(t *testing.T) {
 		if a := authorize(t, b, auth{fraud: 2}); a.State != ledger.StateMismatch {
 			t.Fatalf("%+v, want mismatch", a)
 		}
-		ledgertest.AssertBalances(t, b.db, "p-open", "100", "30", "70")
+		storetest.AssertBalances(t, b.db, "p-open", "100", "30", "70")
 	})
 	t.Run("Row2FraudScoreOutOfRangeStoresNothing", func(t *testing.T) {
 		t.Parallel()
@@ -236,7 +235,7 @@ func TestAuthorizeTable(t *testing.T) {
 		if second.Reference != first.Reference {
 			t.Fatalf("second key answered %s, want the payout's hold %s", second.Reference, first.Reference)
 		}
-		ledgertest.AssertBalances(t, b.db, "p-open", "100", "30", "70")
+		storetest.AssertBalances(t, b.db, "p-open", "100", "30", "70")
 	})
 	for _, c := range []struct {
 		name string
@@ -252,7 +251,7 @@ func TestAuthorizeTable(t *testing.T) {
 			fixture(t, b)
 			authorize(t, b, auth{})
 			want(t, authorize(t, b, c.req), ledger.StateNew, "denied", "payout_already_authorized")
-			ledgertest.AssertBalances(t, b.db, "p-open", "100", "30", "70")
+			storetest.AssertBalances(t, b.db, "p-open", "100", "30", "70")
 		})
 	}
 	t.Run("Row4HoldNoLongerHeld", func(t *testing.T) {
@@ -262,7 +261,7 @@ func TestAuthorizeTable(t *testing.T) {
 		h := authorize(t, b, auth{})
 		want(t, release(t, b, "r-1", "po-1", h.Reference), ledger.StateNew, "approved", "")
 		want(t, authorize(t, b, auth{key: "k-2"}), ledger.StateNew, "denied", "payout_already_authorized")
-		ledgertest.AssertBalances(t, b.db, "p-open", "100", "0", "100")
+		storetest.AssertBalances(t, b.db, "p-open", "100", "0", "100")
 	})
 }
 
@@ -270,10 +269,10 @@ func TestAuthorizeTable(t *testing.T) {
 // cp-1 and one of 20.00 for cp-2.
 func heldFixture(t testing.TB, b bundle) (h1, h2 string) {
 	t.Helper()
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "c-1", Owner: "alice", Funds: "100", Source: "src-c1"})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "c-1", Owner: "alice", Funds: "100", Source: "src-c1"})
 	h1 = authorize(t, b, auth{payout: "cp-1", source: "src-c1", amount: "30"}).Reference
 	h2 = authorize(t, b, auth{payout: "cp-2", source: "src-c1", amount: "20"}).Reference
-	ledgertest.AssertBalances(t, b.db, "c-1", "100", "50", "50")
+	storetest.AssertBalances(t, b.db, "c-1", "100", "50", "50")
 	return h1, h2
 }
 
@@ -302,7 +301,7 @@ func TestCaptureTable(t *testing.T) {
 		if other := capture(t, b, "c-k", "cp-1", "hold_other"); other.State != ledger.StateMismatch {
 			t.Fatalf("same key, other claims: %+v", other)
 		}
-		ledgertest.AssertBalances(t, b.db, "c-1", "70", "20", "50")
+		storetest.AssertBalances(t, b.db, "c-1", "70", "20", "50")
 	})
 	t.Run("Row2NeverIssuedIsAnOrphanWithOneReference", func(t *testing.T) {
 		t.Parallel()
@@ -318,14 +317,14 @@ func TestCaptureTable(t *testing.T) {
 		if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM orphans WHERE kind = 'capture' AND hold_reference = 'hold_never'`).Scan(&n); err != nil || n != 1 {
 			t.Fatalf("orphans %d, %v", n, err)
 		}
-		ledgertest.AssertBalances(t, b.db, "c-1", "100", "50", "50")
+		storetest.AssertBalances(t, b.db, "c-1", "100", "50", "50")
 	})
 	t.Run("Row3OtherPayout", func(t *testing.T) {
 		t.Parallel()
 		_, b := setup(t)
 		h1, _ := heldFixture(t, b)
 		want(t, capture(t, b, "c-k", "cp-2", h1), ledger.StateNew, "failed", "payout_mismatch")
-		ledgertest.AssertBalances(t, b.db, "c-1", "100", "50", "50")
+		storetest.AssertBalances(t, b.db, "c-1", "100", "50", "50")
 	})
 	t.Run("Row4CapturedAnswersTheOriginalReference", func(t *testing.T) {
 		t.Parallel()
@@ -337,7 +336,7 @@ func TestCaptureTable(t *testing.T) {
 		if second.Reference != first.Reference {
 			t.Fatalf("second capture %s, want %s", second.Reference, first.Reference)
 		}
-		ledgertest.AssertBalances(t, b.db, "c-1", "70", "20", "50")
+		storetest.AssertBalances(t, b.db, "c-1", "70", "20", "50")
 	})
 	t.Run("Row5Released", func(t *testing.T) {
 		t.Parallel()
@@ -345,7 +344,7 @@ func TestCaptureTable(t *testing.T) {
 		h1, _ := heldFixture(t, b)
 		release(t, b, "r-k", "cp-1", h1)
 		want(t, capture(t, b, "c-k", "cp-1", h1), ledger.StateNew, "failed", "hold_released")
-		ledgertest.AssertBalances(t, b.db, "c-1", "100", "20", "80")
+		storetest.AssertBalances(t, b.db, "c-1", "100", "20", "80")
 	})
 	t.Run("Row6HeldIsCaptured", func(t *testing.T) {
 		t.Parallel()
@@ -356,7 +355,7 @@ func TestCaptureTable(t *testing.T) {
 		if !strings.HasPrefix(c.Reference, "cap_") || len(c.Reference) != len("cap_")+26 {
 			t.Fatalf("reference %q", c.Reference)
 		}
-		ledgertest.AssertBalances(t, b.db, "c-1", "70", "20", "50")
+		storetest.AssertBalances(t, b.db, "c-1", "70", "20", "50")
 		if s := settlement(t, b); !s.Equal(decimal.RequireFromString("30")) {
 			t.Fatalf("settlement %s, want 30", s)
 		}
@@ -364,7 +363,7 @@ func TestCaptureTable(t *testing.T) {
 		if err != nil || h.Status != "captured" || h.CaptureReference != c.Reference || h.CapturedAt == nil {
 			t.Fatalf("hold %+v, %v", h, err)
 		}
-		ledgertest.AssertInvariants(t, b.db)
+		storetest.AssertInvariants(t, b.db)
 	})
 }
 
@@ -395,7 +394,7 @@ func TestReleaseTable(t *testing.T) {
 		if err := b.pool.QueryRow(ctx, `SELECT count(DISTINCT scope) FROM callback_release WHERE idempotency_key = 'r-k'`).Scan(&scopes); err != nil || scopes != 2 {
 			t.Fatalf("scopes %d, %v", scopes, err)
 		}
-		ledgertest.AssertBalances(t, b.db, "c-1", "100", "0", "100")
+		storetest.AssertBalances(t, b.db, "c-1", "100", "0", "100")
 	})
 	t.Run("Row2NeverIssuedIsAnOrphan", func(t *testing.T) {
 		t.Parallel()
@@ -413,7 +412,7 @@ func TestReleaseTable(t *testing.T) {
 		_, b := setup(t)
 		_, h2 := heldFixture(t, b)
 		want(t, release(t, b, "r-k", "cp-1", h2), ledger.StateNew, "failed", "payout_mismatch")
-		ledgertest.AssertBalances(t, b.db, "c-1", "100", "50", "50")
+		storetest.AssertBalances(t, b.db, "c-1", "100", "50", "50")
 	})
 	t.Run("Row4ReleasedAnswersTheOriginalReference", func(t *testing.T) {
 		t.Parallel()
@@ -425,7 +424,7 @@ func TestReleaseTable(t *testing.T) {
 		if second.Reference != first.Reference {
 			t.Fatalf("second release %s, want %s", second.Reference, first.Reference)
 		}
-		ledgertest.AssertBalances(t, b.db, "c-1", "100", "30", "70")
+		storetest.AssertBalances(t, b.db, "c-1", "100", "30", "70")
 	})
 	t.Run("Row5Captured", func(t *testing.T) {
 		t.Parallel()
@@ -433,7 +432,7 @@ func TestReleaseTable(t *testing.T) {
 		h1, _ := heldFixture(t, b)
 		capture(t, b, "c-k", "cp-1", h1)
 		want(t, release(t, b, "r-k", "cp-1", h1), ledger.StateNew, "failed", "hold_captured")
-		ledgertest.AssertBalances(t, b.db, "c-1", "70", "20", "50")
+		storetest.AssertBalances(t, b.db, "c-1", "70", "20", "50")
 	})
 	t.Run("Row6HeldIsReleased", func(t *testing.T) {
 		t.Parallel()
@@ -441,7 +440,7 @@ func TestReleaseTable(t *testing.T) {
 		_, h2 := heldFixture(t, b)
 		r := release(t, b, "r-k", "cp-2", h2)
 		want(t, r, ledger.StateNew, "approved", "")
-		ledgertest.AssertBalances(t, b.db, "c-1", "100", "30", "70")
+		storetest.AssertBalances(t, b.db, "c-1", "100", "30", "70")
 		h, err := b.db.GetHold(ctx, h2)
 		if err != nil || h.Status != "released" || h.ReleaseReason != "cancelled" || h.ReleasedAt == nil || h.ReleaseReference != r.Reference {
 			t.Fatalf("hold %+v, %v", h, err)
@@ -449,6 +448,6 @@ func TestReleaseTable(t *testing.T) {
 		if s := settlement(t, b); !s.IsZero() {
 			t.Fatalf("a release moved settlement to %s", s)
 		}
-		ledgertest.AssertInvariants(t, b.db)
+		storetest.AssertInvariants(t, b.db)
 	})
 }

@@ -15,9 +15,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // logBuffer collects the log lines of every store, loader and bootstrap of
@@ -75,11 +75,11 @@ type testBundle struct {
 func setup(t *testing.T) *testBundle {
 	t.Helper()
 	b := &testBundle{
-		url:   pgtest.URL(t),
+		url:   storetest.URL(t),
 		clock: &clock{now: time.Date(2026, 11, 2, 9, 30, 0, 123456000, time.UTC)},
 		logs:  &logBuffer{},
 	}
-	b.pool = pgtest.PoolURL(t, b.url)
+	b.pool = storetest.PoolURL(t, b.url)
 	b.log = slog.New(slog.NewTextHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	b.kek = randomBytes(t, keyring.KEKSize)
 	b.store = b.newStore(t, b.pool, b.kek)
@@ -142,7 +142,7 @@ func (b *testBundle) replica(t *testing.T, kek []byte, interval time.Duration) *
 // rotatingReplica is a replica given kek and, when not nil, previous.
 func (b *testBundle) rotatingReplica(t *testing.T, kek, previous []byte, interval time.Duration) *replica {
 	t.Helper()
-	r := &replica{pool: pgtest.PoolURL(t, b.url), keyring: envelope.NewKeySet()}
+	r := &replica{pool: storetest.PoolURL(t, b.url), keyring: envelope.NewKeySet()}
 	r.store = b.rotatingStore(t, r.pool, kek, previous)
 	l, err := keyring.NewLoader(keyring.Config{Vault: r.store, Keyring: r.keyring, Interval: interval, Logger: b.log})
 	if err != nil {

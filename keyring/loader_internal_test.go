@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestLoaderRunOnce drives the loop's step directly: a database outage is
@@ -18,7 +18,7 @@ import (
 // on every tick.
 func TestLoaderRunOnce(t *testing.T) {
 	t.Parallel()
-	pool := pgtest.Pool(t)
+	pool := storetest.Pool(t)
 	kek := make([]byte, KEKSize)
 	if _, err := rand.Read(kek); err != nil {
 		t.Fatal(err)

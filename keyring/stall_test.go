@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/keyring"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestStalledLoadFails: a load stuck behind a lock on the secrets table
@@ -34,7 +34,7 @@ func TestStalledLoadFails(t *testing.T) {
 	if err := l.Reload(ctx); err != nil || l.Age() > time.Second || kr.Len() != 1 {
 		t.Fatalf("first load: %v, age %s, %d keys", err, l.Age(), kr.Len())
 	}
-	conn, err := pgx.Connect(ctx, pgtest.AdminURL(t, b.url))
+	conn, err := pgx.Connect(ctx, storetest.AdminURL(t, b.url))
 	if err != nil {
 		t.Fatal(err)
 	}

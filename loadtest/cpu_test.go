@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestProcCPU: the window counts the CPU of a postgres backend that was
@@ -18,7 +18,7 @@ func TestProcCPU(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
 	}
-	url := pgtest.URL(t)
+	url := storetest.URL(t)
 	ctx := context.Background()
 	var p procCPU
 	p.start()

@@ -20,13 +20,12 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/provider-ledger/adapter/holds"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/provider"
 	"github.com/provider-ledger/adapter/provider/providertest"
 	"github.com/provider-ledger/adapter/reconciliation"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 const paymentsRoute = "GET /providers/{providerID}/participants/{participantID}/payments"
@@ -71,8 +70,8 @@ type setupOpts struct {
 // time of the start of the test.
 func setup(t *testing.T, o setupOpts) *bundle {
 	t.Helper()
-	b := &bundle{url: pgtest.URL(t)}
-	b.pool = pgtest.PoolURL(t, b.url)
+	b := &bundle{url: storetest.URL(t)}
+	b.pool = storetest.PoolURL(t, b.url)
 	b.db = store.Wrap(b.pool, nil)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	b.now.Store(&now)
@@ -144,8 +143,8 @@ type sender struct {
 
 func (b *bundle) sender(t *testing.T, ownerPrefix, funds string) sender {
 	t.Helper()
-	src := ledgertest.Unique("card-")
-	a := ledgertest.Account(t, b.db, ledgertest.AccountOpts{Owner: ledgertest.Unique(ownerPrefix), Funds: funds, Source: src})
+	src := storetest.Unique("card-")
+	a := storetest.Account(t, b.db, storetest.AccountOpts{Owner: storetest.Unique(ownerPrefix), Funds: funds, Source: src})
 	if b.client != nil {
 		_, _, err := b.client.Participants.Create(context.Background(), &provider.ParticipantCreateRequest{
 			ExternalID: a.OwnerExternalID, GivenName: "Pat", FamilyName: "Payer",
@@ -166,7 +165,7 @@ type hold struct {
 // now).
 func (b *bundle) hold(t *testing.T, s sender, amount string, at time.Time) hold {
 	t.Helper()
-	payout := ledgertest.Unique("pay-")
+	payout := storetest.Unique("pay-")
 	if at.IsZero() {
 		at = time.Now()
 	}
@@ -191,14 +190,14 @@ func (b *bundle) payout(t *testing.T, s sender, h hold, status string, created t
 
 func (b *bundle) capture(t *testing.T, h hold) {
 	t.Helper()
-	if d := ledgertest.Settle(t, b.db, h.payoutID, h.ref, true); !d.Approved() {
+	if d := storetest.Settle(t, b.db, h.payoutID, h.ref, true); !d.Approved() {
 		t.Fatalf("capture: %+v", d)
 	}
 }
 
 func (b *bundle) release(t *testing.T, h hold) {
 	t.Helper()
-	if d := ledgertest.Settle(t, b.db, h.payoutID, h.ref, false); !d.Approved() {
+	if d := storetest.Settle(t, b.db, h.payoutID, h.ref, false); !d.Approved() {
 		t.Fatalf("release: %+v", d)
 	}
 }
@@ -415,15 +414,15 @@ VALUES ($1, 'adjustment', 'bad', $2, $2, 'USD', 1, now())`, id, acct)
 		b.release(t, ended)
 		_ = fresh
 		ctx := context.Background()
-		if d := ledgertest.Settle(t, b.db, "pay-oc", "hold_nevercaptured", true); !d.Approved() {
+		if d := storetest.Settle(t, b.db, "pay-oc", "hold_nevercaptured", true); !d.Approved() {
 			t.Fatalf("orphan capture: %+v", d)
 		}
-		if d := ledgertest.Settle(t, b.db, "pay-or", "hold_neverreleased", false); !d.Approved() {
+		if d := storetest.Settle(t, b.db, "pay-or", "hold_neverreleased", false); !d.Approved() {
 			t.Fatalf("orphan release: %+v", d)
 		}
 		// One requestID under two keys (credited once), another under one.
-		dst := ledgertest.Unique("dst-")
-		r := ledgertest.Account(t, b.db, ledgertest.AccountOpts{Dest: dst})
+		dst := storetest.Unique("dst-")
+		r := storetest.Account(t, b.db, storetest.AccountOpts{Dest: dst})
 		for _, row := range [][2]string{{"req-twice", "k1"}, {"req-twice", "k2"}, {"req-once", "k3"}} {
 			if d, err := b.db.Credit(ctx, ledger.CreditParams{Key: row[1], Fingerprint: make([]byte, 32), KeyFingerprint: "kf", Now: now,
 				RequestID: row[0], Destination: dst, Requester: r.OwnerExternalID, Currency: "USD", Amount: decimal.RequireFromString("5.00"),
@@ -524,7 +523,7 @@ VALUES ($1, 'adjustment', 'bad', $2, $2, 'USD', 1, now())`, id, acct)
 			t.Errorf("payments lists read %d times, want once per sender (2)", n)
 		}
 		b.assertStored(t, rep, false)
-		ledgertest.AssertBalances(t, b.db, s.account.AccountID, "960.00", "110.00", "850.00") // nothing applied without fix
+		storetest.AssertBalances(t, b.db, s.account.AccountID, "960.00", "110.00", "850.00") // nothing applied without fix
 	})
 
 	t.Run("ReadsEveryPageOnceAndStopsWhenAllAreSeen", func(t *testing.T) {
@@ -660,8 +659,8 @@ VALUES ($1, 'adjustment', 'bad', $2, $2, 'USD', 1, now())`, id, acct)
 		fh := b.hold(t, fine, "10.00", time.Time{})
 		b.payout(t, fine, fh, providertest.PayoutCompleted, time.Time{})
 		// unknown's owner is not a participant of the fake: 404.
-		src := ledgertest.Unique("card-")
-		ua := ledgertest.Account(t, b.db, ledgertest.AccountOpts{Owner: ledgertest.Unique("c-unregistered-"), Funds: "100.00", Source: src})
+		src := storetest.Unique("card-")
+		ua := storetest.Account(t, b.db, storetest.AccountOpts{Owner: storetest.Unique("c-unregistered-"), Funds: "100.00", Source: src})
 		b.hold(t, sender{account: ua, source: src}, "10.00", time.Time{})
 		b.failing.Store(&failing.account.OwnerExternalID) // lists are read side by side: fail this one
 
@@ -692,7 +691,7 @@ VALUES ($1, 'adjustment', 'bad', $2, $2, 'USD', 1, now())`, id, acct)
 		b.payout(t, s, completed, providertest.PayoutCompleted, time.Time{})
 		b.payout(t, s, cancelled, providertest.PayoutCancelled, time.Time{})
 		b.payout(t, s, conflict, providertest.PayoutCompleted, time.Time{})
-		ledgertest.AssertBalances(t, b.db, acct, "100.00", "50.00", "50.00")
+		storetest.AssertBalances(t, b.db, acct, "100.00", "50.00", "50.00")
 
 		rep := b.run(t, true)
 		for _, f := range rep.Findings {
@@ -707,11 +706,11 @@ VALUES ($1, 'adjustment', 'bad', $2, $2, 'USD', 1, now())`, id, acct)
 			t.Errorf("status %s", rep.Status)
 		}
 		b.assertStored(t, rep, true)
-		ledgertest.AssertBalances(t, b.db, acct, "70.00", "0.00", "70.00")
+		storetest.AssertBalances(t, b.db, acct, "70.00", "0.00", "70.00")
 		if got := b.settlement(t); !got.Equal(decimal.RequireFromString("30.00")) {
 			t.Errorf("settlement %s, want 30.00", got)
 		}
-		ledgertest.AssertInvariants(t, b.db)
+		storetest.AssertInvariants(t, b.db)
 
 		c, err := b.db.GetHold(context.Background(), completed.ref)
 		if err != nil || c.Status != holds.StatusCaptured {
@@ -744,7 +743,7 @@ WHERE f.run_id = $1 AND f.action = 'release' AND f.hold_reference = $2 AND f.ref
 		// A second fix run finds nothing more to fix and moves nothing.
 		again := b.run(t, true)
 		wantMap(t, kinds(again), map[string]string{conflict.ref: "capture_release_conflict critical false"})
-		ledgertest.AssertBalances(t, b.db, acct, "70.00", "0.00", "70.00")
+		storetest.AssertBalances(t, b.db, acct, "70.00", "0.00", "70.00")
 		if got := b.settlement(t); !got.Equal(decimal.RequireFromString("30.00")) {
 			t.Errorf("settlement %s after the second run, want 30.00", got)
 		}
@@ -765,12 +764,12 @@ WHERE f.run_id = $1 AND f.action = 'release' AND f.hold_reference = $2 AND f.ref
 		if rep := b.run(t, false); rep.Status != reconciliation.StatusWarning {
 			t.Fatalf("report-only run %+v, want warning", rep)
 		}
-		ledgertest.AssertBalances(t, b.db, s.account.AccountID, "100.00", "40.00", "60.00")
+		storetest.AssertBalances(t, b.db, s.account.AccountID, "100.00", "40.00", "60.00")
 		rep := b.run(t, true)
 		if rep.Status != reconciliation.StatusClean || len(rep.Findings) != 1 || !rep.Findings[0].Fixed {
 			t.Fatalf("fix run %+v, want clean with one fixed finding", rep)
 		}
-		ledgertest.AssertBalances(t, b.db, s.account.AccountID, "100.00", "0.00", "100.00")
+		storetest.AssertBalances(t, b.db, s.account.AccountID, "100.00", "0.00", "100.00")
 		if rep := b.run(t, false); rep.Status != reconciliation.StatusClean || len(rep.Findings) != 0 {
 			t.Fatalf("after the fix %+v, want clean", rep)
 		}
@@ -801,11 +800,11 @@ WHERE f.run_id = $1 AND f.action = 'release' AND f.hold_reference = $2 AND f.ref
 		if f := rep.Findings[0]; !strings.Contains(f.Detail, "not fixed: the hold is captured by now") {
 			t.Errorf("detail %q", f.Detail)
 		}
-		ledgertest.AssertBalances(t, b.db, s.account.AccountID, "70.00", "0.00", "70.00")
+		storetest.AssertBalances(t, b.db, s.account.AccountID, "70.00", "0.00", "70.00")
 		if n := b.count(t, `SELECT count(*) FROM reconciliation_fixes`); n != 0 {
 			t.Errorf("fix rows %d, want 0", n)
 		}
-		ledgertest.AssertInvariants(t, b.db)
+		storetest.AssertInvariants(t, b.db)
 	})
 
 	t.Run("OneRunAtATimeAcrossReplicas", func(t *testing.T) {
@@ -830,7 +829,7 @@ WHERE f.run_id = $1 AND f.action = 'release' AND f.hold_reference = $2 AND f.ref
 		var running string
 		for range 3 {
 			// Each its own Reconciler on its own pool: another replica.
-			pool := pgtest.PoolURL(t, b.url)
+			pool := storetest.PoolURL(t, b.url)
 			rec := b.reconciler(t, func(c *reconciliation.Config) { c.DB = store.Wrap(pool, nil) })
 			_, err := rec.Run(context.Background(), true)
 			var re *reconciliation.RunningError
@@ -861,11 +860,11 @@ WHERE f.run_id = $1 AND f.action = 'release' AND f.hold_reference = $2 AND f.ref
 		if _, err := b.reconciler(t).Run(context.Background(), false); err != nil {
 			t.Fatalf("a run after the first: %v", err)
 		}
-		ledgertest.AssertBalances(t, b.db, s.account.AccountID, "70.00", "0.00", "70.00")
+		storetest.AssertBalances(t, b.db, s.account.AccountID, "70.00", "0.00", "70.00")
 		if got := b.settlement(t); !got.Equal(decimal.RequireFromString("30.00")) {
 			t.Errorf("settlement %s, want 30.00", got)
 		}
-		ledgertest.AssertInvariants(t, b.db)
+		storetest.AssertInvariants(t, b.db)
 	})
 }
 
@@ -879,7 +878,7 @@ func TestSchedule(t *testing.T) {
 		h := b.hold(t, s, "10.00", time.Time{})
 		b.payout(t, s, h, providertest.PayoutAuthorized, time.Time{})
 		first := b.reconciler(t)
-		otherPool := pgtest.PoolURL(t, b.url) // another replica: its own connections
+		otherPool := storetest.PoolURL(t, b.url) // another replica: its own connections
 		second := b.reconciler(t, func(c *reconciliation.Config) { c.DB = store.Wrap(otherPool, nil) })
 
 		g := newGate(t)
@@ -1026,7 +1025,7 @@ func TestLostCredits(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{})
 	r := b.sender(t, "req-", "1.00")
-	dst := ledgertest.Unique("dst-")
+	dst := storetest.Unique("dst-")
 	if _, _, err := b.db.AddInstrument(context.Background(), ledger.Instrument{Token: dst, Kind: ledger.InstrumentDestination, AccountID: r.account.AccountID}); err != nil {
 		t.Fatal(err)
 	}

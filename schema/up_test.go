@@ -10,9 +10,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
 	"github.com/provider-ledger/adapter/schema"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // ternLock is tern's migration lock key (migrate.lockNum).
@@ -38,7 +38,7 @@ func TestUp(t *testing.T) {
 
 	t.Run("StatusOfAnEmptyDatabaseListsEveryMigration", func(t *testing.T) {
 		t.Parallel()
-		st, err := schema.StatusURL(ctx, pgtest.EmptyURL(t))
+		st, err := schema.StatusURL(ctx, storetest.EmptyURL(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -51,7 +51,7 @@ func TestUp(t *testing.T) {
 		// The README documents pool_max_conns in DATABASE_URL; the
 		// migration's own connection must not pass it on to Postgres.
 		t.Parallel()
-		url := pgtest.EmptyURL(t)
+		url := storetest.EmptyURL(t)
 		sep := "?"
 		if strings.Contains(url, "?") {
 			sep = "&"
@@ -63,7 +63,7 @@ func TestUp(t *testing.T) {
 
 	t.Run("AppliesPendingThenNothing", func(t *testing.T) {
 		t.Parallel()
-		url := pgtest.EmptyURL(t)
+		url := storetest.EmptyURL(t)
 		if _, err := schema.MigrateTo(ctx, connect(t, url), 3); err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +83,7 @@ func TestUp(t *testing.T) {
 
 	t.Run("UpToDateTakesNoLock", func(t *testing.T) {
 		t.Parallel()
-		url := pgtest.URL(t)
+		url := storetest.URL(t)
 		holder := connect(t, url)
 		if _, err := holder.Exec(ctx, "SELECT pg_advisory_lock($1)", ternLock); err != nil {
 			t.Fatal(err)
@@ -96,7 +96,7 @@ func TestUp(t *testing.T) {
 
 	t.Run("WaitsForTheLockSayingSoThenTimesOut", func(t *testing.T) {
 		t.Parallel()
-		url := pgtest.EmptyURL(t)
+		url := storetest.EmptyURL(t)
 		holder := connect(t, url)
 		if _, err := holder.Exec(ctx, "SELECT pg_advisory_lock($1)", ternLock); err != nil {
 			t.Fatal(err)
@@ -117,7 +117,7 @@ func TestUp(t *testing.T) {
 
 	t.Run("WaitsForTheLockThenMigratesOnce", func(t *testing.T) {
 		t.Parallel()
-		url := pgtest.EmptyURL(t)
+		url := storetest.EmptyURL(t)
 		holder := connect(t, url)
 		if _, err := holder.Exec(ctx, "SELECT pg_advisory_lock($1)", ternLock); err != nil {
 			t.Fatal(err)
@@ -166,8 +166,8 @@ func TestUp(t *testing.T) {
 
 	t.Run("RefusesANewerDatabase", func(t *testing.T) {
 		t.Parallel()
-		url := pgtest.URL(t)
-		if _, err := connect(t, pgtest.AdminURL(t, url)).Exec(ctx, "UPDATE schema_version SET version = version + 1"); err != nil {
+		url := storetest.URL(t)
+		if _, err := connect(t, storetest.AdminURL(t, url)).Exec(ctx, "UPDATE schema_version SET version = version + 1"); err != nil {
 			t.Fatal(err)
 		}
 		st, err := schema.StatusURL(ctx, url)

@@ -26,8 +26,8 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/server"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // childEnv names the open files limit ("soft:hard", either may be empty
@@ -109,7 +109,7 @@ func startChild(t *testing.T, nofile string) *child {
 	}
 	c := &child{secret: randomKey(t), log: &syncWriter{}}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestLedgerdChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), childEnv+"="+nofile, "DATABASE_URL="+pgtest.URL(t), "LEDGER_PROVIDER_ID=bank-fd",
+	cmd.Env = append(os.Environ(), childEnv+"="+nofile, "DATABASE_URL="+storetest.URL(t), "LEDGER_PROVIDER_ID=bank-fd",
 		"LEDGER_SIGNING_SECRETS="+base64.StdEncoding.EncodeToString(c.secret), "LEDGER_LISTEN=127.0.0.1:0",
 		"LEDGER_ADMIN_LISTEN=127.0.0.1:0", "LEDGER_DATA_DIR="+t.TempDir(), "LEDGER_RECONCILE_EVERY=0")
 	stdin, err := cmd.StdinPipe()

@@ -13,14 +13,14 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestShutdownDrainsInFlightCallbacks: a callback in flight when shutdown
 // begins completes with its answer; Run returns after it.
 func TestShutdownDrainsInFlightCallbacks(t *testing.T) {
 	t.Parallel()
-	url := pgtest.URL(t)
+	url := storetest.URL(t)
 	secret := randomKey(t)
 	d := start(t, config(t, "DATABASE_URL", url, "LEDGER_PROVIDER_ID", "bank-d",
 		"LEDGER_SIGNING_SECRETS", base64.StdEncoding.EncodeToString(secret)))

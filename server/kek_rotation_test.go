@@ -16,8 +16,8 @@ import (
 	"github.com/provider-ledger/adapter/adminapi"
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/keyring"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 const rotationProvider = "bank-kek"
@@ -185,7 +185,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func TestKEKRotationWithTwoReplicas(t *testing.T) {
 	t.Parallel()
 	oldKEK, newKEK := randomKey(t), randomKey(t)
-	r := &kekRotation{t: t, dbURL: pgtest.URL(t), token: "tok-kek", secret: randomKey(t)}
+	r := &kekRotation{t: t, dbURL: storetest.URL(t), token: "tok-kek", secret: randomKey(t)}
 	r.slots[0] = r.start(oldKEK, nil)
 	r.slots[1] = r.start(oldKEK, nil)
 	newBank(t, r.slots[0], rotationProvider, r.secret, r.token).customer("acc-k", "alice", "1000.00")
@@ -342,7 +342,7 @@ func (r *kekRotation) assertOldKEKOpensNothing(kek []byte) {
 	r.t.Helper()
 	block, _ := aes.NewCipher(kek)
 	aead, _ := cipher.NewGCM(block)
-	pool := pgtest.PoolURL(r.t, r.dbURL)
+	pool := storetest.PoolURL(r.t, r.dbURL)
 	rows, err := pool.Query(context.Background(), `SELECT secret_id, nonce, ciphertext FROM signing_secrets WHERE ciphertext IS NOT NULL`)
 	if err != nil {
 		r.t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // readyz returns /readyz's status and the names of its reasons.
@@ -58,13 +58,13 @@ func TestReadiness(t *testing.T) {
 	// a superuser session on that server and the database's name.
 	setup := func(t *testing.T) (*daemon, string, *pgx.Conn, string) {
 		t.Helper()
-		url := pgtest.URL(t)
+		url := storetest.URL(t)
 		secret := base64.StdEncoding.EncodeToString(randomKey(t))
 		d := start(t, config(t, "DATABASE_URL", url, "LEDGER_PROVIDER_ID", "bank-r",
 			"LEDGER_SIGNING_SECRETS", secret, "LEDGER_RECONCILE_EVERY", "0"))
 		// A superuser session on another database of the server: one may
 		// not refuse connections to the database one is connected to.
-		cfg, err := pgx.ParseConfig(pgtest.AdminURL(t, url))
+		cfg, err := pgx.ParseConfig(storetest.AdminURL(t, url))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +86,7 @@ func TestReadiness(t *testing.T) {
 	t.Run("ReadyWhenOnlyThePoolIsBusy", func(t *testing.T) {
 		t.Parallel()
 		secret := randomKey(t)
-		url := pgtest.URL(t)
+		url := storetest.URL(t)
 		// (LEDGER_MIGRATION_DATABASE_URL: the migrations do not take
 		// pool_max_conns.)
 		d := start(t, config(t, "DATABASE_URL", url+"&pool_max_conns=2", "LEDGER_MIGRATION_DATABASE_URL", url, "LEDGER_PROVIDER_ID", "bank-r",
@@ -127,7 +127,7 @@ func TestReadiness(t *testing.T) {
 				answers <- r.Status
 			}()
 		}
-		admin, err := pgx.Connect(ctx, pgtest.AdminURL(t, url))
+		admin, err := pgx.Connect(ctx, storetest.AdminURL(t, url))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +195,7 @@ func TestReadiness(t *testing.T) {
 
 	t.Run("NoActiveSigningSecret", func(t *testing.T) {
 		t.Parallel()
-		url := pgtest.URL(t)
+		url := storetest.URL(t)
 		d := start(t, config(t, "DATABASE_URL", url, "LEDGER_PROVIDER_ID", "bank-r", "LEDGER_RECONCILE_EVERY", "0"))
 		wantReady(t, d, "no-active-signing-secret")
 	})

@@ -16,8 +16,8 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/server"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // daemon runs server.Run until the test ends and returns its addresses.
@@ -110,7 +110,7 @@ func TestRunWithDatabaseURL(t *testing.T) {
 	t.Parallel()
 	secret := randomKey(t)
 	b64 := base64.StdEncoding.EncodeToString(secret)
-	d := start(t, config(t, "DATABASE_URL", pgtest.URL(t), "LEDGER_PROVIDER_ID", "bank-9",
+	d := start(t, config(t, "DATABASE_URL", storetest.URL(t), "LEDGER_PROVIDER_ID", "bank-9",
 		"LEDGER_SIGNING_SECRETS", b64, "LEDGER_ADMIN_TOKEN", "tok"))
 	if code := get(t, "http://"+d.admin+"/readyz", nil); code != 200 {
 		t.Fatalf("readyz = %d", code)

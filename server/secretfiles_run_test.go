@@ -11,7 +11,7 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestRunFromSecretFiles: ledgerd runs with its secrets in files (nothing
@@ -34,7 +34,7 @@ func TestRunFromSecretFiles(t *testing.T) {
 		"LEDGER_SIGNING_SECRETS_FILE", write("secrets", []byte(base64.StdEncoding.EncodeToString(secret)+"\n")),
 		"LEDGER_ADMIN_TOKEN_FILE", write("token", []byte("file-token\n")),
 	}
-	url := pgtest.URL(t)
+	url := storetest.URL(t)
 	for _, c := range []struct {
 		name          string
 		public        string

@@ -20,7 +20,7 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // selfSigned writes a certificate for 127.0.0.1 and its key, and returns
@@ -61,7 +61,7 @@ func TestRunWithTLS(t *testing.T) {
 	t.Parallel()
 	certFile, keyFile, roots := selfSigned(t)
 	secret := randomKey(t)
-	d := start(t, config(t, "DATABASE_URL", pgtest.URL(t), "LEDGER_PROVIDER_ID", "bank-tls",
+	d := start(t, config(t, "DATABASE_URL", storetest.URL(t), "LEDGER_PROVIDER_ID", "bank-tls",
 		"LEDGER_SIGNING_SECRETS", base64.StdEncoding.EncodeToString(secret),
 		"LEDGER_TLS_CERT", certFile, "LEDGER_TLS_KEY", keyFile))
 	c := &callbacks.Client{BaseURL: "https://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret},

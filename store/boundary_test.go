@@ -19,7 +19,7 @@ func TestOnlyTheBoundaryImportsPgx(t *testing.T) {
 		"github.com/provider-ledger/adapter/store",
 		"github.com/provider-ledger/adapter/schema",          // migrations, on a connection of their own
 		"github.com/provider-ledger/adapter/embedpg",         // waits for the embedded server to accept
-		"github.com/provider-ledger/adapter/internal/pgtest", // test databases
+		"github.com/provider-ledger/adapter/store/storetest", // test databases
 	}
 	var importers []string
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {

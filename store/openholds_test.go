@@ -12,11 +12,10 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/provider-ledger/adapter/holds"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/schema"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestOpenHoldReadsSkipHistory: what /metrics reads each scrape (holds
@@ -28,7 +27,7 @@ import (
 func TestOpenHoldReadsSkipHistory(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	_, pool := pgtest.DB(t)
+	_, pool := storetest.DB(t)
 	if _, err := pool.Exec(ctx, planSeed); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +96,7 @@ func TestMigration009ListsTheOpenHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { db.Close() }()
-	ledgertest.Account(t, db, ledgertest.AccountOpts{AccountID: "oh-1", Owner: "olga", Source: "oh-src", Funds: "100"})
+	storetest.Account(t, db, storetest.AccountOpts{AccountID: "oh-1", Owner: "olga", Source: "oh-src", Funds: "100"})
 	place := func(payout string) string {
 		t.Helper()
 		a, err := db.Authorize(ctx, holds.AuthorizeParams{Key: "a-" + payout, Fingerprint: []byte(payout), KeyFingerprint: "kf",
@@ -160,6 +159,6 @@ func TestMigration009ListsTheOpenHolds(t *testing.T) {
 	if got := open(); len(got) != 0 {
 		t.Fatalf("open holds after settling every hold: %q, want none", got)
 	}
-	ledgertest.AssertBalances(t, db, "oh-1", "80", "0", "80")
-	ledgertest.AssertInvariants(t, db)
+	storetest.AssertBalances(t, db, "oh-1", "80", "0", "80")
+	storetest.AssertInvariants(t, db)
 }

@@ -12,24 +12,23 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // readback is a database with a random workload on it, and its record.
 type readback struct {
 	db *store.DB
-	w  *ledgertest.Workload
+	w  *storetest.Workload
 }
 
 func setupReadback(t *testing.T, seed uint64) readback {
 	t.Helper()
-	_, pool := pgtest.DB(t)
-	clock := ledgertest.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	_, pool := storetest.DB(t)
+	clock := storetest.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	db := store.Wrap(pool, clock.Now)
-	return readback{db: db, w: ledgertest.RunWorkload(t, db, clock, ledgertest.WorkloadOpts{Seed: seed})}
+	return readback{db: db, w: storetest.RunWorkload(t, db, clock, storetest.WorkloadOpts{Seed: seed})}
 }
 
 // sameEntries fails t unless got and want are the same entries in the same
@@ -288,7 +287,7 @@ func TestReadBack(t *testing.T) {
 
 // window picks a random range among the workload's times: an end may be
 // open (zero), a bound may fall exactly on a write.
-func window(rng *rand.Rand, w *ledgertest.Workload) (time.Time, time.Time) {
+func window(rng *rand.Rand, w *storetest.Workload) (time.Time, time.Time) {
 	pick := func() time.Time {
 		switch rng.IntN(4) {
 		case 0:
@@ -313,10 +312,10 @@ func TestListAccounts(t *testing.T) {
 	ctx := context.Background()
 	setup := func(t *testing.T) (*store.DB, []string) {
 		t.Helper()
-		db, _ := pgtest.DB(t)
+		db, _ := storetest.DB(t)
 		ids := []string{"b-2", "B-1", "a-10", "a-9", "é-1", "z", "a-1"}
 		for i, id := range ids {
-			ledgertest.Account(t, db, ledgertest.AccountOpts{AccountID: id, Owner: []string{"olga", "oscar"}[i%2],
+			storetest.Account(t, db, storetest.AccountOpts{AccountID: id, Owner: []string{"olga", "oscar"}[i%2],
 				Currency: []string{"USD", "EUR", "JPY"}[i%3], Status: []string{"open", "frozen", "open", "closed"}[i%4]})
 		}
 		slices.Sort(ids) // byte order, as the database's "C" collation
@@ -394,8 +393,8 @@ func TestListAccounts(t *testing.T) {
 		if err != nil || !p.HasMore {
 			t.Fatal(p, err)
 		}
-		ledgertest.Account(t, db, ledgertest.AccountOpts{AccountID: "A-0"}) // before the cursor: not seen
-		ledgertest.Account(t, db, ledgertest.AccountOpts{AccountID: "y"})   // after it: seen once
+		storetest.Account(t, db, storetest.AccountOpts{AccountID: "A-0"}) // before the cursor: not seen
+		storetest.Account(t, db, storetest.AccountOpts{AccountID: "y"})   // after it: seen once
 		got := list(t, db, ledger.AccountListOptions{Cursor: p.NextCursor, Limit: 3})
 		if want := []string{"a-10", "a-9", "b-2", "y", "z", "é-1"}; !slices.Equal(got, want) {
 			t.Fatalf("after the first page: %v, want %v", got, want)
@@ -404,7 +403,7 @@ func TestListAccounts(t *testing.T) {
 
 	t.Run("BadOptions", func(t *testing.T) {
 		t.Parallel()
-		db, _ := pgtest.DB(t)
+		db, _ := storetest.DB(t)
 		journalCursor := base64.RawURLEncoding.EncodeToString([]byte("e1|0|00000000-0000-0000-0000-000000000000|0"))
 		for _, c := range []struct {
 			o       ledger.AccountListOptions
@@ -441,7 +440,7 @@ func assertInvalid(t *testing.T, what string, err error, pointer string) {
 func TestJournalBadOptions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, _ := pgtest.DB(t)
+	db, _ := storetest.DB(t)
 	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	cursor := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 	const tx = "018f0e2a-0000-7000-8000-000000000000"
@@ -495,8 +494,8 @@ func TestJournalBadOptions(t *testing.T) {
 func TestStatementStops(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, _ := pgtest.DB(t)
-	ledgertest.Account(t, db, ledgertest.AccountOpts{AccountID: "stop-1", Funds: "10"})
+	db, _ := storetest.DB(t)
+	storetest.Account(t, db, storetest.AccountOpts{AccountID: "stop-1", Funds: "10"})
 	if _, err := db.Adjust(ctx, "stop-1", decimal.RequireFromString("5"), "k2", ""); err != nil {
 		t.Fatal(err)
 	}

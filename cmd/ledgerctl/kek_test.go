@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/provider-ledger/adapter/admin"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/keyring"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 func randomKEK(t *testing.T) []byte {
@@ -39,7 +39,7 @@ type kekReplicas struct {
 
 func newKEKReplicas(t *testing.T) kekReplicas {
 	t.Helper()
-	db, pool := pgtest.DB(t)
+	db, pool := storetest.DB(t)
 	r := kekReplicas{oldKEK: randomKEK(t), newKEK: randomKEK(t), pool: pool}
 	serve := func(kek, previous []byte) (adminCLI, *keyring.Vault) {
 		s, err := keyring.NewVault(db, kek, keyring.VaultOptions{PreviousKEK: previous})

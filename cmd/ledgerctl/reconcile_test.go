@@ -11,9 +11,8 @@ import (
 	"testing"
 
 	"github.com/provider-ledger/adapter/admin"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/reconciliation"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // reconcileCLI runs `ledgerctl reconcile args… --admin url`.
@@ -29,7 +28,7 @@ func TestReconcileCommand(t *testing.T) {
 
 	t.Run("ExitsOnTheWorstUnfixedFinding", func(t *testing.T) {
 		t.Parallel()
-		db, pool := pgtest.DB(t)
+		db, pool := storetest.DB(t)
 		rec, err := reconciliation.New(reconciliation.Config{DB: db})
 		if err != nil {
 			t.Fatal(err)
@@ -44,7 +43,7 @@ func TestReconcileCommand(t *testing.T) {
 		}
 
 		// A warning: 1, with the finding in the table, new.
-		if d := ledgertest.Settle(t, db, "po-cli", "hold_cli_orphan", false); !d.Approved() {
+		if d := storetest.Settle(t, db, "po-cli", "hold_cli_orphan", false); !d.Approved() {
 			t.Fatalf("orphan release: %+v", d)
 		}
 		code, out, errs = reconcileCLI(t, srv.URL)
@@ -60,7 +59,7 @@ func TestReconcileCommand(t *testing.T) {
 		}
 
 		// A critical finding: 2, also with --json, whose output is the report.
-		a := ledgertest.Account(t, db, ledgertest.AccountOpts{Funds: "10.00"})
+		a := storetest.Account(t, db, storetest.AccountOpts{Funds: "10.00"})
 		if _, err := pool.Exec(context.Background(), `UPDATE accounts SET held = held + 1 WHERE account_id = $1`, a.AccountID); err != nil {
 			t.Fatal(err)
 		}

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 var (
@@ -194,7 +194,7 @@ func TestLedgerd(t *testing.T) {
 
 	t.Run("WaitsForTheDatabaseThenServes", func(t *testing.T) {
 		t.Parallel()
-		target := pgtest.URL(t) // 127.0.0.1:5432 or TEST_DATABASE_URL's host
+		target := storetest.URL(t) // 127.0.0.1:5432 or TEST_DATABASE_URL's host
 		dbAddr, admin := freeAddr(t), freeAddr(t)
 		url := strings.Replace(target, hostPort(t, target), dbAddr, 1)
 		p := startProc(t, "DATABASE_URL="+url, "LEDGER_PROVIDER_ID=bank-w", "LEDGER_LISTEN="+freeAddr(t), "LEDGER_ADMIN_LISTEN="+admin,

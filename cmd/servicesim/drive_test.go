@@ -19,15 +19,15 @@ import (
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/datadir"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/server"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // startLedgerd runs a real ledgerd in-process until the test ends and
 // returns its callback and admin addresses.
 func startLedgerd(t *testing.T, secretB64 string) (cb, admin string) {
 	t.Helper()
-	env := map[string]string{"DATABASE_URL": pgtest.URL(t), "LEDGER_PROVIDER_ID": "local",
+	env := map[string]string{"DATABASE_URL": storetest.URL(t), "LEDGER_PROVIDER_ID": "local",
 		"LEDGER_SIGNING_SECRETS": secretB64, "LEDGER_LISTEN": "127.0.0.1:0",
 		"LEDGER_ADMIN_LISTEN": "127.0.0.1:0", "LEDGER_DATA_DIR": t.TempDir()}
 	cfg, err := server.LoadConfig(nil, func(k string) string { return env[k] }, io.Discard)

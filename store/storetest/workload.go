@@ -1,4 +1,4 @@
-package ledgertest
+package storetest
 
 import (
 	"cmp"

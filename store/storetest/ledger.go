@@ -1,6 +1,7 @@
-// Package ledgertest has factories for tests that need accounts, funds and
-// instruments in a real database, and an invariant assertion.
-package ledgertest
+package storetest
+
+// Factories for tests that need accounts, funds and instruments in a real
+// database, and an invariant assertion.
 
 import (
 	"context"
@@ -49,11 +50,11 @@ func Account(t testing.TB, db *store.DB, o AccountOpts) ledger.Account {
 	}
 	status := o.Status
 	if _, err := db.CreateAccount(ctx, ledger.NewAccount{AccountID: o.AccountID, OwnerExternalID: o.Owner, Currency: o.Currency}); err != nil {
-		t.Fatalf("ledgertest: create account: %v", err)
+		t.Fatalf("storetest: create account: %v", err)
 	}
 	if o.Funds != "" {
 		if _, err := db.Adjust(ctx, o.AccountID, decimal.RequireFromString(o.Funds), Unique("fund-"), "test funds"); err != nil {
-			t.Fatalf("ledgertest: fund account: %v", err)
+			t.Fatalf("storetest: fund account: %v", err)
 		}
 	}
 	for kind, token := range map[string]string{ledger.InstrumentSource: o.Source, ledger.InstrumentDestination: o.Dest} {
@@ -61,17 +62,17 @@ func Account(t testing.TB, db *store.DB, o AccountOpts) ledger.Account {
 			continue
 		}
 		if _, _, err := db.AddInstrument(ctx, ledger.Instrument{Token: token, Kind: kind, AccountID: o.AccountID}); err != nil {
-			t.Fatalf("ledgertest: instrument: %v", err)
+			t.Fatalf("storetest: instrument: %v", err)
 		}
 	}
 	if status != "" && status != ledger.StatusOpen {
 		if _, err := db.SetAccountStatus(ctx, o.AccountID, status); err != nil {
-			t.Fatalf("ledgertest: status: %v", err)
+			t.Fatalf("storetest: status: %v", err)
 		}
 	}
 	a, err := db.GetAccount(ctx, o.AccountID)
 	if err != nil {
-		t.Fatalf("ledgertest: read account: %v", err)
+		t.Fatalf("storetest: read account: %v", err)
 	}
 	return a
 }
@@ -125,7 +126,7 @@ func Hold(t testing.TB, db *store.DB, payoutID, owner, source, amount string) le
 		Currency: "USD", Amount: decimal.RequireFromString(amount), FraudDeny: 0.9, FraudStepUp: 0.75,
 		HoldReference: ledger.NewReference("hold_")})
 	if err != nil {
-		t.Fatalf("ledgertest: authorize %s: %v", payoutID, err)
+		t.Fatalf("storetest: authorize %s: %v", payoutID, err)
 	}
 	return a.Decision
 }
@@ -148,7 +149,7 @@ func Settle(t testing.TB, db *store.DB, payoutID, holdReference string, capture 
 			ReleaseReference: ledger.NewReference("rel_")})
 	}
 	if err != nil {
-		t.Fatalf("ledgertest: settle %s: %v", payoutID, err)
+		t.Fatalf("storetest: settle %s: %v", payoutID, err)
 	}
 	return a.Decision
 }
