@@ -4,21 +4,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/claims"
 	"github.com/provider-ledger/adapter/envelope"
 )
 
 // benchClaims are realistic request claims of each endpoint, as the
 // service's SDK writes them.
 var benchClaims = map[string]string{
-	Authorize: `{"iat":1760000000,"exp":1760000300,"typ":"authorize","service":{"payoutID":"po-3f1c9a7e","providerID":"bank-1",` +
+	claims.Authorize: `{"iat":1760000000,"exp":1760000300,"typ":"authorize","service":{"payoutID":"po-3f1c9a7e","providerID":"bank-1",` +
 		`"externalID":"alice-0001","fundingSource":"src-alice-usd","amount":{"currency":{"code":"USD","decimalPlaces":2,` +
 		`"numericCode":"840","name":"US Dollar"},"value":"125.50"},"fraudScore":0.12,"idempotencyKey":"idem-8c2d4f60",` +
 		`"callerSubject":"sdk-user","requestID":"trace-5e0b"}}`,
-	Capture: `{"iat":1760000000,"exp":1760000300,"typ":"capture","service":{"payoutID":"po-3f1c9a7e","providerID":"bank-1",` +
+	claims.Capture: `{"iat":1760000000,"exp":1760000300,"typ":"capture","service":{"payoutID":"po-3f1c9a7e","providerID":"bank-1",` +
 		`"holdReference":"hold_abcdefghijklmnopqrstuvwxyz","idempotencyKey":"idem-8c2d4f61"}}`,
-	Release: `{"iat":1760000000,"exp":1760000300,"typ":"release","service":{"payoutID":"po-3f1c9a7e","providerID":"bank-1",` +
+	claims.Release: `{"iat":1760000000,"exp":1760000300,"typ":"release","service":{"payoutID":"po-3f1c9a7e","providerID":"bank-1",` +
 		`"holdReference":"hold_abcdefghijklmnopqrstuvwxyz","idempotencyKey":"idem-8c2d4f62","reason":"cancelled"}}`,
-	CreditAccount: `{"iat":1760000000,"exp":1760000300,"typ":"credit-account","service":{"providerID":"bank-1",` +
+	claims.CreditAccount: `{"iat":1760000000,"exp":1760000300,"typ":"credit-account","service":{"providerID":"bank-1",` +
 		`"idempotencyKey":"idem-8c2d4f63","requesterExternalID":"bob-0002","fundingDestination":"dst-bob-usd",` +
 		`"amount":{"currency":{"code":"USD","decimalPlaces":2},"value":"40.00"},"requestID":"req-77a1"}}`,
 }
@@ -32,12 +33,13 @@ var benchClaims = map[string]string{
 func BenchmarkClaims(b *testing.B) {
 	s := &Handler{cfg: Config{ProviderID: "bank-1", ClockLeeway: time.Minute}}
 	now := time.Unix(1_760_000_010, 0)
-	for _, ep := range Endpoints {
+	for _, ep := range claims.Endpoints {
 		opened := envelope.Opened{Claims: []byte(benchClaims[ep])}
 		b.Run(ep, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if req, p := s.claims(opened, ep, now); req == nil || p != nil {
+				var req claims.Request
+				if p := s.claims(opened, ep, now, &req); req.Endpoint == "" || p != nil {
 					b.Fatalf("%s: %v", ep, p)
 				}
 			}

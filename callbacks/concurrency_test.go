@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/provider-ledger/adapter/store/storetest"
 )
 
@@ -40,7 +42,7 @@ func TestConcurrentSameKeys(t *testing.T) {
 			// 20 holds placed beforehand, to be captured (10) and released (10).
 			pre := make([]string, 20)
 			for i := range pre {
-				r := b.send(t, callbacks.Authorize, authorizeClaims(fmt.Sprintf("pre-%d", i), "pre", "alice", "src-cc", "1.00", 0))
+				r := b.send(t, claims.Authorize, authorizeClaims(fmt.Sprintf("pre-%d", i), "pre", "alice", "src-cc", "1.00", 0))
 				if r.Outcome() != "approved" {
 					t.Fatal(r.Service)
 				}
@@ -52,17 +54,17 @@ func TestConcurrentSameKeys(t *testing.T) {
 			}
 			var jobs []job
 			for i := range 20 { // 20 new authorizations of 2.00
-				jobs = append(jobs, job{callbacks.Authorize, authorizeClaims(fmt.Sprintf("new-%d", i), fmt.Sprintf("ka-%d", i), "alice", "src-cc", "2.00", 0)})
+				jobs = append(jobs, job{claims.Authorize, authorizeClaims(fmt.Sprintf("new-%d", i), fmt.Sprintf("ka-%d", i), "alice", "src-cc", "2.00", 0)})
 			}
 			for i := range 10 {
-				jobs = append(jobs, job{callbacks.Capture, captureClaims(fmt.Sprintf("pre-%d", i), fmt.Sprintf("kc-%d", i), pre[i])})
-				jobs = append(jobs, job{callbacks.Release, releaseClaims(fmt.Sprintf("pre-%d", 10+i), fmt.Sprintf("kr-%d", i), pre[10+i])})
-				jobs = append(jobs, job{callbacks.CreditAccount, creditClaims(fmt.Sprintf("req-%d", i), fmt.Sprintf("kd-%d", i), "bob", "dst-cc", "3.00")})
+				jobs = append(jobs, job{claims.Capture, captureClaims(fmt.Sprintf("pre-%d", i), fmt.Sprintf("kc-%d", i), pre[i])})
+				jobs = append(jobs, job{claims.Release, releaseClaims(fmt.Sprintf("pre-%d", 10+i), fmt.Sprintf("kr-%d", i), pre[10+i])})
+				jobs = append(jobs, job{claims.CreditAccount, creditClaims(fmt.Sprintf("req-%d", i), fmt.Sprintf("kd-%d", i), "bob", "dst-cc", "3.00")})
 			}
 			if len(jobs) != 50 {
 				t.Fatalf("%d jobs", len(jobs))
 			}
-			replies := make([][4]*callbacks.Reply, len(jobs))
+			replies := make([][4]*caller.Reply, len(jobs))
 			var wg sync.WaitGroup
 			start := make(chan struct{})
 			for j := range jobs {

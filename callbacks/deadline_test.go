@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/provider-ledger/adapter/store/storetest"
 )
 
@@ -46,7 +47,7 @@ func TestNothingCommitsAfter408UnderLoad(t *testing.T) {
 				a := n % accounts
 				r := sent{payout: fmt.Sprintf("dlp-%d", n), key: fmt.Sprintf("dlk-%d", n),
 					owner: fmt.Sprintf("own-%d", a), source: fmt.Sprintf("src-dl-%d", a)}
-				reply, err := b.client.Send(context.Background(), callbacks.Authorize,
+				reply, err := b.client.Send(context.Background(), claims.Authorize,
 					authorizeClaims(r.payout, r.key, r.owner, r.source, "1.00", 0))
 				if err != nil {
 					t.Error(err)
@@ -98,7 +99,7 @@ func TestNothingCommitsAfter408UnderLoad(t *testing.T) {
 		if r.status != 408 && r.status != 503 {
 			continue
 		}
-		reply := b.send(t, callbacks.Authorize, authorizeClaims(r.payout, r.key, r.owner, r.source, "1.00", 0))
+		reply := b.send(t, claims.Authorize, authorizeClaims(r.payout, r.key, r.owner, r.source, "1.00", 0))
 		if reply.Status != 200 || reply.Outcome() != "approved" {
 			t.Errorf("%s retried: %d %s", r.payout, reply.Status, reply.Outcome())
 		}

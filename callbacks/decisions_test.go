@@ -8,6 +8,9 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/ledger"
@@ -22,7 +25,7 @@ type want struct {
 	reason  string
 }
 
-func check(t *testing.T, r *callbacks.Reply, w want, refClaim string) {
+func check(t *testing.T, r *caller.Reply, w want, refClaim string) {
 	t.Helper()
 	if r.Status != w.status {
 		t.Fatalf("status %d, want %d; problem %v", r.Status, w.status, r.Problem)
@@ -47,7 +50,7 @@ func TestAuthorizeTable(t *testing.T) {
 	b.account(t, storetest.AccountOpts{AccountID: "a-frozen", Owner: "alice", Funds: "100", Source: "src-frozen", Status: ledger.StatusFrozen})
 	b.account(t, storetest.AccountOpts{AccountID: "a-eur", Owner: "alice", Currency: "EUR", Funds: "100", Source: "src-eur"})
 
-	first := b.send(t, callbacks.Authorize, authorizeClaims("po-1", "k-1", "alice", "src-open", "30.00", 0.1))
+	first := b.send(t, claims.Authorize, authorizeClaims("po-1", "k-1", "alice", "src-open", "30.00", 0.1))
 	check(t, first, want{200, "approved", ""}, "holdReference")
 	if first.Str("idempotencyKey") != "k-1" {
 		t.Fatalf("idempotencyKey not echoed: %v", first.Service)
@@ -56,13 +59,13 @@ func TestAuthorizeTable(t *testing.T) {
 
 	t.Run("Row1SameKeyReplaysStoredAnswer", func(t *testing.T) {
 		// Even after the account is drained, a replay answers what was stored.
-		again := b.send(t, callbacks.Authorize, authorizeClaims("po-1", "k-1", "alice", "src-open", "30.00", 0.1))
+		again := b.send(t, claims.Authorize, authorizeClaims("po-1", "k-1", "alice", "src-open", "30.00", 0.1))
 		if again.Status != 200 || !reflect.DeepEqual(again.Service, first.Service) {
 			t.Fatalf("replay %d %v, want %v", again.Status, again.Service, first.Service)
 		}
 	})
 	t.Run("Row1aSameKeyOtherClaims", func(t *testing.T) {
-		r := b.send(t, callbacks.Authorize, authorizeClaims("po-1", "k-1", "alice", "src-open", "31.00", 0.1))
+		r := b.send(t, claims.Authorize, authorizeClaims("po-1", "k-1", "alice", "src-open", "31.00", 0.1))
 		check(t, r, want{status: 422}, "")
 		if r.Problem["type"] != "urn:provider-ledger:problem:idempotency-key-mismatch" {
 			t.Fatalf("problem %v", r.Problem)
@@ -71,7 +74,7 @@ func TestAuthorizeTable(t *testing.T) {
 	t.Run("Row1AuditClaimsAreNotBusinessClaims", func(t *testing.T) {
 		c := authorizeClaims("po-1", "k-1", "alice", "src-open", "30.00", 0.1)
 		c["requestID"], c["callerSubject"] = "trace-2", "someone-else"
-		if r := b.send(t, callbacks.Authorize, c); r.Status != 200 || r.Str("holdReference") != first.Str("holdReference") {
+		if r := b.send(t, claims.Authorize, c); r.Status != 200 || r.Str("holdReference") != first.Str("holdReference") {
 			t.Fatalf("replay with other audit claims: %d %v", r.Status, r.Service)
 		}
 	})
@@ -94,31 +97,31 @@ func TestAuthorizeTable(t *testing.T) {
 		{"Row12Approved", authorizeClaims("po-12", "k-12", "alice", "src-open", "70.00", 0), want{200, "approved", ""}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			check(t, b.send(t, callbacks.Authorize, c.claims), c.want, "holdReference")
+			check(t, b.send(t, claims.Authorize, c.claims), c.want, "holdReference")
 		})
 	}
 	t.Run("Row3SameHoldOtherKey", func(t *testing.T) {
-		r := b.send(t, callbacks.Authorize, authorizeClaims("po-1", "k-3", "alice", "src-open", "30", 0.2))
+		r := b.send(t, claims.Authorize, authorizeClaims("po-1", "k-3", "alice", "src-open", "30", 0.2))
 		if r.Status != 200 || r.Outcome() != "approved" || r.Str("holdReference") != first.Str("holdReference") {
 			t.Fatalf("row 3: %d %v", r.Status, r.Service)
 		}
 	})
 	t.Run("Row1NegativeZeroIsTheSameScore", func(t *testing.T) {
 		c := authorizeClaims("po-z", "k-z", "alice", "src-open", "0.01", 0)
-		first := b.send(t, callbacks.Authorize, c)
+		first := b.send(t, claims.Authorize, c)
 		c["fraudScore"] = json.Number("-0")
-		again := b.send(t, callbacks.Authorize, c)
+		again := b.send(t, claims.Authorize, c)
 		if first.Status != 200 || again.Status != 200 || !reflect.DeepEqual(again.Service, first.Service) {
 			t.Fatalf("fraudScore 0 then -0: %d %v, %d %v", first.Status, first.Service, again.Status, again.Problem)
 		}
 	})
 	t.Run("DenialIsStoredLikeApproval", func(t *testing.T) {
-		denied := b.send(t, callbacks.Authorize, authorizeClaims("po-13", "k-13", "alice", "src-open", "5", 0))
+		denied := b.send(t, claims.Authorize, authorizeClaims("po-13", "k-13", "alice", "src-open", "5", 0))
 		check(t, denied, want{200, "denied", "insufficient_funds"}, "holdReference")
 		if _, err := b.db.Adjust(context.Background(), "a-open", storetest.USD("50").Value, "topup-13", ""); err != nil {
 			t.Fatal(err)
 		}
-		again := b.send(t, callbacks.Authorize, authorizeClaims("po-13", "k-13", "alice", "src-open", "5", 0))
+		again := b.send(t, claims.Authorize, authorizeClaims("po-13", "k-13", "alice", "src-open", "5", 0))
 		if !reflect.DeepEqual(again.Service, denied.Service) {
 			t.Fatalf("replay of a denial after funds arrived: %v", again.Service)
 		}
@@ -133,7 +136,7 @@ func TestCaptureAndReleaseTables(t *testing.T) {
 	b := setup(t, opts{})
 	b.account(t, storetest.AccountOpts{AccountID: "c-1", Owner: "bob", Funds: "100", Source: "src-c1"})
 	hold := func(payout string, amount string) string {
-		r := b.send(t, callbacks.Authorize, authorizeClaims(payout, "auth-"+payout, "bob", "src-c1", amount, 0))
+		r := b.send(t, claims.Authorize, authorizeClaims(payout, "auth-"+payout, "bob", "src-c1", amount, 0))
 		check(t, r, want{200, "approved", ""}, "holdReference")
 		return r.Str("holdReference")
 	}
@@ -141,7 +144,7 @@ func TestCaptureAndReleaseTables(t *testing.T) {
 
 	// The same key string on authorize, capture and release of one payout
 	// is three keys.
-	cap1 := b.send(t, callbacks.Capture, captureClaims("p-1", "auth-p-1", h1))
+	cap1 := b.send(t, claims.Capture, captureClaims("p-1", "auth-p-1", h1))
 	check(t, cap1, want{200, "approved", ""}, "captureReference")
 	storetest.AssertBalances(t, b.db, "c-1", "90", "50", "40")
 
@@ -152,20 +155,20 @@ func TestCaptureAndReleaseTables(t *testing.T) {
 		want     want
 		sameRef  string
 	}{
-		{"Capture1Replay", callbacks.Capture, captureClaims("p-1", "auth-p-1", h1), want{200, "approved", ""}, cap1.Str("captureReference")},
-		{"Capture1aMismatch", callbacks.Capture, captureClaims("p-1", "auth-p-1", h2), want{status: 422}, ""},
-		{"Capture2NeverIssued", callbacks.Capture, captureClaims("p-9", "c-9", "hold_unknown"), want{200, "approved", ""}, ""},
-		{"Capture3OtherPayout", callbacks.Capture, captureClaims("p-1", "c-3", h2), want{200, "failed", "payout_mismatch"}, ""},
-		{"Capture4AlreadyCapturedOtherKey", callbacks.Capture, captureClaims("p-1", "c-4", h1), want{200, "approved", ""}, cap1.Str("captureReference")},
-		{"Release2NeverIssued", callbacks.Release, releaseClaims("", "r-2", "hold_unknown"), want{200, "approved", ""}, ""},
-		{"Release3OtherPayout", callbacks.Release, releaseClaims("p-1", "r-3", h2), want{200, "failed", "payout_mismatch"}, ""},
-		{"Release5Captured", callbacks.Release, releaseClaims("p-1", "r-5", h1), want{200, "failed", "hold_captured"}, ""},
-		{"Release6Held", callbacks.Release, releaseClaims("p-2", "auth-p-2", h2), want{200, "approved", ""}, ""},
-		{"Release6WithoutPayoutID", callbacks.Release, releaseClaims("", "r-6", h3), want{200, "approved", ""}, ""},
+		{"Capture1Replay", claims.Capture, captureClaims("p-1", "auth-p-1", h1), want{200, "approved", ""}, cap1.Str("captureReference")},
+		{"Capture1aMismatch", claims.Capture, captureClaims("p-1", "auth-p-1", h2), want{status: 422}, ""},
+		{"Capture2NeverIssued", claims.Capture, captureClaims("p-9", "c-9", "hold_unknown"), want{200, "approved", ""}, ""},
+		{"Capture3OtherPayout", claims.Capture, captureClaims("p-1", "c-3", h2), want{200, "failed", "payout_mismatch"}, ""},
+		{"Capture4AlreadyCapturedOtherKey", claims.Capture, captureClaims("p-1", "c-4", h1), want{200, "approved", ""}, cap1.Str("captureReference")},
+		{"Release2NeverIssued", claims.Release, releaseClaims("", "r-2", "hold_unknown"), want{200, "approved", ""}, ""},
+		{"Release3OtherPayout", claims.Release, releaseClaims("p-1", "r-3", h2), want{200, "failed", "payout_mismatch"}, ""},
+		{"Release5Captured", claims.Release, releaseClaims("p-1", "r-5", h1), want{200, "failed", "hold_captured"}, ""},
+		{"Release6Held", claims.Release, releaseClaims("p-2", "auth-p-2", h2), want{200, "approved", ""}, ""},
+		{"Release6WithoutPayoutID", claims.Release, releaseClaims("", "r-6", h3), want{200, "approved", ""}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			refClaim := "captureReference"
-			if c.endpoint == callbacks.Release {
+			if c.endpoint == claims.Release {
 				refClaim = "releaseReference"
 			}
 			r := b.send(t, c.endpoint, c.claims)
@@ -178,18 +181,18 @@ func TestCaptureAndReleaseTables(t *testing.T) {
 	storetest.AssertBalances(t, b.db, "c-1", "90", "0", "90")
 
 	t.Run("Release4AlreadyReleased", func(t *testing.T) {
-		first := b.send(t, callbacks.Release, releaseClaims("p-2", "auth-p-2", h2))
-		other := b.send(t, callbacks.Release, releaseClaims("p-2", "r-4", h2))
+		first := b.send(t, claims.Release, releaseClaims("p-2", "auth-p-2", h2))
+		other := b.send(t, claims.Release, releaseClaims("p-2", "r-4", h2))
 		if other.Outcome() != "approved" || other.Str("releaseReference") != first.Str("releaseReference") {
 			t.Fatalf("release of a released hold: %v, first %v", other.Service, first.Service)
 		}
 	})
 	t.Run("Capture5Released", func(t *testing.T) {
-		check(t, b.send(t, callbacks.Capture, captureClaims("p-2", "c-5", h2)), want{200, "failed", "hold_released"}, "captureReference")
+		check(t, b.send(t, claims.Capture, captureClaims("p-2", "c-5", h2)), want{200, "failed", "hold_released"}, "captureReference")
 	})
 	t.Run("OrphanReferenceIsStable", func(t *testing.T) {
-		a := b.send(t, callbacks.Capture, captureClaims("p-9", "c-9", "hold_unknown"))
-		o := b.send(t, callbacks.Capture, captureClaims("p-9", "c-10", "hold_unknown"))
+		a := b.send(t, claims.Capture, captureClaims("p-9", "c-9", "hold_unknown"))
+		o := b.send(t, claims.Capture, captureClaims("p-9", "c-10", "hold_unknown"))
 		if a.Str("captureReference") != o.Str("captureReference") {
 			t.Fatalf("orphan captures: %v then %v", a.Service, o.Service)
 		}
@@ -211,7 +214,7 @@ func TestCreditTable(t *testing.T) {
 	b.account(t, storetest.AccountOpts{AccountID: "d-frozen", Owner: "carol", Dest: "dst-frozen", Status: ledger.StatusFrozen})
 	b.account(t, storetest.AccountOpts{AccountID: "d-eur", Owner: "carol", Currency: "EUR", Dest: "dst-eur"})
 
-	first := b.send(t, callbacks.CreditAccount, creditClaims("req-1", "ck-1", "carol", "dst-open", "12.34"))
+	first := b.send(t, claims.CreditAccount, creditClaims("req-1", "ck-1", "carol", "dst-open", "12.34"))
 	check(t, first, want{200, "approved", ""}, "creditReference")
 	for _, c := range []struct {
 		name   string
@@ -227,16 +230,16 @@ func TestCreditTable(t *testing.T) {
 		{"Row9AtLimit", creditClaims("req-9", "ck-9", "carol", "dst-open", "500.00"), want{200, "approved", ""}},
 		{"Row1aMismatch", creditClaims("req-1", "ck-1", "carol", "dst-open", "12.35"), want{status: 422}},
 	} {
-		t.Run(c.name, func(t *testing.T) { check(t, b.send(t, callbacks.CreditAccount, c.claims), c.want, "creditReference") })
+		t.Run(c.name, func(t *testing.T) { check(t, b.send(t, claims.CreditAccount, c.claims), c.want, "creditReference") })
 	}
 	t.Run("Row1Replay", func(t *testing.T) {
-		again := b.send(t, callbacks.CreditAccount, creditClaims("req-1", "ck-1", "carol", "dst-open", "12.340"))
+		again := b.send(t, claims.CreditAccount, creditClaims("req-1", "ck-1", "carol", "dst-open", "12.340"))
 		if !reflect.DeepEqual(again.Service, first.Service) {
 			t.Fatalf("replay %v, want %v", again.Service, first.Service)
 		}
 	})
 	t.Run("Row2RequestAlreadyCreditedOtherKey", func(t *testing.T) {
-		r := b.send(t, callbacks.CreditAccount, creditClaims("req-1", "ck-2", "carol", "dst-open", "12.34"))
+		r := b.send(t, claims.CreditAccount, creditClaims("req-1", "ck-2", "carol", "dst-open", "12.34"))
 		if r.Outcome() != "approved" || r.Str("creditReference") != first.Str("creditReference") {
 			t.Fatalf("row 2: %v", r.Service)
 		}
@@ -251,8 +254,8 @@ func TestInnerForms(t *testing.T) {
 	b := setup(t, opts{})
 	b.account(t, storetest.AccountOpts{AccountID: "f-1", Owner: "erin", Funds: "10", Source: "src-f1"})
 	for i, form := range []envelope.Form{envelope.FormClaims, envelope.FormJWS, envelope.FormUnsecured} {
-		c := &callbacks.Client{BaseURL: b.client.BaseURL, Key: b.key, Form: form}
-		r, err := c.Send(context.Background(), callbacks.Authorize, authorizeClaims("pf-"+form.String(), "kf", "erin", "src-f1", "1", 0))
+		c := &caller.Client{BaseURL: b.client.BaseURL, Key: b.key, Form: form}
+		r, err := c.Send(context.Background(), claims.Authorize, authorizeClaims("pf-"+form.String(), "kf", "erin", "src-f1", "1", 0))
 		if err != nil || r.Status != 200 || r.Outcome() != "approved" {
 			t.Fatalf("form %d (%v): %v %+v", i, form, err, r)
 		}
@@ -277,9 +280,9 @@ func TestFraudThresholdsOfZero(t *testing.T) {
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	storetest.Account(t, db, storetest.AccountOpts{AccountID: "fz", Owner: "alice", Funds: "10", Source: "src-fz"})
-	c := &callbacks.Client{BaseURL: hs.URL + "/ledger", Key: key}
+	c := &caller.Client{BaseURL: hs.URL + "/ledger", Key: key}
 	for score, want := range map[float64]string{0: "step_up_required", 0.1: "step_up_required", 0.5: "fraud_suspected"} {
-		r, err := c.Send(context.Background(), callbacks.Authorize, authorizeClaims(fmt.Sprintf("fz-%v", score), "k", "alice", "src-fz", "1", score))
+		r, err := c.Send(context.Background(), claims.Authorize, authorizeClaims(fmt.Sprintf("fz-%v", score), "k", "alice", "src-fz", "1", score))
 		if err != nil || r.Outcome() != "denied" || r.Str("reason") != want {
 			t.Errorf("fraudScore %v: %+v %v, want denied %s", score, r, err, want)
 		}

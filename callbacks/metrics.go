@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/provider-ledger/adapter/callbacks/claims"
 )
 
 // Metrics are the callback server's Prometheus metrics. Label values are
@@ -56,7 +58,7 @@ func newMetrics(reg prometheus.Registerer, db Decisions, staleAge time.Duration)
 		}, []string{"fingerprint"}),
 	}
 	// Every series an alert may use exists from the start, at zero.
-	for _, ep := range Endpoints {
+	for _, ep := range claims.Endpoints {
 		m.requests.WithLabelValues(ep, "approved", "200")
 		m.replays.WithLabelValues(ep)
 		m.undecryptable.WithLabelValues(ep)

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
 
@@ -49,17 +50,17 @@ func TestSerializationFailuresAreRetried(t *testing.T) {
 	b := setup(t, opts{pool: storetest.PoolURL(t, url)})
 	b.account(t, storetest.AccountOpts{AccountID: "sf-1", Owner: "alice", Funds: "10", Source: "src-sf"})
 	retries := func() float64 {
-		return testutil.ToFloat64(b.server.Metrics().TxRetries(callbacks.Authorize))
+		return testutil.ToFloat64(b.server.Metrics().TxRetries(claims.Authorize))
 	}
 
 	failHoldInserts(t, url, 2)
-	r := b.send(t, callbacks.Authorize, authorizeClaims("sf-p1", "sf-k1", "alice", "src-sf", "1", 0))
+	r := b.send(t, claims.Authorize, authorizeClaims("sf-p1", "sf-k1", "alice", "src-sf", "1", 0))
 	if r.Status != 200 || r.Outcome() != "approved" || retries() != 2 {
 		t.Fatalf("after 2 failures: %d %v, %v retries", r.Status, r.Service, retries())
 	}
 
 	failHoldInserts(t, url, 100)
-	r = b.send(t, callbacks.Authorize, authorizeClaims("sf-p2", "sf-k2", "alice", "src-sf", "1", 0))
+	r = b.send(t, claims.Authorize, authorizeClaims("sf-p2", "sf-k2", "alice", "src-sf", "1", 0))
 	if r.Status != 503 || problemType(r) != "database-unavailable" || r.RetryAfter == "" {
 		t.Fatalf("persistent failures: %d %v", r.Status, r.Problem)
 	}

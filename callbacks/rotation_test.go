@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/store"
@@ -84,15 +86,15 @@ func TestRotationUnderTraffic(t *testing.T) {
 				default:
 				}
 				b := replicas[(w+i)%2]
-				claims := authorizeClaims(fmt.Sprintf("rot-%d-%d", w, i), "k", "alice", "src-rot", "0.01", 0)
+				service := authorizeClaims(fmt.Sprintf("rot-%d-%d", w, i), "k", "alice", "src-rot", "0.01", 0)
 				// Like the service: the same request again on 408, 429, 5xx;
 				// a lost callback is a terminal answer (such as 400
 				// undecryptable) or none at all.
-				var r *callbacks.Reply
+				var r *caller.Reply
 				var err error
 				for attempt := 0; attempt < 20; attempt++ {
-					c := &callbacks.Client{BaseURL: b.client.BaseURL, Key: *current.Load()}
-					if r, err = c.Send(ctx, callbacks.Authorize, claims); err == nil && !r.Retryable() {
+					c := &caller.Client{BaseURL: b.client.BaseURL, Key: *current.Load()}
+					if r, err = c.Send(ctx, claims.Authorize, service); err == nil && !r.Retryable() {
 						break
 					}
 					time.Sleep(20 * time.Millisecond)
@@ -134,8 +136,8 @@ func TestRotationUnderTraffic(t *testing.T) {
 			t.Errorf("replica %d: no opens counted for the new key", i)
 		}
 		// The old key no longer opens anything.
-		c := &callbacks.Client{BaseURL: b.client.BaseURL, Key: oldKey}
-		r, err := c.Send(ctx, callbacks.Authorize, authorizeClaims("rot-after", "k", "alice", "src-rot", "0.01", 0))
+		c := &caller.Client{BaseURL: b.client.BaseURL, Key: oldKey}
+		r, err := c.Send(ctx, claims.Authorize, authorizeClaims("rot-after", "k", "alice", "src-rot", "0.01", 0))
 		if err != nil || r.Status != 400 || problemType(r) != "undecryptable" {
 			t.Fatalf("replica %d: old key after retirement: %+v %v", i, r, err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shopspring/decimal"
 
+	"github.com/provider-ledger/adapter/callbacks/claims"
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/problem"
@@ -32,17 +33,6 @@ const DefaultBodyTimeout = time.Second
 // DefaultMaxBodyReads is how many bodies are read at once by default
 // (Config.MaxBodyReads): 64 MiB of bodies at most.
 const DefaultMaxBodyReads = 1024
-
-// Endpoint names: the route suffixes and the required typ claims.
-const (
-	Authorize     = "authorize"
-	Capture       = "capture"
-	Release       = "release"
-	CreditAccount = "credit-account"
-)
-
-// Endpoints lists the four callbacks.
-var Endpoints = []string{Authorize, Capture, Release, CreditAccount}
 
 // Decisions is what the callback server needs of the ledger's database:
 // the four decision tables, each one statement that claims the key,
@@ -210,7 +200,7 @@ func New(cfg Config) (*Handler, error) {
 	r.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		problem.WriteMethodNotAllowed(w, problem.New(SlugMethodNotAllowed, http.StatusMethodNotAllowed, "callbacks are POST"))
 	})
-	for _, ep := range Endpoints {
+	for _, ep := range claims.Endpoints {
 		r.POST(route(cfg.Prefix, ep), s.handler(ep))
 	}
 	return s, nil
@@ -294,16 +284,17 @@ func (s *Handler) process(r *http.Request, endpoint string, raw []byte, start ti
 		return answer{problem: p}
 	}
 	now := s.cfg.Now()
-	req, p := s.claims(opened, endpoint, now)
-	if req == nil {
+	var req claims.Request
+	p = s.claims(opened, endpoint, now, &req)
+	if req.Endpoint == "" {
 		return answer{problem: p}
 	}
-	a := answer{subject: req.subject()}
+	a := answer{subject: req.Subject()}
 	if p != nil {
 		a.problem = p
 		return a
 	}
-	ans, err := s.execute(r, endpoint, req, opened.Key.Fingerprint(), now, start)
+	ans, err := s.execute(r, &req, opened.Key.Fingerprint(), now, start)
 	if err != nil {
 		a.problem, a.outcome = s.storeProblem(r, endpoint, err), outcomeOf(r, err)
 		return a
@@ -325,7 +316,7 @@ func (s *Handler) process(r *http.Request, endpoint string, raw []byte, start ti
 		return a
 	}
 	a.outcome = ans.Outcome
-	if a.body, err = s.seal(opened, endpoint, req.key(), ans); err != nil {
+	if a.body, err = s.seal(opened, endpoint, req.IdempotencyKey(), ans); err != nil {
 		// The effect is committed with its stored answer: a retry gets it.
 		s.log.Error("sealing the callback response failed", "endpoint", endpoint, "err", err)
 		a.problem = problem.New(SlugInternal, http.StatusInternalServerError, "internal error")

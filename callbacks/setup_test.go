@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shopspring/decimal"
@@ -27,7 +29,7 @@ type bundle struct {
 	keyring *envelope.KeySet
 	server  *callbacks.Handler
 	http    *httptest.Server
-	client  *callbacks.Client
+	client  *caller.Client
 	reg     *prometheus.Registry
 }
 
@@ -78,11 +80,11 @@ func setup(t testing.TB, o opts) *bundle {
 	}
 	b.http = httptest.NewServer(b.server)
 	t.Cleanup(b.http.Close)
-	b.client = &callbacks.Client{BaseURL: b.http.URL + "/ledger", Key: b.key}
+	b.client = &caller.Client{BaseURL: b.http.URL + "/ledger", Key: b.key}
 	return b
 }
 
-func (b *bundle) send(t testing.TB, endpoint string, service map[string]any) *callbacks.Reply {
+func (b *bundle) send(t testing.TB, endpoint string, service map[string]any) *caller.Reply {
 	t.Helper()
 	r, err := b.client.Send(context.Background(), endpoint, service)
 	if err != nil {

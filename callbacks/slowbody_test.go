@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
@@ -24,7 +27,7 @@ import (
 type slowServer struct {
 	srv    *callbacks.Handler
 	http   *httptest.Server
-	client *callbacks.Client
+	client *caller.Client
 	log    *syncbuf.Buffer
 }
 
@@ -40,7 +43,7 @@ func newSlowServer(t *testing.T, b *bundle, cfg callbacks.Config) *slowServer {
 	}
 	s.http = httptest.NewServer(s.srv)
 	t.Cleanup(s.http.Close)
-	s.client = &callbacks.Client{BaseURL: s.http.URL + "/ledger", Key: b.key}
+	s.client = &caller.Client{BaseURL: s.http.URL + "/ledger", Key: b.key}
 	return s
 }
 
@@ -112,7 +115,7 @@ func TestSlowUploads(t *testing.T) {
 		var took []time.Duration
 		for i := range 6 {
 			t0 := time.Now()
-			r, err := s.client.Send(context.Background(), callbacks.Authorize,
+			r, err := s.client.Send(context.Background(), claims.Authorize,
 				authorizeClaims(fmt.Sprintf("su-p%d", i), fmt.Sprintf("su-k%d", i), "alice", "src-su", "1", 0))
 			if err != nil {
 				t.Fatal(err)
@@ -153,7 +156,7 @@ func TestSlowUploads(t *testing.T) {
 			t.Fatal("the connection stayed open after the 408")
 		}
 		waitFor(t, "the 408 to be counted", func() bool {
-			return testutil.ToFloat64(s.srv.Metrics().Requests(callbacks.Authorize, "body_timeout", 408)) == 1
+			return testutil.ToFloat64(s.srv.Metrics().Requests(claims.Authorize, "body_timeout", 408)) == 1
 		})
 		if n := testutil.ToFloat64(s.srv.BodyReads()); n != 0 {
 			t.Fatalf("bodies being read after the 408: %v", n)
@@ -189,12 +192,12 @@ func TestSlowUploads(t *testing.T) {
 		// A ready body waits for the one place; the slow upload gives it
 		// up at its body timeout, which comes before the ready body's.
 		type reply struct {
-			r   *callbacks.Reply
+			r   *caller.Reply
 			err error
 		}
 		answered := make(chan reply, 1)
 		go func() {
-			r, err := s.client.Send(context.Background(), callbacks.Capture, captureClaims("br-p", "br-k", "hold_x"))
+			r, err := s.client.Send(context.Background(), claims.Capture, captureClaims("br-p", "br-k", "hold_x"))
 			answered <- reply{r, err}
 		}()
 		most := 0.0

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/provider-ledger/adapter/envelope"
@@ -170,7 +172,7 @@ func (r *replica) opens(t *testing.T, secret []byte) bool {
 
 func sealRequest(t *testing.T, secret []byte) string {
 	t.Helper()
-	claims, err := envelope.RequestClaims(time.Now(), "authorize", map[string]any{"providerID": "local", "idempotencyKey": "k-1"})
+	claims, err := claims.BuildRequest(time.Now(), "authorize", map[string]any{"providerID": "local", "idempotencyKey": "k-1"})
 	if err != nil {
 		t.Fatal(err)
 	}

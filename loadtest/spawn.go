@@ -24,9 +24,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
+
 	"github.com/spf13/cobra"
 
-	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/embedpg"
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/cli"
@@ -739,7 +740,7 @@ func (sp *spawned) ceiling(ctx context.Context, s *session, key envelope.Key, pr
 	}
 	hc := &http.Client{Transport: newTransport(clients), Timeout: 30 * time.Second}
 	defer hc.CloseIdleConnections()
-	client := &callbacks.Client{BaseURL: sp.callbacks, Key: key, HTTP: hc}
+	client := &caller.Client{BaseURL: sp.callbacks, Key: key, HTTP: hc}
 	r := benchOne(ctx, s.adm, client, providerID, prefix+"-c", accounts, clients, d, 3*time.Second, dbURL, logf)
 	return &r
 }

@@ -24,7 +24,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/server"
 	"github.com/provider-ledger/adapter/store/storetest"
@@ -208,12 +210,12 @@ func TestConnectionsUnderALowFileLimit(t *testing.T) {
 		wg.Wait()
 	}
 	// Valid callbacks on new connections, while the idle ones are open.
-	client := &callbacks.Client{BaseURL: "http://" + c.callbacks + "/ledger", Key: envelope.Key{Secret: c.secret},
+	client := &caller.Client{BaseURL: "http://" + c.callbacks + "/ledger", Key: envelope.Key{Secret: c.secret},
 		HTTP: &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}}
 	var took []time.Duration
 	for i := range 6 {
 		t0 := time.Now()
-		r, err := client.Send(context.Background(), callbacks.Capture, map[string]any{"providerID": "bank-fd",
+		r, err := client.Send(context.Background(), claims.Capture, map[string]any{"providerID": "bank-fd",
 			"payoutID": fmt.Sprintf("fd-p%d", i), "holdReference": fmt.Sprintf("hold_fd%d", i), "idempotencyKey": fmt.Sprintf("fd-k%d", i)})
 		if err != nil || r.Status != 200 || r.Outcome() != "approved" {
 			t.Fatalf("callback %d of 6 after 300 idle connections (%d answered): %+v %v\n%s", i+1, answered.Load(), r, err, c.log)

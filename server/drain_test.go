@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/jackc/pgx/v5"
 
-	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
@@ -47,10 +49,10 @@ func TestShutdownDrainsInFlightCallbacks(t *testing.T) {
 	if _, err := tx.Exec(ctx, `SELECT 1 FROM accounts WHERE account_id = 'dr-1' FOR UPDATE`); err != nil {
 		t.Fatal(err)
 	}
-	c := &callbacks.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret}}
-	answered := make(chan *callbacks.Reply, 1)
+	c := &caller.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret}}
+	answered := make(chan *caller.Reply, 1)
 	go func() {
-		r, err := c.Send(ctx, callbacks.Authorize, map[string]any{"payoutID": "dr-p", "providerID": "bank-d", "externalID": "alice",
+		r, err := c.Send(ctx, claims.Authorize, map[string]any{"payoutID": "dr-p", "providerID": "bank-d", "externalID": "alice",
 			"fundingSource": "src-dr", "fraudScore": 0.1, "idempotencyKey": "dr-k",
 			"amount": map[string]any{"currency": map[string]any{"code": "USD", "decimalPlaces": 2}, "value": "4.00"}})
 		if err != nil {

@@ -19,7 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/provider-ledger/adapter/embedpg"
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
@@ -278,9 +280,9 @@ func TestPgbouncer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := &callbacks.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: fresh}}
+		c := &caller.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: fresh}}
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-			r, err := c.Send(context.Background(), callbacks.Capture, map[string]any{"payoutID": "p-new", "providerID": "bank-b",
+			r, err := c.Send(context.Background(), claims.Capture, map[string]any{"payoutID": "p-new", "providerID": "bank-b",
 				"holdReference": "hold_none", "idempotencyKey": "k-new"})
 			if err == nil && r.Status == 200 {
 				break

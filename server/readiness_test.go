@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/jackc/pgx/v5"
 
-	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
@@ -112,11 +114,11 @@ func TestReadiness(t *testing.T) {
 			t.Fatal(err)
 		}
 		exec(t, locker, `SELECT 1 FROM accounts WHERE account_id = 'busy-1' FOR UPDATE`)
-		c := &callbacks.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret}}
+		c := &caller.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret}}
 		answers := make(chan int, 2)
 		for i := range 2 {
 			go func() {
-				r, err := c.Send(ctx, callbacks.Authorize, map[string]any{"payoutID": fmt.Sprintf("busy-p%d", i), "providerID": "bank-r",
+				r, err := c.Send(ctx, claims.Authorize, map[string]any{"payoutID": fmt.Sprintf("busy-p%d", i), "providerID": "bank-r",
 					"externalID": "alice", "fundingSource": "src-busy", "fraudScore": 0.1, "idempotencyKey": fmt.Sprintf("busy-k%d", i),
 					"amount": map[string]any{"currency": map[string]any{"code": "USD", "decimalPlaces": 2}, "value": "1.00"}})
 				if err != nil {

@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/datadir"
 	"github.com/provider-ledger/adapter/server"
@@ -193,8 +195,8 @@ func TestDriveRetryPolicy(t *testing.T) {
 		_, _ = w.Write([]byte(`{"type":"urn:provider-ledger:problem:x"}`))
 	}))
 	defer srv.Close()
-	d := &driver{cb: &callbacks.Client{BaseURL: srv.URL + "/ledger", Key: envelope.Key{Secret: make([]byte, 32)}}}
-	_, err := d.send(context.Background(), callbacks.Capture, map[string]any{"idempotencyKey": "k"})
+	d := &driver{cb: &caller.Client{BaseURL: srv.URL + "/ledger", Key: envelope.Key{Secret: make([]byte, 32)}}}
+	_, err := d.send(context.Background(), claims.Capture, map[string]any{"idempotencyKey": "k"})
 	if err == nil || !strings.Contains(err.Error(), "refused: 422") || d.sent != 4 || d.retry != 3 {
 		t.Fatalf("err %v, sent %d, retried %d; want a 422 after 3 retries", err, d.sent, d.retry)
 	}
