@@ -76,11 +76,11 @@ func (r *Request) providerID() string {
 // two, req holds what could be decoded (its Subject names the request in
 // a log line).
 func Decode(b []byte, endpoint string, o Options, req *Request) error {
-	f := fieldsOf(endpoint)
-	if f == nil {
+	var w walker
+	if w.f.names = namesOf(endpoint); w.f.names == nil {
 		return fmt.Errorf("claims: unknown endpoint %q", endpoint)
 	}
-	w := walker{f: f}
+	f := &w.f
 	if err := w.walk(b); err != nil {
 		return err
 	}
@@ -127,16 +127,16 @@ var (
 	creditNames  = []string{"providerID", "idempotencyKey", "requesterExternalID", "fundingDestination", "amount", "requestID"}
 )
 
-func fieldsOf(endpoint string) *fields {
+func namesOf(endpoint string) []string {
 	switch endpoint {
 	case Authorize:
-		return &fields{names: authorizeNames}
+		return authorizeNames
 	case Capture:
-		return &fields{names: captureNames}
+		return captureNames
 	case Release:
-		return &fields{names: releaseNames}
+		return releaseNames
 	case CreditAccount:
-		return &fields{names: creditNames}
+		return creditNames
 	}
 	return nil
 }

@@ -104,7 +104,7 @@ type walker struct {
 	typ  []byte // typ's content; nil when absent
 	seen int    // bits of the registered claims seen
 	bad  error  // the first malformed registered claim, in document order
-	f    *fields
+	f    fields // the business claims, when f.names is set (Decode)
 }
 
 const (
@@ -136,7 +136,7 @@ func (w *walker) walk(b []byte) error {
 // visit is the strictjson.Visitor of walk.
 func (w *walker) visit(path []strictjson.Step, value, text []byte) {
 	if len(path) > 1 {
-		if w.f != nil && string(path[0].Name) == "service" {
+		if w.f.names != nil && string(path[0].Name) == "service" {
 			w.f.visit(path[1:], value, text)
 		}
 		return
