@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -246,7 +247,15 @@ func TestSigningSecretsAPI(t *testing.T) {
 			_, b64 := b.newSecret(t)
 			a := b.do(t, "POST", "/v1/signing-secrets", `{"secret":"`+b64+`"}`)
 			ids = append(ids, a.body["secretID"].(string))
-			time.Sleep(2 * time.Millisecond) // distinct addedOn: the store's clock is real here
+			// Distinct addedOn: the store's clock is real here; the next
+			// secret is added once the clock has passed this one's.
+			added, err := time.Parse(time.RFC3339Nano, a.body["addedOn"].(string))
+			if err != nil {
+				t.Fatalf("addedOn %v: %v", a.body["addedOn"], err)
+			}
+			for !time.Now().After(added) {
+				runtime.Gosched()
+			}
 		}
 		entries, _ := b.list(t)
 		got := []string{}

@@ -61,9 +61,9 @@ func TestNothingCommitsAfter408UnderLoad(t *testing.T) {
 	wg.Wait()
 	stop()
 	lockers.Wait()
-	// A statement the adapter gave up on has been cancelled by now; one
-	// that was not would commit within this pause.
-	time.Sleep(500 * time.Millisecond)
+	// A statement the adapter gave up on has been cancelled; one that was
+	// not has committed by the time no statement runs any more.
+	storetest.WaitForIdle(t, b.pool)
 
 	timedOut := 0
 	for _, r := range results {

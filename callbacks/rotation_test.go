@@ -107,7 +107,18 @@ func TestRotationUnderTraffic(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(200 * time.Millisecond)
+	// flows waits until the senders delivered ten more callbacks: traffic
+	// ran through the phase just set.
+	flows := func() {
+		t.Helper()
+		from := sent.Load()
+		for deadline := time.Now().Add(30 * time.Second); sent.Load() < from+10; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no traffic: %d callbacks sent in 30 s", sent.Load()-from)
+			}
+		}
+	}
+	flows()
 	// 1. Add the new secret (through replica 0's store); every replica loads it.
 	newInfo, newSecret, err := stores[0].Generate(ctx)
 	if err != nil {
@@ -117,13 +128,13 @@ func TestRotationUnderTraffic(t *testing.T) {
 	// 2. The service moves to the new secret.
 	newKey := envelope.Key{ID: newInfo.SecretID, Secret: newSecret}
 	current.Store(&newKey)
-	time.Sleep(200 * time.Millisecond)
+	flows()
 	// 3. Retire the old secret (through replica 1's store).
 	if err := stores[1].Retire(ctx, oldInfo.SecretID); err != nil {
 		t.Fatal(err)
 	}
 	waitKeys(newInfo.SecretID)
-	time.Sleep(200 * time.Millisecond)
+	flows()
 	close(stop)
 	wg.Wait()
 	if sent.Load() < 20 || failed.Load() != 0 {

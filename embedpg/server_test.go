@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -545,8 +546,12 @@ func helper(mode, dataDir string) int {
 	switch mode {
 	case "wait-for-kill":
 		fmt.Printf("pid %d\n", s.proc.Pid)
-		time.Sleep(time.Minute)
-		return 4 // the parent kills us first
+		// Wait to be killed (SIGKILL, by the parent); a SIGTERM or SIGINT
+		// instead is a parent that gave up.
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+		<-sig
+		return 4
 	case "round-trip":
 		err := ping(ctx, s.URL())
 		if stopErr := s.Stop(ctx); err == nil {

@@ -269,7 +269,7 @@ p_fraud_deny => 0.9, p_fraud_stepup => 0.75, p_hold_reference => 'hold-first')`)
 		}
 		second <- a
 	}()
-	time.Sleep(300 * time.Millisecond)
+	storetest.WaitForLockWaiters(t, b.pool, 1) // the second authorize queues behind the first
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -451,3 +451,10 @@ func TestReleaseTable(t *testing.T) {
 		storetest.AssertInvariants(t, b.db)
 	})
 }
+
+// TestDecisionTablesRunAlone: every row of the hold decision tables passes
+// when run on its own.
+func TestDecisionTablesRunAlone(t *testing.T) {
+	t.Parallel()
+	storetest.EachSubtestAlone(t, "TestAuthorizeTable", "TestCaptureTable", "TestReleaseTable")
+}

@@ -499,7 +499,7 @@ p_max => NULL, p_credit_reference => 'cred-first', p_transaction_id => gen_rando
 		}
 		second <- a
 	}()
-	time.Sleep(300 * time.Millisecond)
+	storetest.WaitForLockWaiters(t, b.pool, 1) // the second credit queues behind the first
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -555,4 +555,11 @@ func TestInvariantChecksDetectOpenHoldsDrift(t *testing.T) {
 	if _, ok := got[refs["od-p3"]]; ok {
 		t.Errorf("hold_od-p3 is consistent, reported %+v", vs)
 	}
+}
+
+// TestCreditTableRunsAlone: every row of the credit decision table passes
+// when run on its own.
+func TestCreditTableRunsAlone(t *testing.T) {
+	t.Parallel()
+	storetest.EachSubtestAlone(t, "TestCreditTable")
 }

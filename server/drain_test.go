@@ -63,7 +63,18 @@ func TestShutdownDrainsInFlightCallbacks(t *testing.T) {
 	waitMetric(t, admin, "ledgerd_callback_inflight 1")
 	stopped := make(chan error, 1)
 	go func() { stopped <- d.stop() }()
-	time.Sleep(200 * time.Millisecond)
+	// The shutdown has begun once a new callback is refused (503 while
+	// draining, or the listener closed); the one in flight still holds
+	// Run.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		r, err := c.PostBody(ctx, claims.Authorize, []byte(`{}`))
+		if err != nil || r.Status == http.StatusServiceUnavailable {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the shutdown did not begin: a new callback is answered %d", r.Status)
+		}
+	}
 	select {
 	case err := <-stopped:
 		t.Fatalf("Run returned while a callback was in flight: %v", err)

@@ -169,7 +169,7 @@ func TestDeadlineCancelsAndRollsBack(t *testing.T) {
 	if err := lock.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // anything still running would commit now
+	storetest.WaitForIdle(t, pool) // anything still running has committed or rolled back now
 	var n int
 	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM holds) + (SELECT count(*) FROM callback_authorize)`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d rows committed after the timeout (%v)", n, err)
