@@ -102,32 +102,7 @@ func TestAuthorizeTable(t *testing.T) {
 		}
 		storetest.AssertBalances(t, b.db, "a-open", "100", "30", "70")
 	})
-	for _, c := range []struct {
-		name   string
-		claims map[string]any
-		want   want
-		held   string // a-open's held after the row
-	}{
-		{"Row2FraudScoreAboveOne", authorizeClaims("po-2", "k-2", "alice", "src-open", "1", 1.01), want{status: 400}, "30"},
-		{"Row2FraudScoreNegative", authorizeClaims("po-2", "k-2", "alice", "src-open", "1", -0.01), want{status: 400}, "30"},
-		{"Row4OtherAmount", authorizeClaims("po-1", "k-4", "alice", "src-open", "31", 0.1), want{200, "denied", "payout_already_authorized"}, "30"},
-		{"Row5UnknownSource", authorizeClaims("po-5", "k-5", "alice", "src-none", "1", 0.99), want{200, "denied", "unknown_funding_source"}, "30"},
-		{"Row6OtherOwner", authorizeClaims("po-6", "k-6", "mallory", "src-open", "1", 0.99), want{200, "denied", "funding_source_mismatch"}, "30"},
-		{"Row7Frozen", authorizeClaims("po-7", "k-7", "alice", "src-frozen", "1", 0.99), want{200, "denied", "account_unavailable"}, "30"},
-		{"Row8Currency", authorizeClaims("po-8", "k-8", "alice", "src-eur", "1", 0.99), want{200, "denied", "currency_mismatch"}, "30"},
-		{"Row9FraudAtDenyThreshold", authorizeClaims("po-9", "k-9", "alice", "src-open", "1", 0.90), want{200, "denied", "fraud_suspected"}, "30"},
-		{"Row10StepUpAtThreshold", authorizeClaims("po-10", "k-10", "alice", "src-open", "1", 0.75), want{200, "denied", "step_up_required"}, "30"},
-		{"Row11Insufficient", authorizeClaims("po-11", "k-11", "alice", "src-open", "70.01", 0.74), want{200, "denied", "insufficient_funds"}, "30"},
-		{"Row12Approved", authorizeClaims("po-12", "k-12", "alice", "src-open", "70.00", 0), want{200, "approved", ""}, "100"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			b, _ := authorizeFixture(t)
-			check(t, b.send(t, claims.Authorize, c.claims), c.want, "holdReference")
-			held := decimal.RequireFromString(c.held)
-			storetest.AssertBalances(t, b.db, "a-open", "100", c.held, decimal.NewFromInt(100).Sub(held).String())
-		})
-	}
+	authorizeRows(t)
 	t.Run("Row3SameHoldOtherKey", func(t *testing.T) {
 		t.Parallel()
 		b, first := authorizeFixture(t)
@@ -165,6 +140,37 @@ func TestAuthorizeTable(t *testing.T) {
 		storetest.AssertBalances(t, b.db, "a-open", "150", "100", "50")
 		storetest.AssertInvariants(t, b.db)
 	})
+}
+
+// authorizeRows are the rows of the authorize table that send one request
+// and leave the held amount of a-open as given.
+func authorizeRows(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		claims map[string]any
+		want   want
+		held   string // a-open's held after the row
+	}{
+		{"Row2FraudScoreAboveOne", authorizeClaims("po-2", "k-2", "alice", "src-open", "1", 1.01), want{status: 400}, "30"},
+		{"Row2FraudScoreNegative", authorizeClaims("po-2", "k-2", "alice", "src-open", "1", -0.01), want{status: 400}, "30"},
+		{"Row4OtherAmount", authorizeClaims("po-1", "k-4", "alice", "src-open", "31", 0.1), want{200, "denied", "payout_already_authorized"}, "30"},
+		{"Row5UnknownSource", authorizeClaims("po-5", "k-5", "alice", "src-none", "1", 0.99), want{200, "denied", "unknown_funding_source"}, "30"},
+		{"Row6OtherOwner", authorizeClaims("po-6", "k-6", "mallory", "src-open", "1", 0.99), want{200, "denied", "funding_source_mismatch"}, "30"},
+		{"Row7Frozen", authorizeClaims("po-7", "k-7", "alice", "src-frozen", "1", 0.99), want{200, "denied", "account_unavailable"}, "30"},
+		{"Row8Currency", authorizeClaims("po-8", "k-8", "alice", "src-eur", "1", 0.99), want{200, "denied", "currency_mismatch"}, "30"},
+		{"Row9FraudAtDenyThreshold", authorizeClaims("po-9", "k-9", "alice", "src-open", "1", 0.90), want{200, "denied", "fraud_suspected"}, "30"},
+		{"Row10StepUpAtThreshold", authorizeClaims("po-10", "k-10", "alice", "src-open", "1", 0.75), want{200, "denied", "step_up_required"}, "30"},
+		{"Row11Insufficient", authorizeClaims("po-11", "k-11", "alice", "src-open", "70.01", 0.74), want{200, "denied", "insufficient_funds"}, "30"},
+		{"Row12Approved", authorizeClaims("po-12", "k-12", "alice", "src-open", "70.00", 0), want{200, "approved", ""}, "100"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			b, _ := authorizeFixture(t)
+			check(t, b.send(t, claims.Authorize, c.claims), c.want, "holdReference")
+			held := decimal.RequireFromString(c.held)
+			storetest.AssertBalances(t, b.db, "a-open", "100", c.held, decimal.NewFromInt(100).Sub(held).String())
+		})
+	}
 }
 
 // settleFixture is the state of the capture and release tables: bob's

@@ -10,6 +10,7 @@ type WeakSecretError struct {
 	Reason string
 }
 
+// Error implements error: the message of a WeakSecretError.
 func (e *WeakSecretError) Error() string {
 	if e.Reason == "" {
 		return "envelope: weak key"

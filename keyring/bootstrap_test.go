@@ -199,94 +199,90 @@ func TestBootstrap(t *testing.T) {
 	})
 }
 
-func TestLoadOrCreateKEK(t *testing.T) {
+func TestLoadOrCreateKEKCreatesThenReads(t *testing.T) {
 	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	path := filepath.Join(dir, keyring.KEKFile)
+	kek, err := keyring.LoadOrCreateKEK(path)
+	if err != nil || len(kek) != keyring.KEKSize {
+		t.Fatalf("LoadOrCreateKEK = %d bytes, %v", len(kek), err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("KEK file: %v, mode %v; want 0600", err, fi.Mode())
+	}
+	if di, _ := os.Stat(dir); di.Mode().Perm() != 0o700 {
+		t.Fatalf("KEK dir mode %v, want 0700", di.Mode())
+	}
+	again, err := keyring.LoadOrCreateKEK(path)
+	if err != nil || !bytes.Equal(again, kek) {
+		t.Fatalf("second call = %v; want the same KEK", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("%d files in the directory, want only the KEK (no temporary left)", len(entries))
+	}
+}
 
-	t.Run("CreatesThenReads", func(t *testing.T) {
-		t.Parallel()
-		dir := filepath.Join(t.TempDir(), "data")
-		path := filepath.Join(dir, keyring.KEKFile)
-		kek, err := keyring.LoadOrCreateKEK(path)
-		if err != nil || len(kek) != keyring.KEKSize {
-			t.Fatalf("LoadOrCreateKEK = %d bytes, %v", len(kek), err)
-		}
-		fi, err := os.Stat(path)
-		if err != nil || fi.Mode().Perm() != 0o600 {
-			t.Fatalf("KEK file: %v, mode %v; want 0600", err, fi.Mode())
-		}
-		if di, _ := os.Stat(dir); di.Mode().Perm() != 0o700 {
-			t.Fatalf("KEK dir mode %v, want 0700", di.Mode())
-		}
-		again, err := keyring.LoadOrCreateKEK(path)
-		if err != nil || !bytes.Equal(again, kek) {
-			t.Fatalf("second call = %v; want the same KEK", err)
-		}
-		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
-			t.Fatalf("%d files in the directory, want only the KEK (no temporary left)", len(entries))
-		}
-	})
+func TestLoadOrCreateKEKReadsAGivenFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "kek")
+	want := randomBytes(t, keyring.KEKSize)
+	if err := os.WriteFile(path, []byte(base64.StdEncoding.EncodeToString(want)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := keyring.LoadOrCreateKEK(path)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("LoadOrCreateKEK = %v; want the file's key", err)
+	}
+}
 
-	t.Run("ReadsAGivenFile", func(t *testing.T) {
-		t.Parallel()
-		path := filepath.Join(t.TempDir(), "kek")
-		want := randomBytes(t, keyring.KEKSize)
-		if err := os.WriteFile(path, []byte(base64.StdEncoding.EncodeToString(want)+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		got, err := keyring.LoadOrCreateKEK(path)
-		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("LoadOrCreateKEK = %v; want the file's key", err)
-		}
-	})
+func TestLoadOrCreateKEKRefusesLoosePermissions(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "kek")
+	content := base64.StdEncoding.EncodeToString(randomBytes(t, keyring.KEKSize))
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil { // umask-proof
+		t.Fatal(err)
+	}
+	if _, err := keyring.LoadOrCreateKEK(path); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Fatalf("LoadOrCreateKEK on a 0644 file = %v, want a refusal", err)
+	}
+}
 
-	t.Run("RefusesLoosePermissions", func(t *testing.T) {
-		t.Parallel()
-		path := filepath.Join(t.TempDir(), "kek")
-		content := base64.StdEncoding.EncodeToString(randomBytes(t, keyring.KEKSize))
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(path, 0o644); err != nil { // umask-proof
-			t.Fatal(err)
-		}
-		if _, err := keyring.LoadOrCreateKEK(path); err == nil || !strings.Contains(err.Error(), "chmod 600") {
-			t.Fatalf("LoadOrCreateKEK on a 0644 file = %v, want a refusal", err)
-		}
-	})
+func TestLoadOrCreateKEKRefusesMalformedContentWithoutEchoingIt(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "kek")
+	content := base64.StdEncoding.EncodeToString(randomBytes(t, 24))
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := keyring.LoadOrCreateKEK(path)
+	if err == nil || strings.Contains(err.Error(), content) {
+		t.Fatalf("LoadOrCreateKEK = %v; want an error without the content", err)
+	}
+}
 
-	t.Run("RefusesMalformedContentWithoutEchoingIt", func(t *testing.T) {
-		t.Parallel()
-		path := filepath.Join(t.TempDir(), "kek")
-		content := base64.StdEncoding.EncodeToString(randomBytes(t, 24))
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
+func TestLoadOrCreateKEKConcurrentCreatorsAgree(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "kek")
+	const n = 8
+	keks := make([][]byte, n)
+	errs := make([]error, n)
+	done := make(chan struct{})
+	for i := range n {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			keks[i], errs[i] = keyring.LoadOrCreateKEK(path)
+		}()
+	}
+	for range n {
+		<-done
+	}
+	for i := range n {
+		if errs[i] != nil || !bytes.Equal(keks[i], keks[0]) {
+			t.Fatalf("creator %d: %v (same key: %v)", i, errs[i], bytes.Equal(keks[i], keks[0]))
 		}
-		_, err := keyring.LoadOrCreateKEK(path)
-		if err == nil || strings.Contains(err.Error(), content) {
-			t.Fatalf("LoadOrCreateKEK = %v; want an error without the content", err)
-		}
-	})
-
-	t.Run("ConcurrentCreatorsAgree", func(t *testing.T) {
-		t.Parallel()
-		path := filepath.Join(t.TempDir(), "kek")
-		const n = 8
-		keks := make([][]byte, n)
-		errs := make([]error, n)
-		done := make(chan struct{})
-		for i := range n {
-			go func() {
-				defer func() { done <- struct{}{} }()
-				keks[i], errs[i] = keyring.LoadOrCreateKEK(path)
-			}()
-		}
-		for range n {
-			<-done
-		}
-		for i := range n {
-			if errs[i] != nil || !bytes.Equal(keks[i], keks[0]) {
-				t.Fatalf("creator %d: %v (same key: %v)", i, errs[i], bytes.Equal(keks[i], keks[0]))
-			}
-		}
-	})
+	}
 }

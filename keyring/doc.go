@@ -5,7 +5,7 @@
 //
 // # Pieces
 //
-//   - [Vault]: the table signing_secrets (schema migration 004). It
+//   - [Vault]: the table signing_secrets (schema/schema.sql). It
 //     implements admin.SecretStore (list, add, generate, retire, rekey)
 //     and [Vault.Active], the decrypted active secrets.
 //   - [Loader]: loads [Vault.Active] into an envelope.KeySet once

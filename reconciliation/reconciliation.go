@@ -211,6 +211,7 @@ const LeaseTTL = 60 * time.Second
 // holds the lease: one run at a time.
 type RunningError struct{ RunID string }
 
+// Error implements error: the message of a RunningError.
 func (e *RunningError) Error() string {
 	return "reconciliation run " + e.RunID + " is in progress; one run at a time"
 }

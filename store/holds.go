@@ -27,7 +27,7 @@ WHERE ($1 = '' OR payout_id = $1) AND ($2 = '' OR status = $2) AND ($5 = '' OR a
 ORDER BY placed_at DESC, hold_reference DESC
 LIMIT $6`
 
-	// Read from open_holds (migration 009): as many rows as holds are
+	// Read from open_holds: as many rows as holds are
 	// held, whatever the size of the history.
 	outstandingSQL = `SELECT currency, count(*), sum(amount), count(*) FILTER (WHERE placed_at < $1)
 FROM open_holds GROUP BY currency`

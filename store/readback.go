@@ -18,7 +18,7 @@ import (
 
 // Reading the ledger back: customer accounts a page at a time, the journal
 // as transactions and as double-entry entries, and one account's statement
-// for a period (tables accounts and journal; indexes of migration 007).
+// for a period (tables accounts and journal, and their indexes: schema/schema.sql).
 //
 // Pages are keyset pages: a cursor is the position of the last row of the
 // previous page, so a page costs the same at any depth and a row written

@@ -10,7 +10,7 @@ import (
 	"github.com/provider-ledger/adapter/envelope"
 )
 
-// Queries on signing_secrets (schema/migrations/004_signing_secrets.sql).
+// Queries on signing_secrets (its table in schema/schema.sql).
 const (
 	secretColumns = `secret_id, fingerprint, kek_fingerprint, nonce, ciphertext, source, added_on, retired_on`
 

@@ -52,6 +52,7 @@ type ClaimError struct {
 	Err   error
 }
 
+// Error implements error: the message of a ClaimError.
 func (e *ClaimError) Error() string {
 	switch {
 	case e.Path != "":
@@ -82,6 +83,7 @@ func claimErr(claim string, err error) error { return &ClaimError{Claim: claim, 
 // with a JSON Pointer into the claims, in the endpoint's order of claims.
 type FieldErrors []problem.FieldError
 
+// Error implements error: the message of a FieldErrors.
 func (e FieldErrors) Error() string {
 	return fmt.Sprintf("claims: %d business claims are missing or malformed", len(e))
 }

@@ -71,6 +71,7 @@ type Error struct {
 	Reason  Reason
 }
 
+// Error implements error: the message of a Error.
 func (e *Error) Error() string {
 	if e.Pointer == "" {
 		return "strictjson: " + e.Reason.Detail()
@@ -301,26 +302,7 @@ func (c *checker) object(i, depth int) (int, bool) {
 			}
 			return end, c.fail(r, c.pointer()) // the object: the name cannot be shown
 		}
-		dup := false
-		switch earlier := c.names[start:]; {
-		case seen != nil:
-			_, dup = seen[string(name)]
-			seen[string(name)] = struct{}{}
-		case len(earlier) >= manyMembers:
-			seen = make(map[string]struct{}, 2*len(earlier))
-			for _, n := range earlier {
-				seen[string(n)] = struct{}{}
-			}
-			_, dup = seen[string(name)]
-			seen[string(name)] = struct{}{}
-		default:
-			for _, n := range earlier {
-				if string(n) == string(name) {
-					dup = true
-					break
-				}
-			}
-		}
+		dup := c.seen(c.names[start:], &seen, name)
 		c.names = append(c.names, name)
 		c.path = append(c.path, Step{Name: name})
 		if dup {
@@ -356,6 +338,29 @@ func (c *checker) object(i, depth int) (int, bool) {
 			return i, c.fail(Syntax, "")
 		}
 	}
+}
+
+// seen reports whether name is among the earlier names of its object,
+// comparing with each of them, or, from manyMembers on, through *set.
+func (c *checker) seen(earlier [][]byte, set *map[string]struct{}, name []byte) bool {
+	switch {
+	case *set != nil:
+	case len(earlier) >= manyMembers:
+		*set = make(map[string]struct{}, 2*len(earlier))
+		for _, n := range earlier {
+			(*set)[string(n)] = struct{}{}
+		}
+	default:
+		for _, n := range earlier {
+			if string(n) == string(name) {
+				return true
+			}
+		}
+		return false
+	}
+	_, dup := (*set)[string(name)]
+	(*set)[string(name)] = struct{}{}
+	return dup
 }
 
 // visit tells the visitor of the member whose value is data[start:end].
