@@ -24,3 +24,9 @@ var ErrNotRunning = errors.New("embedpg: the embedded Postgres is not running")
 
 // RunningURL is not supported on this operating system.
 func RunningURL(string, bool) (string, error) { return "", ErrNotRunning }
+
+// CrashRestart is not supported on this operating system.
+func CrashRestart(context.Context, string) error { return ErrNotRunning }
+
+// StopCluster does nothing: no cluster can run here.
+func StopCluster(context.Context, string) error { return nil }

@@ -365,16 +365,7 @@ func (s *Instance) startServer(ctx context.Context, binDir string, su *osUser, p
 
 	off := logSize(logf)
 	fmt.Fprintf(logf, "---- embedpg %s: starting postgres on 127.0.0.1:%d\n", time.Now().Format(time.RFC3339), port)
-	cmd := exec.Command(filepath.Join(binDir, "postgres"),
-		"-D", s.pgDir,
-		"-p", strconv.Itoa(port),
-		"-c", "listen_addresses=127.0.0.1",
-		"-c", "unix_socket_directories=", // TCP only: no socket file to clean up or to reach with peer auth
-		"-c", "max_connections=100",
-		"-c", "shared_buffers=128MB",
-		"-c", "password_encryption=scram-sha-256",
-		"-c", "logging_collector=off", // log to stderr, which is postgres.log
-	)
+	cmd := exec.Command(filepath.Join(binDir, "postgres"), append([]string{"-D", s.pgDir}, serverSettings(port)...)...)
 	cmd.Dir = s.pgDir
 	cmd.Env = childEnv()
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -398,6 +389,20 @@ func (s *Instance) startServer(ctx context.Context, binDir string, su *osUser, p
 		return err
 	}
 	return nil
+}
+
+// serverSettings are the options every postgres of an embedded cluster
+// runs with, on port.
+func serverSettings(port int) []string {
+	return []string{
+		"-p", strconv.Itoa(port),
+		"-c", "listen_addresses=127.0.0.1",
+		"-c", "unix_socket_directories=", // TCP only: no socket file to clean up or to reach with peer auth
+		"-c", "max_connections=100",
+		"-c", "shared_buffers=128MB",
+		"-c", "password_encryption=scram-sha-256",
+		"-c", "logging_collector=off", // log to stderr, which is postgres.log
+	}
 }
 
 func (s *Instance) waitReady(ctx context.Context, timeout time.Duration, waitErr func() error, logOff int64) error {
