@@ -231,10 +231,10 @@ func TestClaimsBuilders(t *testing.T) {
 		"unmarshalable": map[string]any{"f": func() {}},
 	} {
 		if _, err := claims.BuildResponse(now, svc); !errors.Is(err, claims.ErrInvalidClaims) {
-			t.Errorf("ResponseClaims(%s) = %v", name, err)
+			t.Errorf("BuildResponse(%s) = %v", name, err)
 		}
 	}
 	if _, err := claims.BuildRequest(now, "", map[string]int{}); !errors.Is(err, claims.ErrInvalidClaims) {
-		t.Errorf("RequestClaims without typ = %v", err)
+		t.Errorf("BuildRequest without typ = %v", err)
 	}
 }
