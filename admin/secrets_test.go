@@ -244,13 +244,11 @@ func TestSigningSecretsAPIListIsNewestFirst(t *testing.T) {
 		_, b64 := b.newSecret(t)
 		a := b.do(t, "POST", "/v1/signing-secrets", `{"secret":"`+b64+`"}`)
 		ids = append(ids, a.body["secretID"].(string))
-		// Distinct addedOn: the store's clock is real here; the next
-		// secret is added once the clock has passed this one's.
-		added, err := time.Parse(time.RFC3339Nano, a.body["addedOn"].(string))
-		if err != nil {
-			t.Fatalf("addedOn %v: %v", a.body["addedOn"], err)
-		}
-		for !time.Now().After(added) {
+		// Distinct addedOn (kept to the microsecond): the store's clock is
+		// real here, and stamped this one before it answered; the next is
+		// added once the clock is past the microsecond of the answer.
+		answered := time.Now().Truncate(time.Microsecond)
+		for !time.Now().Truncate(time.Microsecond).After(answered) {
 			runtime.Gosched()
 		}
 	}
