@@ -15,12 +15,13 @@ import (
 	"time"
 
 	"github.com/julienschmidt/httprouter"
+	"github.com/shopspring/decimal"
 
+	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/problem"
 	"github.com/provider-ledger/adapter/internal/strictjson"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/ledger"
-	"github.com/provider-ledger/adapter/store"
 )
 
 // MaxBody is the largest request body the admin API reads.
@@ -29,7 +30,7 @@ const MaxBody = 64 << 10
 // Config wires the admin API.
 type Config struct {
 	// DB is the ledger's database. Required.
-	DB *store.DB
+	DB Ledger
 	// Token, when set, is the bearer token every /v1 route requires, and
 	// /metrics too unless PublicMetrics is set.
 	Token string
@@ -49,8 +50,27 @@ type Config struct {
 	Logger     *slog.Logger
 }
 
+// Ledger is what the admin API needs of the ledger's database: accounts,
+// instruments, adjustments, holds and the journal, each method one
+// transaction (*store.DB implements it).
+type Ledger interface {
+	CreateAccount(ctx context.Context, n ledger.NewAccount) (ledger.Account, error)
+	GetAccount(ctx context.Context, accountID string) (ledger.Account, error)
+	SetAccountStatus(ctx context.Context, accountID, status string) (ledger.Account, error)
+	ListAccounts(ctx context.Context, o ledger.AccountListOptions) (ledger.AccountPage, error)
+	Adjust(ctx context.Context, accountID string, amount decimal.Decimal, key, memo string) (ledger.Adjustment, error)
+	AddInstrument(ctx context.Context, in ledger.Instrument) (ledger.Instrument, bool, error)
+	GetHold(ctx context.Context, holdReference string) (holds.Hold, error)
+	ListHolds(ctx context.Context, o holds.ListOptions) (holds.Page, error)
+	ListTransactions(ctx context.Context, o ledger.JournalOptions) (ledger.TransactionPage, error)
+	ListEntries(ctx context.Context, o ledger.JournalOptions) (ledger.EntryPage, error)
+	// Statement reads an account's statement for a period in one
+	// snapshot: summary once, then entry for each entry, oldest first.
+	Statement(ctx context.Context, o ledger.StatementOptions, summary func(ledger.StatementSummary) error, entry func(ledger.Entry) error) error
+}
+
 // SecretStore manages the signing secrets of the callback keyring (package
-// keyring.Store implements it over the database).
+// keyring.Vault implements it over the database).
 type SecretStore interface {
 	// List returns every secret, active and retired, newest first.
 	List(ctx context.Context) ([]SecretInfo, error)
@@ -63,15 +83,15 @@ type SecretStore interface {
 	// is a no-op; an unknown ID is a ledger.CodeNotFound error.
 	Retire(ctx context.Context, secretID string) error
 	// Rekey re-encrypts the active secrets under the current KEK (see
-	// keyring.Store.Rekey).
+	// keyring.Vault.Rekey).
 	Rekey(ctx context.Context, kekFingerprint string) (keyring.RekeyResult, error)
 }
 
 // SecretInfo describes a signing secret without its value.
 type SecretInfo = keyring.SecretInfo
 
-// Server is the admin API's handler.
-type Server struct {
+// Handler is the admin API (an http.Handler).
+type Handler struct {
 	cfg    Config
 	router *httprouter.Router
 	log    *slog.Logger
@@ -89,11 +109,11 @@ type Route struct {
 }
 
 // Routes returns every route registered, in the order of registration.
-func (s *Server) Routes() []Route { return slices.Clone(s.routes) }
+func (s *Handler) Routes() []Route { return slices.Clone(s.routes) }
 
 // New returns the admin API on cfg.
-func New(cfg Config) *Server {
-	s := &Server{cfg: cfg, router: httprouter.New(), log: cfg.Logger}
+func New(cfg Config) *Handler {
+	s := &Handler{cfg: cfg, router: httprouter.New(), log: cfg.Logger}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -153,7 +173,7 @@ func New(cfg Config) *Server {
 
 // Handle adds an authenticated route. h answers with the value to send as
 // JSON and its status, or an error that WriteError maps.
-func (s *Server) Handle(method, path string, h func(*http.Request, httprouter.Params) (int, any, error)) {
+func (s *Handler) Handle(method, path string, h func(*http.Request, httprouter.Params) (int, any, error)) {
 	s.routes = append(s.routes, Route{Method: method, Path: path, Auth: true})
 	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		if !s.authenticate(w, r) || !s.validRequest(w, r, ps) {
@@ -176,7 +196,7 @@ func (s *Server) Handle(method, path string, h func(*http.Request, httprouter.Pa
 // stream adds an authenticated route whose handler writes its own answer
 // (a statement). An error it returns before writing anything is answered
 // as WriteError maps it.
-func (s *Server) stream(method, path string, h func(http.ResponseWriter, *http.Request, httprouter.Params) error) {
+func (s *Handler) stream(method, path string, h func(http.ResponseWriter, *http.Request, httprouter.Params) error) {
 	s.routes = append(s.routes, Route{Method: method, Path: path, Auth: true})
 	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		if !s.authenticate(w, r) || !s.validRequest(w, r, ps) {
@@ -191,7 +211,7 @@ func (s *Server) stream(method, path string, h func(http.ResponseWriter, *http.R
 
 // open adds a route that needs no token (probes, scrapers, the API's
 // description).
-func (s *Server) open(method, path string, h httprouter.Handle) {
+func (s *Handler) open(method, path string, h httprouter.Handle) {
 	s.routes = append(s.routes, Route{Method: method, Path: path})
 	s.router.Handle(method, path, h)
 }
@@ -200,7 +220,7 @@ func (s *Server) open(method, path string, h httprouter.Handle) {
 // query value is not text Postgres can hold (NUL, invalid UTF-8), before
 // any handler runs: such an ID can name nothing, and saying so is more use
 // than a 404.
-func (s *Server) validRequest(w http.ResponseWriter, r *http.Request, ps httprouter.Params) bool {
+func (s *Handler) validRequest(w http.ResponseWriter, r *http.Request, ps httprouter.Params) bool {
 	err := checkPath(ps)
 	if err == nil {
 		_, err = parseQuery(r.URL.RawQuery)
@@ -213,7 +233,7 @@ func (s *Server) validRequest(w http.ResponseWriter, r *http.Request, ps httprou
 }
 
 // authenticate answers 401 and returns false unless r carries the token.
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) bool {
+func (s *Handler) authenticate(w http.ResponseWriter, r *http.Request) bool {
 	if s.authorized(r) {
 		return true
 	}
@@ -222,7 +242,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-func (s *Server) authorized(r *http.Request) bool {
+func (s *Handler) authorized(r *http.Request) bool {
 	if s.cfg.Token == "" {
 		return true
 	}
@@ -231,7 +251,7 @@ func (s *Server) authorized(r *http.Request) bool {
 }
 
 // ServeHTTP serves the admin API.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+func (s *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
 
 // StatusOf maps an error code to its HTTP status: the one table of it.
 func StatusOf(c ledger.Code) int {
@@ -252,7 +272,7 @@ func StatusOf(c ledger.Code) int {
 
 // WriteError answers err as a problem: a ledger.Error by its code, a
 // database outage as 503, anything else as 500 (logged, not shown).
-func (s *Server) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+func (s *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	var le *ledger.Error
 	code := ledger.CodeOf(err)
 	switch {
@@ -375,5 +395,5 @@ func jsonKind(k string) string {
 	return "number"
 }
 
-// keyring.Store is the SecretStore ledgerd uses.
-var _ SecretStore = (*keyring.Store)(nil)
+// keyring.Vault is the SecretStore ledgerd uses.
+var _ SecretStore = (*keyring.Vault)(nil)

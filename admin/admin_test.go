@@ -10,20 +10,19 @@ import (
 	"testing"
 
 	"github.com/provider-ledger/adapter/admin"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 type bundle struct {
-	api *admin.Server
+	api *admin.Handler
 	db  *store.DB
 }
 
 func setup(t *testing.T, token string) bundle {
 	t.Helper()
-	db, _ := pgtest.DB(t)
+	db, _ := storetest.DB(t)
 	b := bundle{db: db}
 	b.api = admin.New(admin.Config{DB: db, Token: token,
 		Ready: func(context.Context) error { return errors.New("no keys") }})
@@ -102,7 +101,7 @@ func TestAccountsAPI(t *testing.T) {
 	})
 
 	t.Run("BadInputChangesNothing", func(t *testing.T) {
-		ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "api-2", Owner: "bob", Funds: "10.00"})
+		storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "api-2", Owner: "bob", Funds: "10.00"})
 		for _, c := range []struct {
 			name, method, path, body string
 			status                   int
@@ -135,7 +134,7 @@ func TestAccountsAPI(t *testing.T) {
 				b.do(t, c.method, c.path, c.body).problem(t, c.status, c.slug, c.pointer)
 			})
 		}
-		ledgertest.AssertBalances(t, b.db, "api-2", "10", "0", "10")
+		storetest.AssertBalances(t, b.db, "api-2", "10", "0", "10")
 		if a, _ := b.db.GetAccount(context.Background(), "api-2"); a.OwnerExternalID != "bob" || a.Status != "open" {
 			t.Fatalf("account changed: %+v", a)
 		}
@@ -153,7 +152,7 @@ func TestAccountsAPI(t *testing.T) {
 func TestAdjustmentsAPI(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "")
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "adj-api", Owner: "carol"})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "adj-api", Owner: "carol"})
 	first := b.do(t, "POST", "/v1/accounts/adj-api/adjustments", `{"amount":"25.5","idempotencyKey":"dep-1","memo":"deposit"}`)
 	if first.status != 201 || first.body["balance"] != "25.50" || first.body["available"] != "25.50" || first.body["transactionID"] == "" {
 		t.Fatalf("adjust = %d %v", first.status, first.body)
@@ -167,14 +166,14 @@ func TestAdjustmentsAPI(t *testing.T) {
 	if a := b.do(t, "POST", "/v1/accounts/adj-api/adjustments", `{"amount":"-0.50","idempotencyKey":"fee-1"}`); a.status != 201 || a.body["balance"] != "25.00" {
 		t.Fatalf("debit = %d %v", a.status, a.body)
 	}
-	ledgertest.AssertBalances(t, b.db, "adj-api", "25", "0", "25")
+	storetest.AssertBalances(t, b.db, "adj-api", "25", "0", "25")
 }
 
 func TestInstrumentsAPI(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "")
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "ins-api-1"})
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "ins-api-2"})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "ins-api-1"})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "ins-api-2"})
 	if a := b.do(t, "POST", "/v1/instruments", `{"token":"card-1","kind":"source","accountID":"ins-api-1"}`); a.status != 201 || a.body["accountID"] != "ins-api-1" {
 		t.Fatalf("add = %d %v", a.status, a.body)
 	}
@@ -190,8 +189,8 @@ func TestInstrumentsAPI(t *testing.T) {
 func TestHoldsAPI(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "")
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "h-api", Owner: "dora", Funds: "50", Source: "src-h-api"})
-	d := ledgertest.Hold(t, b.db, "po-api", "dora", "src-h-api", "12.3")
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "h-api", Owner: "dora", Funds: "50", Source: "src-h-api"})
+	d := storetest.Hold(t, b.db, "po-api", "dora", "src-h-api", "12.3")
 	if !d.Approved() {
 		t.Fatal(d)
 	}

@@ -25,7 +25,7 @@ func wireAmount(currency string, v decimal.Decimal) adminapi.Amount {
 	return adminapi.Amount(ledger.FormatAmount(currency, v))
 }
 
-func (s *Server) createAccount(r *http.Request, _ httprouter.Params) (int, any, error) {
+func (s *Handler) createAccount(r *http.Request, _ httprouter.Params) (int, any, error) {
 	var body adminapi.AccountCreateRequest
 	if err := Decode(r, &body); err != nil {
 		return 0, nil, err
@@ -38,7 +38,7 @@ func (s *Server) createAccount(r *http.Request, _ httprouter.Params) (int, any, 
 	return http.StatusCreated, viewAccount(a), nil
 }
 
-func (s *Server) getAccount(r *http.Request, ps httprouter.Params) (int, any, error) {
+func (s *Handler) getAccount(r *http.Request, ps httprouter.Params) (int, any, error) {
 	a, err := s.cfg.DB.GetAccount(r.Context(), ps.ByName("accountID"))
 	if err != nil {
 		return 0, nil, err
@@ -46,7 +46,7 @@ func (s *Server) getAccount(r *http.Request, ps httprouter.Params) (int, any, er
 	return http.StatusOK, viewAccount(a), nil
 }
 
-func (s *Server) patchAccount(r *http.Request, ps httprouter.Params) (int, any, error) {
+func (s *Handler) patchAccount(r *http.Request, ps httprouter.Params) (int, any, error) {
 	var body adminapi.AccountUpdateRequest
 	if err := Decode(r, &body); err != nil {
 		return 0, nil, err
@@ -61,7 +61,7 @@ func (s *Server) patchAccount(r *http.Request, ps httprouter.Params) (int, any, 
 	return http.StatusOK, viewAccount(a), nil
 }
 
-func (s *Server) adjust(r *http.Request, ps httprouter.Params) (int, any, error) {
+func (s *Handler) adjust(r *http.Request, ps httprouter.Params) (int, any, error) {
 	var body adminapi.AdjustmentRequest
 	if err := Decode(r, &body); err != nil {
 		return 0, nil, err
@@ -89,7 +89,7 @@ func (s *Server) adjust(r *http.Request, ps httprouter.Params) (int, any, error)
 	}, nil
 }
 
-func (s *Server) addInstrument(r *http.Request, _ httprouter.Params) (int, any, error) {
+func (s *Handler) addInstrument(r *http.Request, _ httprouter.Params) (int, any, error) {
 	var body adminapi.Instrument
 	if err := Decode(r, &body); err != nil {
 		return 0, nil, err
@@ -121,7 +121,7 @@ func viewHold(h holds.Hold) adminapi.Hold {
 	return v
 }
 
-func (s *Server) getHold(r *http.Request, ps httprouter.Params) (int, any, error) {
+func (s *Handler) getHold(r *http.Request, ps httprouter.Params) (int, any, error) {
 	h, err := s.cfg.DB.GetHold(r.Context(), ps.ByName("holdReference"))
 	if err != nil {
 		return 0, nil, err
@@ -129,7 +129,7 @@ func (s *Server) getHold(r *http.Request, ps httprouter.Params) (int, any, error
 	return http.StatusOK, viewHold(h), nil
 }
 
-func (s *Server) listHolds(r *http.Request, _ httprouter.Params) (int, any, error) {
+func (s *Handler) listHolds(r *http.Request, _ httprouter.Params) (int, any, error) {
 	q, err := readQuery(r, "payoutID", "accountID", "status", "cursor", "limit")
 	if err != nil {
 		return 0, nil, err

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/provider-ledger/adapter/admin"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestInexactBodyStrings: a body string that encoding/json would decode
@@ -21,7 +21,7 @@ import (
 func TestInexactBodyStrings(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "")
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "in-1", Owner: "bob", Funds: "10.00", Source: "src-in-1"})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "in-1", Owner: "bob", Funds: "10.00", Source: "src-in-1"})
 	for _, c := range []struct {
 		name, method, path, body, pointer string
 	}{
@@ -50,7 +50,7 @@ func TestInexactBodyStrings(t *testing.T) {
 			}
 		})
 	}
-	ledgertest.AssertBalances(t, b.db, "in-1", "10", "0", "10")
+	storetest.AssertBalances(t, b.db, "in-1", "10", "0", "10")
 	if a, _ := b.db.GetAccount(context.Background(), "in-1"); a.Status != "open" {
 		t.Fatalf("account changed: %+v", a)
 	}
@@ -127,9 +127,9 @@ func TestPathAndQueryValues(t *testing.T) {
 	}
 
 	t.Run("Cursor", func(t *testing.T) {
-		ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "cur-1", Owner: "dora", Funds: "50", Source: "src-cur-1"})
+		storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "cur-1", Owner: "dora", Funds: "50", Source: "src-cur-1"})
 		for i := range 3 {
-			if d := ledgertest.Hold(t, b.db, "po-cur-"+strconv.Itoa(i), "dora", "src-cur-1", "1"); !d.Approved() {
+			if d := storetest.Hold(t, b.db, "po-cur-"+strconv.Itoa(i), "dora", "src-cur-1", "1"); !d.Approved() {
 				t.Fatal(d)
 			}
 		}

@@ -26,7 +26,7 @@ var OpenAPI = sync.OnceValues(func() ([]byte, error) {
 	return json.Marshal(doc)
 })
 
-func (s *Server) openAPI(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+func (s *Handler) openAPI(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	doc, err := OpenAPI()
 	if err != nil {
 		s.WriteError(w, r, err)

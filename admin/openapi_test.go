@@ -16,9 +16,9 @@ import (
 	"testing"
 
 	"github.com/provider-ledger/adapter/admin"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/reconciliation"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // apiDoc is the parsed OpenAPI document: what TestOpenAPI checks and what
@@ -144,14 +144,14 @@ func TestOpenAPI(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the OpenAPI document does not load: %v", err)
 	}
-	full := func(t *testing.T) *admin.Server {
+	full := func(t *testing.T) *admin.Handler {
 		t.Helper()
-		db, _ := pgtest.DB(t)
+		db, _ := storetest.DB(t)
 		kek := make([]byte, keyring.KEKSize)
 		if _, err := rand.Read(kek); err != nil {
 			t.Fatal(err)
 		}
-		secrets, err := keyring.NewStore(db, kek, keyring.StoreOptions{})
+		secrets, err := keyring.NewVault(db, kek, keyring.VaultOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

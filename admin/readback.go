@@ -11,7 +11,6 @@ import (
 	"github.com/provider-ledger/adapter/adminapi"
 	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/ledger"
-	"github.com/provider-ledger/adapter/store"
 )
 
 // registerReadback adds the routes that read the ledger back:
@@ -31,7 +30,7 @@ import (
 // a malformed escape, NUL or invalid UTF-8 is 400 with a pointer to the
 // parameter (/from, /cursor, …); an invalid path ID is 400 for every route
 // (Handle, stream).
-func (s *Server) registerReadback() {
+func (s *Handler) registerReadback() {
 	s.Handle(http.MethodGet, "/v1/accounts", s.listAccounts)
 	s.Handle(http.MethodGet, "/v1/accounts/:accountID/holds", s.listAccountHolds)
 	s.stream(http.MethodGet, "/v1/accounts/:accountID/statement", s.statement)
@@ -46,8 +45,8 @@ func (q query) limit() (int, error) {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > store.MaxLimit {
-		return 0, ledger.Invalid("/limit", "limit must be an integer from 1 to %d", store.MaxLimit)
+	if err != nil || n < 1 || n > ledger.MaxLimit {
+		return 0, ledger.Invalid("/limit", "limit must be an integer from 1 to %d", ledger.MaxLimit)
 	}
 	return n, nil
 }
@@ -71,7 +70,7 @@ func (q query) time(name string) (time.Time, error) {
 	return time.Time{}, ledger.Invalid("/"+name, "%s must be an RFC 3339 time (2026-01-31T09:30:00Z) or a date (2026-01-31: midnight UTC)", name)
 }
 
-func (s *Server) listAccounts(r *http.Request, _ httprouter.Params) (int, any, error) {
+func (s *Handler) listAccounts(r *http.Request, _ httprouter.Params) (int, any, error) {
 	q, err := readQuery(r, "currency", "status", "ownerExternalID", "cursor", "limit")
 	if err != nil {
 		return 0, nil, err
@@ -80,7 +79,7 @@ func (s *Server) listAccounts(r *http.Request, _ httprouter.Params) (int, any, e
 	if err != nil {
 		return 0, nil, err
 	}
-	p, err := s.cfg.DB.ListAccounts(r.Context(), store.AccountListOptions{Currency: q["currency"], Status: q["status"],
+	p, err := s.cfg.DB.ListAccounts(r.Context(), ledger.AccountListOptions{Currency: q["currency"], Status: q["status"],
 		OwnerExternalID: q["ownerExternalID"], Cursor: q["cursor"], Limit: limit})
 	if err != nil {
 		return 0, nil, err
@@ -94,7 +93,7 @@ func (s *Server) listAccounts(r *http.Request, _ httprouter.Params) (int, any, e
 
 // holdsPage answers one page of holds as o says, filtered by the query's
 // payoutID, status, cursor and limit.
-func (s *Server) holdsPage(r *http.Request, q query, o holds.ListOptions) (int, any, error) {
+func (s *Handler) holdsPage(r *http.Request, q query, o holds.ListOptions) (int, any, error) {
 	limit, err := q.limit()
 	if err != nil {
 		return 0, nil, err
@@ -111,7 +110,7 @@ func (s *Server) holdsPage(r *http.Request, q query, o holds.ListOptions) (int, 
 	return http.StatusOK, out, nil
 }
 
-func (s *Server) listAccountHolds(r *http.Request, ps httprouter.Params) (int, any, error) {
+func (s *Handler) listAccountHolds(r *http.Request, ps httprouter.Params) (int, any, error) {
 	accountID := ps.ByName("accountID") // valid text: Handle checked
 	q, err := readQuery(r, "payoutID", "status", "cursor", "limit")
 	if err != nil {
@@ -124,12 +123,12 @@ func (s *Server) listAccountHolds(r *http.Request, ps httprouter.Params) (int, a
 }
 
 // journalOptions reads the query of the journal listings.
-func journalOptions(r *http.Request) (store.JournalOptions, error) {
+func journalOptions(r *http.Request) (ledger.JournalOptions, error) {
 	q, err := readQuery(r, "accountID", "from", "to", "cursor", "limit")
 	if err != nil {
-		return store.JournalOptions{}, err
+		return ledger.JournalOptions{}, err
 	}
-	o := store.JournalOptions{AccountID: q["accountID"], Cursor: q["cursor"]}
+	o := ledger.JournalOptions{AccountID: q["accountID"], Cursor: q["cursor"]}
 	if o.Limit, err = q.limit(); err != nil {
 		return o, err
 	}
@@ -140,13 +139,13 @@ func journalOptions(r *http.Request) (store.JournalOptions, error) {
 	return o, err
 }
 
-func viewEntry(e store.Entry) adminapi.JournalEntry {
+func viewEntry(e ledger.Entry) adminapi.JournalEntry {
 	return adminapi.JournalEntry{TransactionID: e.TransactionID, AccountID: e.AccountID, ContraAccountID: e.ContraAccountID,
 		Currency: e.Currency, Amount: wireAmount(e.Currency, e.Amount), Kind: e.Kind, Reference: e.Reference, Memo: e.Memo,
 		CreatedAt: adminapi.Timestamp{Time: e.CreatedAt}}
 }
 
-func (s *Server) listTransactions(r *http.Request, _ httprouter.Params) (int, any, error) {
+func (s *Handler) listTransactions(r *http.Request, _ httprouter.Params) (int, any, error) {
 	o, err := journalOptions(r)
 	if err != nil {
 		return 0, nil, err
@@ -168,7 +167,7 @@ func (s *Server) listTransactions(r *http.Request, _ httprouter.Params) (int, an
 	return http.StatusOK, out, nil
 }
 
-func (s *Server) listEntries(r *http.Request, _ httprouter.Params) (int, any, error) {
+func (s *Handler) listEntries(r *http.Request, _ httprouter.Params) (int, any, error) {
 	o, err := journalOptions(r)
 	if err != nil {
 		return 0, nil, err
@@ -188,13 +187,13 @@ func (s *Server) listEntries(r *http.Request, _ httprouter.Params) (int, any, er
 // first byte, an error is a problem answer; after it, the connection is
 // cut (http.ErrAbortHandler), so that the client sees a broken transfer and
 // never takes a partial statement for a whole one.
-func (s *Server) statement(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
+func (s *Handler) statement(w http.ResponseWriter, r *http.Request, ps httprouter.Params) error {
 	accountID := ps.ByName("accountID") // valid text: stream checked
 	q, err := readQuery(r, "from", "to", "format")
 	if err != nil {
 		return err
 	}
-	o := store.StatementOptions{AccountID: accountID}
+	o := ledger.StatementOptions{AccountID: accountID}
 	if o.From, err = q.time("from"); err != nil {
 		return err
 	}
@@ -210,7 +209,7 @@ func (s *Server) statement(w http.ResponseWriter, r *http.Request, ps httprouter
 	}
 	var sw statementWriter
 	started := false
-	err = s.cfg.DB.Statement(r.Context(), o, func(sum store.StatementSummary) error {
+	err = s.cfg.DB.Statement(r.Context(), o, func(sum ledger.StatementSummary) error {
 		var err error
 		if sw, err = newStatementWriter(format, w, sum, time.Now()); err != nil {
 			return err
@@ -223,7 +222,7 @@ func (s *Server) statement(w http.ResponseWriter, r *http.Request, ps httprouter
 		w.WriteHeader(http.StatusOK)
 		started = true
 		return sw.begin()
-	}, func(e store.Entry) error { return sw.entry(e) })
+	}, func(e ledger.Entry) error { return sw.entry(e) })
 	if err == nil && started {
 		err = sw.end()
 	}
@@ -240,7 +239,7 @@ func (s *Server) statement(w http.ResponseWriter, r *http.Request, ps httprouter
 
 // statementFilename is statement-<account>-<from>-<to>.<ext>, with only
 // characters that need no quoting in a header.
-func statementFilename(s store.StatementSummary, ext string) string {
+func statementFilename(s ledger.StatementSummary, ext string) string {
 	safe := strings.Map(func(r rune) rune {
 		if r < 0x80 && (r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z') {
 			return r

@@ -22,18 +22,17 @@ import (
 
 	"github.com/provider-ledger/adapter/admin"
 	"github.com/provider-ledger/adapter/adminapi"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // readback is the admin API over a database with a random workload on it,
 // and the workload's record.
 type readback struct {
-	api *admin.Server
+	api *admin.Handler
 	db  *store.DB
-	w   *ledgertest.Workload
+	w   *storetest.Workload
 }
 
 // longID is an account whose ID camt.053 cannot carry (over 34 characters).
@@ -41,11 +40,11 @@ const longID = "an-account-id-longer-than-thirty-four-characters"
 
 func setupReadback(t *testing.T, seed uint64) readback {
 	t.Helper()
-	_, pool := pgtest.DB(t)
-	clock := ledgertest.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	_, pool := storetest.DB(t)
+	clock := storetest.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	db := store.Wrap(pool, clock.Now)
-	w := ledgertest.RunWorkload(t, db, clock, ledgertest.WorkloadOpts{Seed: seed, Ops: 120})
-	ledgertest.Account(t, db, ledgertest.AccountOpts{AccountID: longID, Funds: "1"})
+	w := storetest.RunWorkload(t, db, clock, storetest.WorkloadOpts{Seed: seed, Ops: 120})
+	storetest.Account(t, db, storetest.AccountOpts{AccountID: longID, Funds: "1"})
 	return readback{api: admin.New(admin.Config{DB: db}), db: db, w: w}
 }
 
@@ -78,7 +77,7 @@ func stamp(t time.Time) string {
 
 // window picks a random period among the workload's times, bounds falling
 // on writes and between them.
-func window(rng *rand.Rand, w *ledgertest.Workload) (time.Time, time.Time) {
+func window(rng *rand.Rand, w *storetest.Workload) (time.Time, time.Time) {
 	for {
 		from := w.Times[rng.IntN(len(w.Times))].Add(time.Duration(rng.IntN(3)-1) * time.Microsecond)
 		to := w.Times[rng.IntN(len(w.Times))]
@@ -295,7 +294,7 @@ func TestReadbackAPI(t *testing.T) {
 
 // checkCSVStatement parses a CSV statement and holds it to the record:
 // opening, every entry with the running balance, closing.
-func checkCSVStatement(t *testing.T, rec *httptest.ResponseRecorder, w *ledgertest.Workload, a ledger.Account, from, to time.Time) {
+func checkCSVStatement(t *testing.T, rec *httptest.ResponseRecorder, w *storetest.Workload, a ledger.Account, from, to time.Time) {
 	t.Helper()
 	what := fmt.Sprintf("%s [%s, %s)", a.AccountID, from, to)
 	if rec.Code != 200 || rec.Header().Get("Content-Type") != "text/csv; charset=utf-8; header=present" {
@@ -408,7 +407,7 @@ func signed(t *testing.T, a camtAmount, ind, currency string) decimal.Decimal {
 
 // checkCamtStatement parses a camt.053 statement, holds its elements to
 // the schema's order, and its balances and entries to the record.
-func checkCamtStatement(t *testing.T, rec *httptest.ResponseRecorder, w *ledgertest.Workload, a ledger.Account, from, to time.Time) {
+func checkCamtStatement(t *testing.T, rec *httptest.ResponseRecorder, w *storetest.Workload, a ledger.Account, from, to time.Time) {
 	t.Helper()
 	what := fmt.Sprintf("%s [%s, %s)", a.AccountID, from, to)
 	if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/xml; charset=utf-8" {
@@ -573,8 +572,8 @@ func checkCamtOrder(t *testing.T, body []byte) {
 func TestReadbackBadInput(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "")
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "bad-1", Funds: "5"})
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: longID, Funds: "5"})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "bad-1", Funds: "5"})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: longID, Funds: "5"})
 	const period = "from=2026-01-01&to=2026-02-01"
 	for _, c := range []struct {
 		name, target  string
@@ -665,7 +664,7 @@ func (f *failingWriter) Write(p []byte) (int, error) {
 func TestStatementCutShort(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "")
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "cut-1", Funds: "5"})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "cut-1", Funds: "5"})
 	for _, format := range []string{"csv", "camt053"} {
 		t.Run(format, func(t *testing.T) {
 			t.Parallel()

@@ -40,7 +40,7 @@ type notReady struct {
 	Reasons []ReadyReason `json:"reasons"`
 }
 
-func (s *Server) readyz(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+func (s *Handler) readyz(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	if s.cfg.Ready == nil {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 		return

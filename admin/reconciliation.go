@@ -14,7 +14,6 @@ import (
 	"github.com/provider-ledger/adapter/adminapi"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/reconciliation"
-	"github.com/provider-ledger/adapter/store"
 )
 
 // Reconciler runs reconciliation (*reconciliation.Reconciler implements it).
@@ -24,7 +23,7 @@ type Reconciler interface {
 	// missed_release.
 	Run(ctx context.Context, fix bool) (reconciliation.Report, error)
 	// Acknowledge acknowledges a finding's issue with a note.
-	Acknowledge(ctx context.Context, findingID, note string) (store.Issue, error)
+	Acknowledge(ctx context.Context, findingID, note string) (ledger.Issue, error)
 }
 
 var _ Reconciler = (*reconciliation.Reconciler)(nil)
@@ -36,7 +35,7 @@ const RunTimeout = 15 * time.Minute
 // 4): body {"fix": bool} ({} means fix false; any other member, or a fix
 // that is not a JSON boolean, is 400), 201 with the run's report.
 // The run happens within the request; a database failure is 503.
-func (s *Server) registerReconciliation() {
+func (s *Handler) registerReconciliation() {
 	s.Handle(http.MethodPost, "/v1/reconciliation/runs", s.runReconciliation)
 	s.Handle(http.MethodPost, "/v1/reconciliation/findings/:findingID/acknowledgement", s.acknowledgeFinding)
 }
@@ -45,7 +44,7 @@ func (s *Server) registerReconciliation() {
 // /v1/reconciliation/findings/{findingID}/acknowledgement {"note": "..."}:
 // 200 with the acknowledged issue; 404 unknown finding; 400 without a
 // note.
-func (s *Server) acknowledgeFinding(r *http.Request, ps httprouter.Params) (int, any, error) {
+func (s *Handler) acknowledgeFinding(r *http.Request, ps httprouter.Params) (int, any, error) {
 	var body adminapi.AcknowledgementRequest
 	if err := Decode(r, &body); err != nil {
 		return 0, nil, err
@@ -68,7 +67,7 @@ func (s *Server) acknowledgeFinding(r *http.Request, ps httprouter.Params) (int,
 	return http.StatusOK, out, nil
 }
 
-func (s *Server) runReconciliation(r *http.Request, _ httprouter.Params) (int, any, error) {
+func (s *Handler) runReconciliation(r *http.Request, _ httprouter.Params) (int, any, error) {
 	// The body is an adminapi.ReconciliationRunRequest, read as raw
 	// members rather than into the struct: encoding/json would take {"Fix": true}
 	// or {"fix": null} silently, and fix moves money.
@@ -108,10 +107,6 @@ func (s *Server) runReconciliation(r *http.Request, _ httprouter.Params) (int, a
 }
 
 func viewRun(rep reconciliation.Report) adminapi.ReconciliationRun {
-	run := adminapi.ReconciliationRun{RunID: rep.RunID, StartedOn: rep.StartedOn, FinishedOn: rep.FinishedOn, Status: rep.Status,
-		Findings: make([]adminapi.Finding, 0, len(rep.Findings))}
-	for _, f := range rep.Findings {
-		run.Findings = append(run.Findings, adminapi.Finding(f))
-	}
-	return run
+	return adminapi.ReconciliationRun{RunID: rep.RunID, StartedOn: rep.StartedOn, FinishedOn: rep.FinishedOn, Status: rep.Status,
+		Findings: append([]ledger.Finding{}, rep.Findings...)}
 }

@@ -12,11 +12,9 @@ import (
 	"time"
 
 	"github.com/provider-ledger/adapter/admin"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/reconciliation"
-	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // failingReconciler fails every run with err.
@@ -28,14 +26,14 @@ func (f failingReconciler) Run(context.Context, bool) (reconciliation.Report, er
 
 // recordingReconciler records the fix of each run and answers an empty
 // report.
-func (f failingReconciler) Acknowledge(context.Context, string, string) (store.Issue, error) {
-	return store.Issue{}, f.err
+func (f failingReconciler) Acknowledge(context.Context, string, string) (ledger.Issue, error) {
+	return ledger.Issue{}, f.err
 }
 
 type recordingReconciler struct{ fixes []bool }
 
-func (r *recordingReconciler) Acknowledge(context.Context, string, string) (store.Issue, error) {
-	return store.Issue{}, ledger.ErrFindingNotFound
+func (r *recordingReconciler) Acknowledge(context.Context, string, string) (ledger.Issue, error) {
+	return ledger.Issue{}, ledger.ErrFindingNotFound
 }
 
 func (r *recordingReconciler) Run(_ context.Context, fix bool) (reconciliation.Report, error) {
@@ -86,7 +84,7 @@ func TestReconciliationAPI(t *testing.T) {
 
 	t.Run("RunsAndAnswers201WithTheReport", func(t *testing.T) {
 		t.Parallel()
-		db, pool := pgtest.DB(t)
+		db, pool := storetest.DB(t)
 		rec, err := reconciliation.New(reconciliation.Config{DB: db})
 		if err != nil {
 			t.Fatal(err)
@@ -107,7 +105,7 @@ func TestReconciliationAPI(t *testing.T) {
 			}
 		}
 
-		a := ledgertest.Account(t, db, ledgertest.AccountOpts{Funds: "10.00"})
+		a := storetest.Account(t, db, storetest.AccountOpts{Funds: "10.00"})
 		if _, err := pool.Exec(context.Background(), `UPDATE accounts SET balance = balance + 1 WHERE account_id = $1`, a.AccountID); err != nil {
 			t.Fatal(err)
 		}
@@ -203,11 +201,11 @@ func (c ctxRecorder) Run(ctx context.Context, fix bool) (reconciliation.Report, 
 	if !hasDeadline {
 		return reconciliation.Report{}, errors.New("the run has no deadline")
 	}
-	return reconciliation.Report{RunID: "rec_x", Findings: []reconciliation.Finding{}}, nil
+	return reconciliation.Report{RunID: "rec_x", Findings: []ledger.Finding{}}, nil
 }
 
-func (c ctxRecorder) Acknowledge(context.Context, string, string) (store.Issue, error) {
-	return store.Issue{}, ledger.ErrFindingNotFound
+func (c ctxRecorder) Acknowledge(context.Context, string, string) (ledger.Issue, error) {
+	return ledger.Issue{}, ledger.ErrFindingNotFound
 }
 
 // TestReconciliationRunOutlivesItsCaller: a caller that stops waiting does
@@ -235,13 +233,13 @@ func TestReconciliationRunOutlivesItsCaller(t *testing.T) {
 // (400 without, 404 unknown), and later runs report it acknowledged.
 func TestReconciliationOneAtATimeAndAcknowledgement(t *testing.T) {
 	t.Parallel()
-	db, pool := pgtest.DB(t)
+	db, pool := storetest.DB(t)
 	rec, err := reconciliation.New(reconciliation.Config{DB: db})
 	if err != nil {
 		t.Fatal(err)
 	}
 	api := admin.New(admin.Config{DB: db, Reconciler: rec})
-	a := ledgertest.Account(t, db, ledgertest.AccountOpts{Funds: "5"})
+	a := storetest.Account(t, db, storetest.AccountOpts{Funds: "5"})
 	if _, err := pool.Exec(context.Background(), `UPDATE accounts SET held = held + 1 WHERE account_id = $1`, a.AccountID); err != nil {
 		t.Fatal(err)
 	}

@@ -29,14 +29,14 @@ import (
 //
 // A secret's value appears in one answer only: the one that generated it.
 // It is never logged, listed or echoed in an error.
-func (s *Server) registerSecrets() {
+func (s *Handler) registerSecrets() {
 	s.Handle(http.MethodGet, "/v1/signing-secrets", s.listSecrets)
 	s.Handle(http.MethodPost, "/v1/signing-secrets", s.addSecret)
 	s.Handle(http.MethodDelete, "/v1/signing-secrets/:secretID", s.retireSecret)
 	s.Handle(http.MethodPost, "/v1/keyring/rekey", s.rekeySecrets)
 }
 
-func (s *Server) listSecrets(r *http.Request, _ httprouter.Params) (int, any, error) {
+func (s *Handler) listSecrets(r *http.Request, _ httprouter.Params) (int, any, error) {
 	list, err := s.cfg.Secrets.List(r.Context())
 	if err != nil {
 		return 0, nil, err
@@ -48,7 +48,7 @@ func (s *Server) listSecrets(r *http.Request, _ httprouter.Params) (int, any, er
 	return http.StatusOK, out, nil
 }
 
-func (s *Server) addSecret(r *http.Request, _ httprouter.Params) (int, any, error) {
+func (s *Handler) addSecret(r *http.Request, _ httprouter.Params) (int, any, error) {
 	// The body is an adminapi.SigningSecretRequest, read as a map of raw
 	// members rather than into the struct: encoding/json matches struct
 	// fields case-insensitively, and here {"Secret": …} is an unknown field
@@ -115,7 +115,7 @@ func (s *Server) addSecret(r *http.Request, _ httprouter.Params) (int, any, erro
 	return status, adminapi.SigningSecretCreated{SecretID: info.SecretID, Fingerprint: info.Fingerprint}, nil
 }
 
-func (s *Server) retireSecret(r *http.Request, ps httprouter.Params) (int, any, error) {
+func (s *Handler) retireSecret(r *http.Request, ps httprouter.Params) (int, any, error) {
 	if err := s.cfg.Secrets.Retire(r.Context(), ps.ByName("secretID")); err != nil {
 		return 0, nil, err
 	}
@@ -123,9 +123,9 @@ func (s *Server) retireSecret(r *http.Request, ps httprouter.Params) (int, any, 
 }
 
 // rekeySecrets is POST /v1/keyring/rekey: re-encrypt the active secrets
-// under this replica's current KEK (keyring.Store.Rekey). 200 with what was
+// under this replica's current KEK (keyring.Vault.Rekey). 200 with what was
 // done and what remains under another KEK, also when nothing was to do.
-func (s *Server) rekeySecrets(r *http.Request, _ httprouter.Params) (int, any, error) {
+func (s *Handler) rekeySecrets(r *http.Request, _ httprouter.Params) (int, any, error) {
 	var body adminapi.KeyringRekeyRequest
 	if err := Decode(r, &body); err != nil {
 		return 0, nil, err

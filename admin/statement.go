@@ -15,7 +15,6 @@ import (
 
 	"github.com/provider-ledger/adapter/adminapi"
 	"github.com/provider-ledger/adapter/ledger"
-	"github.com/provider-ledger/adapter/store"
 )
 
 // A statement is written as it is read (store.Statement calls begin, then
@@ -26,7 +25,7 @@ type statementWriter interface {
 	contentType() string
 	extension() string
 	begin() error
-	entry(store.Entry) error
+	entry(ledger.Entry) error
 	end() error
 }
 
@@ -36,7 +35,7 @@ func errStatementFormat(format string, args ...any) error {
 		Message: fmt.Sprintf(format, args...)}
 }
 
-func newStatementWriter(format string, w io.Writer, s store.StatementSummary, now time.Time) (statementWriter, error) {
+func newStatementWriter(format string, w io.Writer, s ledger.StatementSummary, now time.Time) (statementWriter, error) {
 	switch format {
 	case adminapi.StatementCSV:
 		return newCSVStatement(w, s), nil
@@ -62,14 +61,14 @@ func statementTime(t time.Time) string { return t.UTC().Format(adminapi.Timestam
 // text, not evaluate it.
 type csvStatement struct {
 	w       *csv.Writer
-	s       store.StatementSummary
+	s       ledger.StatementSummary
 	balance decimal.Decimal
 }
 
 var csvHeader = []string{"record", "accountID", "bookedAt", "transactionID", "kind", "reference", "memo",
 	"contraAccountID", "currency", "amount", "balance"}
 
-func newCSVStatement(w io.Writer, s store.StatementSummary) *csvStatement {
+func newCSVStatement(w io.Writer, s ledger.StatementSummary) *csvStatement {
 	cw := csv.NewWriter(w)
 	cw.UseCRLF = true
 	return &csvStatement{w: cw, s: s, balance: s.Opening}
@@ -88,7 +87,7 @@ func (c *csvStatement) begin() error {
 	return c.w.Write([]string{"opening", a.AccountID, statementTime(c.s.From), "", "", "", "", "", a.Currency, "", c.amount(c.s.Opening)})
 }
 
-func (c *csvStatement) entry(e store.Entry) error {
+func (c *csvStatement) entry(e ledger.Entry) error {
 	c.balance = c.balance.Add(e.Amount)
 	return c.w.Write([]string{"entry", e.AccountID, statementTime(e.CreatedAt), e.TransactionID, e.Kind, e.Reference, e.Memo,
 		e.ContraAccountID, e.Currency, c.amount(e.Amount), c.amount(c.balance)})
@@ -131,7 +130,7 @@ const camtIssuer = "provider-ledger"
 // was built; the schema is not vendored).
 type camtStatement struct {
 	enc *xml.Encoder
-	s   store.StatementSummary
+	s   ledger.StatementSummary
 	now time.Time
 }
 
@@ -141,7 +140,7 @@ const (
 	camtMaxFraction = 5
 )
 
-func newCamtStatement(w io.Writer, s store.StatementSummary, now time.Time) (*camtStatement, error) {
+func newCamtStatement(w io.Writer, s ledger.StatementSummary, now time.Time) (*camtStatement, error) {
 	if n := utf8.RuneCountInString(s.Account.AccountID); n > 34 {
 		return nil, errStatementFormat("camt.053 identifies an account in at most 34 characters; this accountID has %d: use format=csv", n)
 	}
@@ -234,7 +233,7 @@ func (c *camtStatement) finish(name string) error {
 
 // statementID names the statement of this account and period, the same
 // each time it is asked for: 32 hex digits of a SHA-256.
-func statementID(s store.StatementSummary) string {
+func statementID(s ledger.StatementSummary) string {
 	h := sha256.Sum256([]byte(s.Account.AccountID + "\x00" + statementTime(s.From) + "\x00" + statementTime(s.To)))
 	return hex.EncodeToString(h[:16])
 }
@@ -315,7 +314,7 @@ func (c *camtStatement) summary() camtSummary {
 	return out
 }
 
-func (c *camtStatement) entry(e store.Entry) error {
+func (c *camtStatement) entry(e ledger.Entry) error {
 	if !camtFits(e.Amount) {
 		return fmt.Errorf("admin: entry %s of %s does not fit camt.053", e.TransactionID, e.Amount)
 	}

@@ -9,12 +9,11 @@ import (
 	"time"
 
 	"github.com/provider-ledger/adapter/admin"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/reconciliation"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // fixedReconciler answers one report with fixed times and findings.
@@ -22,8 +21,8 @@ type fixedReconciler struct{ rep reconciliation.Report }
 
 func (f fixedReconciler) Run(context.Context, bool) (reconciliation.Report, error) { return f.rep, nil }
 
-func (f fixedReconciler) Acknowledge(context.Context, string, string) (store.Issue, error) {
-	return store.Issue{}, ledger.ErrFindingNotFound
+func (f fixedReconciler) Acknowledge(context.Context, string, string) (ledger.Issue, error) {
+	return ledger.Issue{}, ledger.ErrFindingNotFound
 }
 
 // TestWireBytes pins the exact bytes of every JSON answer of the admin API:
@@ -34,17 +33,17 @@ func TestWireBytes(t *testing.T) {
 	t.Parallel()
 
 	type bundle struct {
-		api *admin.Server
+		api *admin.Handler
 		db  *store.DB
 	}
 	setup := func(t *testing.T, rec admin.Reconciler) bundle {
 		t.Helper()
-		db, _ := pgtest.DB(t)
+		db, _ := storetest.DB(t)
 		kek := make([]byte, keyring.KEKSize)
 		if _, err := rand.Read(kek); err != nil {
 			t.Fatal(err)
 		}
-		secrets, err := keyring.NewStore(db, kek, keyring.StoreOptions{})
+		secrets, err := keyring.NewVault(db, kek, keyring.VaultOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,8 +82,8 @@ func TestWireBytes(t *testing.T) {
 	t.Run("Holds", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, nil)
-		ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "w-h", Owner: "hal", Funds: "50", Source: "src-w-h"})
-		d := ledgertest.Hold(t, b.db, "po-w", "hal", "src-w-h", "1.5")
+		storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "w-h", Owner: "hal", Funds: "50", Source: "src-w-h"})
+		d := storetest.Hold(t, b.db, "po-w", "hal", "src-w-h", "1.5")
 		if !d.Approved() {
 			t.Fatal(d)
 		}
@@ -92,7 +91,7 @@ func TestWireBytes(t *testing.T) {
 		match(t, call(t, b.api, "GET", "/v1/holds/"+d.Reference, ""), 200, held)
 		match(t, call(t, b.api, "GET", "/v1/holds?payoutID=po-w", ""), 200, `\{"holds":\[`+held+`\],"hasMore":false\}`)
 		match(t, call(t, b.api, "GET", "/v1/holds?payoutID=none", ""), 200, `\{"holds":\[\],"hasMore":false\}`)
-		if r := ledgertest.Settle(t, b.db, "po-w", d.Reference, false); !r.Approved() {
+		if r := storetest.Settle(t, b.db, "po-w", d.Reference, false); !r.Approved() {
 			t.Fatal(r)
 		}
 		match(t, call(t, b.api, "GET", "/v1/holds/"+d.Reference, ""), 200,
@@ -125,7 +124,7 @@ func TestWireBytes(t *testing.T) {
 		t.Parallel()
 		at := time.Date(2026, 3, 1, 12, 0, 0, 500, time.UTC)
 		b := setup(t, fixedReconciler{reconciliation.Report{RunID: "rec_1", StartedOn: at, FinishedOn: at.Add(time.Second), Status: "warning",
-			Findings: []reconciliation.Finding{{Kind: "stale_hold", Severity: "warning", Subject: "hold_1", Detail: "held 12 days",
+			Findings: []ledger.Finding{{Kind: "stale_hold", Severity: "warning", Subject: "hold_1", Detail: "held 12 days",
 				FindingID: "fnd_aaaaaaaaaaaaaaaaaaaaaaaaaa", New: true}}}})
 		match(t, call(t, b.api, "POST", "/v1/reconciliation/runs", `{}`), 201,
 			`\{"runID":"rec_1","startedOn":"2026-03-01T12:00:00\.0000005Z","finishedOn":"2026-03-01T12:00:01\.0000005Z","status":"warning",`+

@@ -11,14 +11,15 @@
 // SigningSecret, SigningSecretList, SigningSecretRequest,
 // SigningSecretCreated, KeyringRekeyRequest, KeyringRekey,
 // RemainingSecret, ReconciliationRunRequest, ReconciliationRun,
-// Finding, and the problem body, Error. A statement (CSV or camt.053 XML)
-// is written as it comes to an io.Writer (Accounts.Statement). Amounts are
-// Amount: a JSON string written with the account currency's minor units
-// ("100.00", "-5.25", "100" for JPY), read as a decimal.Decimal through
+// and the problem body, Error; a run's findings are ledger.Finding, the one
+// declaration of a finding. A statement (CSV or camt.053 XML) is written as
+// it comes to an io.Writer (Accounts.Statement). Amounts are Amount: a
+// JSON string written with the account currency's minor units ("100.00",
+// "-5.25", "100" for JPY), read as a decimal.Decimal through
 // Amount.Decimal. Hold times are Timestamp (UTC, microseconds).
 //
-// The package imports no database code, so a client of the admin API does
-// not link pgx.
+// The package imports no database code (of this module only package
+// ledger, the domain), so a client of the admin API does not link pgx.
 //
 // # Client
 //

@@ -17,9 +17,8 @@ import (
 
 	"github.com/provider-ledger/adapter/admin"
 	"github.com/provider-ledger/adapter/adminapi"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestReadbackRequests pins what the read-back methods send: paths, query
@@ -192,8 +191,8 @@ func TestReadbackAgainstLedgerd(t *testing.T) {
 	ctx := context.Background()
 	// The admin API under a path prefix with a token, as setupServer, on
 	// a store whose clock the workload sets.
-	_, pool := pgtest.DB(t)
-	clock := ledgertest.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	_, pool := storetest.DB(t)
+	clock := storetest.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	db := store.Wrap(pool, clock.Now)
 	mux := http.NewServeMux()
 	mux.Handle(baseURLPath+"/", http.StripPrefix(baseURLPath, admin.New(admin.Config{DB: db, Token: adminToken})))
@@ -204,7 +203,7 @@ func TestReadbackAgainstLedgerd(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := ledgerd{client: client, url: srv.URL + baseURLPath, db: db}
-	w := ledgertest.RunWorkload(t, db, clock, ledgertest.WorkloadOpts{Seed: 7, Accounts: 3, Ops: 60})
+	w := storetest.RunWorkload(t, db, clock, storetest.WorkloadOpts{Seed: 7, Accounts: 3, Ops: 60})
 
 	t.Run("Accounts", func(t *testing.T) {
 		t.Parallel()

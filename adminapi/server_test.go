@@ -13,11 +13,10 @@ import (
 
 	"github.com/provider-ledger/adapter/admin"
 	"github.com/provider-ledger/adapter/adminapi"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/reconciliation"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // ledgerd is the real admin API on a fresh database, mounted under a path
@@ -32,12 +31,12 @@ const adminToken = "t0ken"
 
 func setupServer(t *testing.T) ledgerd {
 	t.Helper()
-	db, _ := pgtest.DB(t)
+	db, _ := storetest.DB(t)
 	kek := make([]byte, keyring.KEKSize)
 	if _, err := rand.Read(kek); err != nil {
 		t.Fatal(err)
 	}
-	secrets, err := keyring.NewStore(db, kek, keyring.StoreOptions{})
+	secrets, err := keyring.NewVault(db, kek, keyring.VaultOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,8 +113,8 @@ func TestAgainstLedgerd(t *testing.T) {
 	t.Run("Instruments", func(t *testing.T) {
 		t.Parallel()
 		l := setupServer(t)
-		ledgertest.Account(t, l.db, ledgertest.AccountOpts{AccountID: "ins-1"})
-		ledgertest.Account(t, l.db, ledgertest.AccountOpts{AccountID: "ins-2"})
+		storetest.Account(t, l.db, storetest.AccountOpts{AccountID: "ins-1"})
+		storetest.Account(t, l.db, storetest.AccountOpts{AccountID: "ins-2"})
 		in := &adminapi.Instrument{Token: "card-1", Kind: adminapi.KindSource, AccountID: "ins-1"}
 		if got, resp, err := l.client.Instruments.Add(ctx, in); err != nil || resp.StatusCode != 201 || *got != *in {
 			t.Fatalf("add %+v %v", got, err)
@@ -131,16 +130,16 @@ func TestAgainstLedgerd(t *testing.T) {
 	t.Run("Holds", func(t *testing.T) {
 		t.Parallel()
 		l := setupServer(t)
-		ledgertest.Account(t, l.db, ledgertest.AccountOpts{AccountID: "h-1", Owner: "hank", Funds: "10", Source: "src-h-1"})
+		storetest.Account(t, l.db, storetest.AccountOpts{AccountID: "h-1", Owner: "hank", Funds: "10", Source: "src-h-1"})
 		var refs []string
 		for _, p := range []string{"p-1", "p-2", "p-3"} {
-			d := ledgertest.Hold(t, l.db, p, "hank", "src-h-1", "1.5")
+			d := storetest.Hold(t, l.db, p, "hank", "src-h-1", "1.5")
 			if !d.Approved() {
 				t.Fatal(d)
 			}
 			refs = append(refs, d.Reference)
 		}
-		if d := ledgertest.Settle(t, l.db, "p-1", refs[0], true); !d.Approved() {
+		if d := storetest.Settle(t, l.db, "p-1", refs[0], true); !d.Approved() {
 			t.Fatal(d)
 		}
 		h, _, err := l.client.Holds.Get(ctx, refs[0])
@@ -217,7 +216,7 @@ func TestAgainstLedgerd(t *testing.T) {
 	t.Run("Reconciliation", func(t *testing.T) {
 		t.Parallel()
 		l := setupServer(t)
-		if d := ledgertest.Settle(t, l.db, "p-never", "hold_never_issued", true); !d.Approved() {
+		if d := storetest.Settle(t, l.db, "p-never", "hold_never_issued", true); !d.Approved() {
 			t.Fatal(d)
 		}
 		run, resp, err := l.client.Reconciliation.Run(ctx, &adminapi.ReconciliationRunRequest{Fix: true})

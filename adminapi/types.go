@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/provider-ledger/adapter/ledger"
 )
 
 // Amount is an amount on the wire: a JSON string, written by the server
@@ -259,36 +261,17 @@ type ReconciliationRun struct {
 	FinishedOn time.Time `json:"finishedOn"`
 	// Status is the worst severity among the unfixed, unacknowledged
 	// findings, or StatusClean.
-	Status   string    `json:"status"`
-	Findings []Finding `json:"findings"`
+	Status   string           `json:"status"`
+	Findings []ledger.Finding `json:"findings"`
 }
 
 // MarshalJSON writes findings as [] when there are none, never null.
 func (r ReconciliationRun) MarshalJSON() ([]byte, error) {
 	type plain ReconciliationRun
 	if r.Findings == nil {
-		r.Findings = []Finding{}
+		r.Findings = []ledger.Finding{}
 	}
 	return json.Marshal(plain(r))
-}
-
-// Finding is one thing a reconciliation run found.
-type Finding struct {
-	Kind     string `json:"kind"`
-	Severity string `json:"severity"` // SeverityWarning or SeverityCritical
-	// Subject is what the finding is about: an account, a hold reference,
-	// a journal transaction, a requestID, a currency or a participant.
-	Subject string `json:"subject"`
-	Detail  string `json:"detail"`
-	// Fixed is true when this run repaired it.
-	Fixed bool `json:"fixed"`
-	// FindingID identifies the issue (kind and subject) across runs: the
-	// ID to acknowledge it by. New is true when this run is the first to
-	// see it since it was last resolved; Acknowledged when an operator
-	// acknowledged it (it no longer counts towards the run's status).
-	FindingID    string `json:"findingID,omitempty"`
-	New          bool   `json:"new"`
-	Acknowledged bool   `json:"acknowledged"`
 }
 
 // AcknowledgementRequest is the body of POST

@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provider-ledger/adapter/callbacks"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // clientLevels are the concurrencies the benchmarks report.
@@ -55,7 +56,7 @@ func benchSetup(b *testing.B, clients int) *bundle {
 	bb := setup(b, opts{maxInflight: 1000})
 	bb.client.HTTP = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients + 4}}
 	for c := range clients {
-		ledgertest.Account(b, bb.db, ledgertest.AccountOpts{AccountID: fmt.Sprintf("b-%d", c), Owner: fmt.Sprintf("o-%d", c),
+		storetest.Account(b, bb.db, storetest.AccountOpts{AccountID: fmt.Sprintf("b-%d", c), Owner: fmt.Sprintf("o-%d", c),
 			Funds: "1000000", Source: fmt.Sprintf("s-%d", c)})
 	}
 	return bb
@@ -72,7 +73,7 @@ func BenchmarkAuthorize(b *testing.B) {
 			ctx := context.Background()
 			measure(b, clients, func(i int) error {
 				c := i % clients
-				r, err := bb.client.Send(ctx, callbacks.Authorize, authorizeClaims(fmt.Sprintf("ba-%d", i), "k",
+				r, err := bb.client.Send(ctx, claims.Authorize, authorizeClaims(fmt.Sprintf("ba-%d", i), "k",
 					fmt.Sprintf("o-%d", c), fmt.Sprintf("s-%d", c), "1.00", 0))
 				if err != nil || r.Outcome() != "approved" {
 					return fmt.Errorf("authorize %d: %+v %v", i, r, err)
@@ -92,7 +93,7 @@ func BenchmarkCapture(b *testing.B) {
 			refs := make([]string, b.N)
 			for i := range refs {
 				c := i % clients
-				r, err := bb.client.Send(ctx, callbacks.Authorize, authorizeClaims(fmt.Sprintf("bc-%d", i), "k",
+				r, err := bb.client.Send(ctx, claims.Authorize, authorizeClaims(fmt.Sprintf("bc-%d", i), "k",
 					fmt.Sprintf("o-%d", c), fmt.Sprintf("s-%d", c), "1.00", 0))
 				if err != nil || r.Outcome() != "approved" {
 					b.Fatal(r, err)
@@ -100,7 +101,7 @@ func BenchmarkCapture(b *testing.B) {
 				refs[i] = r.Str("holdReference")
 			}
 			measure(b, clients, func(i int) error {
-				r, err := bb.client.Send(ctx, callbacks.Capture, captureClaims(fmt.Sprintf("bc-%d", i), "k", refs[i]))
+				r, err := bb.client.Send(ctx, claims.Capture, captureClaims(fmt.Sprintf("bc-%d", i), "k", refs[i]))
 				if err != nil || r.Outcome() != "approved" {
 					return fmt.Errorf("capture %d: %+v %v", i, r, err)
 				}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/provider-ledger/adapter/callbacks"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestCallerGoneIsCountedApart: a callback whose caller hung up before the
@@ -19,7 +19,7 @@ import (
 func TestCallerGoneIsCountedApart(t *testing.T) {
 	t.Parallel()
 	b := setup(t, opts{requestTimeout: 30 * time.Second})
-	b.account(t, ledgertest.AccountOpts{AccountID: "cx-1", Owner: "carol", Funds: "100", Source: "src-cx"})
+	b.account(t, storetest.AccountOpts{AccountID: "cx-1", Owner: "carol", Funds: "100", Source: "src-cx"})
 	ctx := context.Background()
 
 	// Hold the account's row, so that the authorize waits in the database.
@@ -31,11 +31,11 @@ func TestCallerGoneIsCountedApart(t *testing.T) {
 	if _, err := tx.Exec(ctx, `SELECT 1 FROM accounts WHERE account_id = 'cx-1' FOR UPDATE`); err != nil {
 		t.Fatal(err)
 	}
-	claims := authorizeClaims("cx-p1", "cx-k1", "carol", "src-cx", "5.00", 0)
+	service := authorizeClaims("cx-p1", "cx-k1", "carol", "src-cx", "5.00", 0)
 	callerCtx, hangUp := context.WithCancel(ctx)
 	sent := make(chan error, 1)
 	go func() {
-		_, err := b.client.Send(callerCtx, callbacks.Authorize, claims)
+		_, err := b.client.Send(callerCtx, claims.Authorize, service)
 		sent <- err
 	}()
 	m := b.server.Metrics()
@@ -52,7 +52,7 @@ func TestCallerGoneIsCountedApart(t *testing.T) {
 		out := map[string]float64{}
 		for _, outcome := range []string{"canceled", "approved", "error"} {
 			for _, status := range []int{200, 408, 500, 503} {
-				if n := testutil.ToFloat64(m.Requests(callbacks.Authorize, outcome, status)); n != 0 {
+				if n := testutil.ToFloat64(m.Requests(claims.Authorize, outcome, status)); n != 0 {
 					out[fmt.Sprint(outcome, " ", status)] = n
 				}
 			}
@@ -64,8 +64,8 @@ func TestCallerGoneIsCountedApart(t *testing.T) {
 		t.Fatalf("counted as %v, want canceled 200 once", got)
 	}
 	// The service's retry gets what was committed.
-	r := b.send(t, callbacks.Authorize, claims)
-	if r.Status != 200 || r.Outcome() != "approved" || testutil.ToFloat64(m.Replays(callbacks.Authorize)) != 1 {
+	r := b.send(t, claims.Authorize, service)
+	if r.Status != 200 || r.Outcome() != "approved" || testutil.ToFloat64(m.Replays(claims.Authorize)) != 1 {
 		t.Fatalf("retry: %d %s", r.Status, r.Raw)
 	}
 }

@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provider-ledger/adapter/callbacks"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestConcurrentSameKeys: 200 goroutines send 50 distinct keys, each 4
@@ -34,13 +36,13 @@ func TestConcurrentSameKeys(t *testing.T) {
 				nodes = append(nodes, other)
 			}
 			ctx := context.Background()
-			b.account(t, ledgertest.AccountOpts{AccountID: "cc-src", Owner: "alice", Funds: "1000", Source: "src-cc"})
-			b.account(t, ledgertest.AccountOpts{AccountID: "cc-dst", Owner: "bob", Dest: "dst-cc"})
+			b.account(t, storetest.AccountOpts{AccountID: "cc-src", Owner: "alice", Funds: "1000", Source: "src-cc"})
+			b.account(t, storetest.AccountOpts{AccountID: "cc-dst", Owner: "bob", Dest: "dst-cc"})
 
 			// 20 holds placed beforehand, to be captured (10) and released (10).
 			pre := make([]string, 20)
 			for i := range pre {
-				r := b.send(t, callbacks.Authorize, authorizeClaims(fmt.Sprintf("pre-%d", i), "pre", "alice", "src-cc", "1.00", 0))
+				r := b.send(t, claims.Authorize, authorizeClaims(fmt.Sprintf("pre-%d", i), "pre", "alice", "src-cc", "1.00", 0))
 				if r.Outcome() != "approved" {
 					t.Fatal(r.Service)
 				}
@@ -52,17 +54,17 @@ func TestConcurrentSameKeys(t *testing.T) {
 			}
 			var jobs []job
 			for i := range 20 { // 20 new authorizations of 2.00
-				jobs = append(jobs, job{callbacks.Authorize, authorizeClaims(fmt.Sprintf("new-%d", i), fmt.Sprintf("ka-%d", i), "alice", "src-cc", "2.00", 0)})
+				jobs = append(jobs, job{claims.Authorize, authorizeClaims(fmt.Sprintf("new-%d", i), fmt.Sprintf("ka-%d", i), "alice", "src-cc", "2.00", 0)})
 			}
 			for i := range 10 {
-				jobs = append(jobs, job{callbacks.Capture, captureClaims(fmt.Sprintf("pre-%d", i), fmt.Sprintf("kc-%d", i), pre[i])})
-				jobs = append(jobs, job{callbacks.Release, releaseClaims(fmt.Sprintf("pre-%d", 10+i), fmt.Sprintf("kr-%d", i), pre[10+i])})
-				jobs = append(jobs, job{callbacks.CreditAccount, creditClaims(fmt.Sprintf("req-%d", i), fmt.Sprintf("kd-%d", i), "bob", "dst-cc", "3.00")})
+				jobs = append(jobs, job{claims.Capture, captureClaims(fmt.Sprintf("pre-%d", i), fmt.Sprintf("kc-%d", i), pre[i])})
+				jobs = append(jobs, job{claims.Release, releaseClaims(fmt.Sprintf("pre-%d", 10+i), fmt.Sprintf("kr-%d", i), pre[10+i])})
+				jobs = append(jobs, job{claims.CreditAccount, creditClaims(fmt.Sprintf("req-%d", i), fmt.Sprintf("kd-%d", i), "bob", "dst-cc", "3.00")})
 			}
 			if len(jobs) != 50 {
 				t.Fatalf("%d jobs", len(jobs))
 			}
-			replies := make([][4]*callbacks.Reply, len(jobs))
+			replies := make([][4]*caller.Reply, len(jobs))
 			var wg sync.WaitGroup
 			start := make(chan struct{})
 			for j := range jobs {
@@ -96,8 +98,8 @@ func TestConcurrentSameKeys(t *testing.T) {
 			}
 			// 20 new holds of 2.00 held; 10 of 1.00 captured; 10 released;
 			// 10 credits of 3.00.
-			ledgertest.AssertBalances(t, b.db, "cc-src", "990", "40", "950")
-			ledgertest.AssertBalances(t, b.db, "cc-dst", "30", "0", "30")
+			storetest.AssertBalances(t, b.db, "cc-src", "990", "40", "950")
+			storetest.AssertBalances(t, b.db, "cc-dst", "30", "0", "30")
 			var effects, attempts int
 			if err := b.pool.QueryRow(ctx, `SELECT count(*), sum(attempts) FROM callback_requests WHERE idempotency_key <> 'pre'`).Scan(&effects, &attempts); err != nil {
 				t.Fatal(err)
@@ -105,7 +107,7 @@ func TestConcurrentSameKeys(t *testing.T) {
 			if effects != 50 || attempts != 200 {
 				t.Fatalf("%d idempotency records with %d attempts, want 50 and 200", effects, attempts)
 			}
-			ledgertest.AssertInvariants(t, b.db)
+			storetest.AssertInvariants(t, b.db)
 		})
 	}
 }

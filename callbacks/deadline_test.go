@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provider-ledger/adapter/callbacks"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestNothingCommitsAfter408UnderLoad: 48 senders authorize 480 payouts on
@@ -25,7 +26,7 @@ func TestNothingCommitsAfter408UnderLoad(t *testing.T) {
 	b := setup(t, opts{maxInflight: 1000, requestTimeout: 150 * time.Millisecond})
 	const accounts, senders, each = 4, 48, 10
 	for i := range accounts {
-		b.account(t, ledgertest.AccountOpts{AccountID: fmt.Sprintf("dl-%d", i), Owner: fmt.Sprintf("own-%d", i),
+		b.account(t, storetest.AccountOpts{AccountID: fmt.Sprintf("dl-%d", i), Owner: fmt.Sprintf("own-%d", i),
 			Funds: "1000", Source: fmt.Sprintf("src-dl-%d", i)})
 	}
 	ctx, stop := context.WithCancel(context.Background())
@@ -46,7 +47,7 @@ func TestNothingCommitsAfter408UnderLoad(t *testing.T) {
 				a := n % accounts
 				r := sent{payout: fmt.Sprintf("dlp-%d", n), key: fmt.Sprintf("dlk-%d", n),
 					owner: fmt.Sprintf("own-%d", a), source: fmt.Sprintf("src-dl-%d", a)}
-				reply, err := b.client.Send(context.Background(), callbacks.Authorize,
+				reply, err := b.client.Send(context.Background(), claims.Authorize,
 					authorizeClaims(r.payout, r.key, r.owner, r.source, "1.00", 0))
 				if err != nil {
 					t.Error(err)
@@ -60,9 +61,9 @@ func TestNothingCommitsAfter408UnderLoad(t *testing.T) {
 	wg.Wait()
 	stop()
 	lockers.Wait()
-	// A statement the adapter gave up on has been cancelled by now; one
-	// that was not would commit within this pause.
-	time.Sleep(500 * time.Millisecond)
+	// A statement the adapter gave up on has been cancelled; one that was
+	// not has committed by the time no statement runs any more.
+	storetest.WaitForIdle(t, b.pool)
 
 	timedOut := 0
 	for _, r := range results {
@@ -98,14 +99,14 @@ func TestNothingCommitsAfter408UnderLoad(t *testing.T) {
 		if r.status != 408 && r.status != 503 {
 			continue
 		}
-		reply := b.send(t, callbacks.Authorize, authorizeClaims(r.payout, r.key, r.owner, r.source, "1.00", 0))
+		reply := b.send(t, claims.Authorize, authorizeClaims(r.payout, r.key, r.owner, r.source, "1.00", 0))
 		if reply.Status != 200 || reply.Outcome() != "approved" {
 			t.Errorf("%s retried: %d %s", r.payout, reply.Status, reply.Outcome())
 		}
 	}
-	ledgertest.AssertInvariants(t, b.db)
+	storetest.AssertInvariants(t, b.db)
 	for i := range accounts {
-		ledgertest.AssertBalances(t, b.db, fmt.Sprintf("dl-%d", i), "1000", "120", "880")
+		storetest.AssertBalances(t, b.db, fmt.Sprintf("dl-%d", i), "1000", "120", "880")
 	}
 }
 

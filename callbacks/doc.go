@@ -13,11 +13,16 @@
 //     zip), then each active signing secret, most recently successful
 //     first; the inner JWT may be a claims object, an HS256 JWS or an
 //     unsecured JWT (package envelope). Failures are 400.
-//  3. exp/iat are checked with LEDGER_CLOCK_LEEWAY, typ must name the
-//     route, the service object must be present (400); a providerID naming
-//     another provider is 403; missing or malformed required claims are 400
-//     with JSON Pointers into the claims (/service/amount/value).
-//  4. One statement runs a server-side function that, in one transaction,
+//  3. The claims are checked and decoded in one pass (package
+//     callbacks/claims) into the typed request of the decision: every
+//     string exact and no member named twice, at any depth; exp/iat
+//     checked with LEDGER_CLOCK_LEEWAY, typ must name the route, the
+//     service object must be present (400); a providerID naming another
+//     provider is 403; missing or malformed required claims are 400 with
+//     JSON Pointers into the claims (/service/amount/value).
+//  4. One statement runs a server-side function (schema/functions/
+//     cb_authorize.sql, cb_capture.sql, cb_release.sql, cb_credit.sql,
+//     through the Decisions the handler was given) that, in one transaction,
 //     claims the idempotency key (or finds it), decides by the decision
 //     table, applies the ledger effect (package holds or ledger) and stores
 //     the answer with its provenance. A later request with the same key and

@@ -6,8 +6,11 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/provider-ledger/adapter/callbacks"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestKeysMissingAnswersRetryably: while the replica knows of active
@@ -26,20 +29,20 @@ func TestKeysMissingAnswersRetryably(t *testing.T) {
 	}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	b.account(t, ledgertest.AccountOpts{AccountID: "km", Owner: "alice", Funds: "10", Source: "src-km"})
+	b.account(t, storetest.AccountOpts{AccountID: "km", Owner: "alice", Funds: "10", Source: "src-km"})
 	ctx := context.Background()
-	other := &callbacks.Client{BaseURL: hs.URL + "/ledger", Key: newKey(t, "elsewhere")}
-	r, err := other.Send(ctx, callbacks.Authorize, authorizeClaims("km-p", "k", "alice", "src-km", "1", 0))
+	other := &caller.Client{BaseURL: hs.URL + "/ledger", Key: newKey(t, "elsewhere")}
+	r, err := other.Send(ctx, claims.Authorize, authorizeClaims("km-p", "k", "alice", "src-km", "1", 0))
 	if err != nil || r.Status != 503 || problemType(r) != "keyring-incomplete" || r.RetryAfter == "" {
 		t.Fatalf("a request under a key this replica cannot decrypt: %+v %v; want 503 keyring-incomplete with Retry-After", r, err)
 	}
-	ledgertest.AssertBalances(t, b.db, "km", "10", "0", "10")
-	own := &callbacks.Client{BaseURL: hs.URL + "/ledger", Key: b.key}
-	if r, err := own.Send(ctx, callbacks.Authorize, authorizeClaims("km-p", "k", "alice", "src-km", "1", 0)); err != nil || r.Outcome() != "approved" {
+	storetest.AssertBalances(t, b.db, "km", "10", "0", "10")
+	own := &caller.Client{BaseURL: hs.URL + "/ledger", Key: b.key}
+	if r, err := own.Send(ctx, claims.Authorize, authorizeClaims("km-p", "k", "alice", "src-km", "1", 0)); err != nil || r.Outcome() != "approved" {
 		t.Fatalf("a request under a key it has: %+v %v", r, err)
 	}
 	missing.Store(false)
-	if r, err := other.Send(ctx, callbacks.Authorize, authorizeClaims("km-q", "k", "alice", "src-km", "1", 0)); err != nil || r.Status != 400 || problemType(r) != "undecryptable" {
+	if r, err := other.Send(ctx, claims.Authorize, authorizeClaims("km-q", "k", "alice", "src-km", "1", 0)); err != nil || r.Status != 400 || problemType(r) != "undecryptable" {
 		t.Fatalf("nothing missing: %+v %v; want 400 undecryptable", r, err)
 	}
 }

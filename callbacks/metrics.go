@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/callbacks/claims"
 )
 
 // Metrics are the callback server's Prometheus metrics. Label values are
@@ -25,7 +25,7 @@ type Metrics struct {
 	opens         *prometheus.CounterVec // fingerprint
 }
 
-func newMetrics(reg prometheus.Registerer, db *store.DB, staleAge time.Duration) *Metrics {
+func newMetrics(reg prometheus.Registerer, db Decisions, staleAge time.Duration) *Metrics {
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "ledgerd_callback_requests_total",
@@ -58,7 +58,7 @@ func newMetrics(reg prometheus.Registerer, db *store.DB, staleAge time.Duration)
 		}, []string{"fingerprint"}),
 	}
 	// Every series an alert may use exists from the start, at zero.
-	for _, ep := range Endpoints {
+	for _, ep := range claims.Endpoints {
 		m.requests.WithLabelValues(ep, "approved", "200")
 		m.replays.WithLabelValues(ep)
 		m.undecryptable.WithLabelValues(ep)
@@ -67,8 +67,8 @@ func newMetrics(reg prometheus.Registerer, db *store.DB, staleAge time.Duration)
 	}
 	if reg != nil {
 		reg.MustRegister(m.requests, m.duration, m.replays, m.undecryptable, m.inflight, m.txRetries, m.opens)
-		if db != nil {
-			reg.MustRegister(&holdsCollector{db: db, staleAge: staleAge, seen: map[string]bool{}})
+		if o, ok := db.(outstanding); ok {
+			reg.MustRegister(&holdsCollector{db: o, staleAge: staleAge, seen: map[string]bool{}})
 		}
 	}
 	return m
@@ -78,7 +78,7 @@ func newMetrics(reg prometheus.Registerer, db *store.DB, staleAge time.Duration)
 // currency, and how many are older than the stale-hold age), read from the
 // database at scrape time.
 type holdsCollector struct {
-	db       *store.DB
+	db       outstanding
 	staleAge time.Duration
 
 	mu   sync.Mutex
@@ -124,7 +124,7 @@ func (c *holdsCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // Metrics returns the server's metrics, for tests and dashboards' docs.
-func (s *Server) Metrics() *Metrics { return s.m }
+func (s *Handler) Metrics() *Metrics { return s.m }
 
 // Undecryptable returns the counter of undecryptable requests of endpoint.
 func (m *Metrics) Undecryptable(endpoint string) prometheus.Counter {

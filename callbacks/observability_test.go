@@ -10,12 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/provider-ledger/adapter/callbacks"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestProvenance: each decision is recorded with its provenance in the
@@ -24,12 +27,12 @@ import (
 func TestProvenance(t *testing.T) {
 	t.Parallel()
 	b := setup(t, opts{})
-	b.account(t, ledgertest.AccountOpts{AccountID: "pv-1", Owner: "alice", Funds: "5", Source: "src-pv"})
+	b.account(t, storetest.AccountOpts{AccountID: "pv-1", Owner: "alice", Funds: "5", Source: "src-pv"})
 	before := time.Now().Add(-time.Second)
 	c := authorizeClaims("pv-payout", "pv-key", "alice", "src-pv", "9", 0)
 	c["callerSubject"], c["requestID"] = "user-42", "trace-77"
 	for range 3 {
-		if r := b.send(t, callbacks.Authorize, c); r.Status != 200 || r.Str("reason") != "insufficient_funds" {
+		if r := b.send(t, claims.Authorize, c); r.Status != 200 || r.Str("reason") != "insufficient_funds" {
 			t.Fatalf("%d %v", r.Status, r.Service)
 		}
 	}
@@ -63,25 +66,25 @@ func TestLogsCarryNoClaimsOrSecrets(t *testing.T) {
 	}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	client := &callbacks.Client{BaseURL: hs.URL + "/ledger", Key: base.key}
-	base.account(t, ledgertest.AccountOpts{AccountID: "acct-SECRETIVE", Owner: "owner-SECRETIVE", Funds: "10000", Source: "tok-SECRETIVE", Dest: "dtok-SECRETIVE"})
+	client := &caller.Client{BaseURL: hs.URL + "/ledger", Key: base.key}
+	base.account(t, storetest.AccountOpts{AccountID: "acct-SECRETIVE", Owner: "owner-SECRETIVE", Funds: "10000", Source: "tok-SECRETIVE", Dest: "dtok-SECRETIVE"})
 	ctx := context.Background()
 	sends := []struct {
 		endpoint string
 		claims   map[string]any
 	}{
-		{callbacks.Authorize, authorizeClaims("payout-1", "idem-SECRETIVE-1", "owner-SECRETIVE", "tok-SECRETIVE", "4321.98", 0.1)},
-		{callbacks.Authorize, authorizeClaims("payout-2", "idem-SECRETIVE-2", "owner-SECRETIVE", "tok-SECRETIVE", "4321.98", 2)},
-		{callbacks.CreditAccount, creditClaims("req-1", "idem-SECRETIVE-3", "owner-SECRETIVE", "dtok-SECRETIVE", "4321.98")},
-		{callbacks.CreditAccount, creditClaims("req-2", "idem-SECRETIVE-4", "intruder-SECRETIVE", "dtok-SECRETIVE", "4321.98")},
+		{claims.Authorize, authorizeClaims("payout-1", "idem-SECRETIVE-1", "owner-SECRETIVE", "tok-SECRETIVE", "4321.98", 0.1)},
+		{claims.Authorize, authorizeClaims("payout-2", "idem-SECRETIVE-2", "owner-SECRETIVE", "tok-SECRETIVE", "4321.98", 2)},
+		{claims.CreditAccount, creditClaims("req-1", "idem-SECRETIVE-3", "owner-SECRETIVE", "dtok-SECRETIVE", "4321.98")},
+		{claims.CreditAccount, creditClaims("req-2", "idem-SECRETIVE-4", "intruder-SECRETIVE", "dtok-SECRETIVE", "4321.98")},
 	}
 	for _, s := range sends {
 		if _, err := client.Send(ctx, s.endpoint, s.claims); err != nil {
 			t.Fatal(err)
 		}
 	}
-	stranger := &callbacks.Client{BaseURL: client.BaseURL, Key: newKey(t, "stranger")}
-	if r, _ := stranger.Send(ctx, callbacks.Capture, captureClaims("p", "idem-SECRETIVE-5", "hold_SECRETIVE")); r == nil || r.Status != 400 {
+	stranger := &caller.Client{BaseURL: client.BaseURL, Key: newKey(t, "stranger")}
+	if r, _ := stranger.Send(ctx, claims.Capture, captureClaims("p", "idem-SECRETIVE-5", "hold_SECRETIVE")); r == nil || r.Status != 400 {
 		t.Fatalf("stranger: %+v", r)
 	}
 	out := logs.String()
@@ -105,20 +108,20 @@ func TestLogsCarryNoClaimsOrSecrets(t *testing.T) {
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	b := setup(t, opts{})
-	b.account(t, ledgertest.AccountOpts{AccountID: "m-1", Owner: "alice", Funds: "100", Source: "src-m"})
+	b.account(t, storetest.AccountOpts{AccountID: "m-1", Owner: "alice", Funds: "100", Source: "src-m"})
 	c := authorizeClaims("m-p1", "m-k1", "alice", "src-m", "12.50", 0)
 	for range 3 {
-		b.send(t, callbacks.Authorize, c)
+		b.send(t, claims.Authorize, c)
 	}
-	b.send(t, callbacks.Authorize, authorizeClaims("m-p2", "m-k2", "alice", "src-m", "1000", 0))
+	b.send(t, claims.Authorize, authorizeClaims("m-p2", "m-k2", "alice", "src-m", "1000", 0))
 	m := b.server.Metrics()
 	for name, c := range map[string]struct {
 		got  prometheus.Collector
 		want float64
 	}{
-		"replays":          {m.Replays(callbacks.Authorize), 2},
-		"approved 200":     {m.Requests(callbacks.Authorize, "approved", 200), 3},
-		"denied 200":       {m.Requests(callbacks.Authorize, "denied", 200), 1},
+		"replays":          {m.Replays(claims.Authorize), 2},
+		"approved 200":     {m.Requests(claims.Authorize, "approved", 200), 3},
+		"denied 200":       {m.Requests(claims.Authorize, "denied", 200), 1},
 		"opens by the key": {m.Opens(b.key.Fingerprint()), 4},
 		"inflight at rest": {m.Inflight(), 0},
 	} {

@@ -10,22 +10,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/shopspring/decimal"
 
-	"github.com/provider-ledger/adapter/callbacks"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // deliver sends like the service: the same request again on 408, 429, 503
 // and transport errors, up to a bound. Any other status fails the test: a
 // terminal 4xx would make the service give up, and a 500 would mean the
 // outage was taken for a bug.
-func deliver(t *testing.T, c *callbacks.Client, endpoint string, claims map[string]any, retryable *atomic.Int64) *callbacks.Reply {
+func deliver(t *testing.T, c *caller.Client, endpoint string, service map[string]any, retryable *atomic.Int64) *caller.Reply {
 	t.Helper()
 	for attempt := 0; attempt < 400; attempt++ {
-		r, err := c.Send(context.Background(), endpoint, claims)
+		r, err := c.Send(context.Background(), endpoint, service)
 		switch {
 		case err != nil:
 			retryable.Add(1)
@@ -34,12 +35,12 @@ func deliver(t *testing.T, c *callbacks.Client, endpoint string, claims map[stri
 		case r.Status == 408 || r.Status == 429 || r.Status == 503:
 			retryable.Add(1)
 		default:
-			t.Errorf("%s %v: terminal %d %v", endpoint, claims["idempotencyKey"], r.Status, r.Problem)
+			t.Errorf("%s %v: terminal %d %v", endpoint, service["idempotencyKey"], r.Status, r.Problem)
 			return nil
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Errorf("%s %v: no answer after 400 attempts", endpoint, claims["idempotencyKey"])
+	t.Errorf("%s %v: no answer after 400 attempts", endpoint, service["idempotencyKey"])
 	return nil
 }
 
@@ -49,13 +50,13 @@ func deliver(t *testing.T, c *callbacks.Client, endpoint string, claims map[stri
 // double nothing.
 func TestOutage(t *testing.T) {
 	t.Parallel()
-	url := pgtest.URL(t)
-	pool := pgtest.PoolURL(t, url)
+	url := storetest.URL(t)
+	pool := storetest.PoolURL(t, url)
 	b := setup(t, opts{pool: pool, maxInflight: 1000})
-	b.account(t, ledgertest.AccountOpts{AccountID: "o-src", Owner: "alice", Funds: "1000", Source: "src-o"})
-	b.account(t, ledgertest.AccountOpts{AccountID: "o-dst", Owner: "bob", Dest: "dst-o"})
+	b.account(t, storetest.AccountOpts{AccountID: "o-src", Owner: "alice", Funds: "1000", Source: "src-o"})
+	b.account(t, storetest.AccountOpts{AccountID: "o-dst", Owner: "bob", Dest: "dst-o"})
 	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, pgtest.AdminURL(t, url))
+	admin, err := pgx.Connect(ctx, storetest.AdminURL(t, url))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestOutage(t *testing.T) {
 	}
 	// ALTER DATABASE … ALLOW_CONNECTIONS is refused on a connection to
 	// that database: it is run from the maintenance database.
-	mu, err := neturl.Parse(pgtest.AdminURL(t, url))
+	mu, err := neturl.Parse(storetest.AdminURL(t, url))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestOutage(t *testing.T) {
 	type record struct {
 		endpoint string
 		claims   map[string]any
-		reply    *callbacks.Reply
+		reply    *caller.Reply
 	}
 	records := make([][]record, workers)
 	var wg sync.WaitGroup
@@ -127,18 +128,18 @@ func TestOutage(t *testing.T) {
 				}
 				payout := fmt.Sprintf("o-%d-%d", w, p)
 				auth := authorizeClaims(payout, "k-"+payout, "alice", "src-o", "1.00", 0)
-				ra := deliver(t, b.client, callbacks.Authorize, auth, &retryable)
+				ra := deliver(t, b.client, claims.Authorize, auth, &retryable)
 				if ra == nil {
 					return
 				}
-				records[w] = append(records[w], record{callbacks.Authorize, auth, ra})
-				next, claims := callbacks.Capture, captureClaims(payout, "k-"+payout, ra.Str("holdReference"))
+				records[w] = append(records[w], record{claims.Authorize, auth, ra})
+				next, service := claims.Capture, captureClaims(payout, "k-"+payout, ra.Str("holdReference"))
 				if p%2 == 1 {
-					next, claims = callbacks.Release, releaseClaims(payout, "k-"+payout, ra.Str("holdReference"))
+					next, service = claims.Release, releaseClaims(payout, "k-"+payout, ra.Str("holdReference"))
 				}
-				records[w] = append(records[w], record{next, claims, deliver(t, b.client, next, claims, &retryable)})
+				records[w] = append(records[w], record{next, service, deliver(t, b.client, next, service, &retryable)})
 				credit := creditClaims("rq-"+payout, "kc-"+payout, "bob", "dst-o", "0.50")
-				records[w] = append(records[w], record{callbacks.CreditAccount, credit, deliver(t, b.client, callbacks.CreditAccount, credit, &retryable)})
+				records[w] = append(records[w], record{claims.CreditAccount, credit, deliver(t, b.client, claims.CreditAccount, credit, &retryable)})
 			}
 		})
 	}
@@ -170,15 +171,15 @@ func TestOutage(t *testing.T) {
 	for _, rs := range records {
 		for _, rec := range rs {
 			switch rec.endpoint {
-			case callbacks.Capture:
+			case claims.Capture:
 				captured = captured.Add(decimal.NewFromInt(1))
-			case callbacks.CreditAccount:
+			case claims.CreditAccount:
 				credited = credited.Add(decimal.RequireFromString("0.50"))
 			}
 		}
 	}
 	left := decimal.NewFromInt(1000).Sub(captured).String()
-	ledgertest.AssertBalances(t, b.db, "o-src", left, "0", left)
-	ledgertest.AssertBalances(t, b.db, "o-dst", credited.String(), "0", credited.String())
-	ledgertest.AssertInvariants(t, b.db)
+	storetest.AssertBalances(t, b.db, "o-src", left, "0", left)
+	storetest.AssertBalances(t, b.db, "o-dst", credited.String(), "0", credited.String())
+	storetest.AssertInvariants(t, b.db)
 }

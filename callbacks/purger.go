@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/provider-ledger/adapter/internal/loop"
-	"github.com/provider-ledger/adapter/store"
 )
 
 // Purger deletes stored callback answers older than the retention
@@ -14,7 +13,7 @@ import (
 // younger than the retention are never touched, so a retry within it always
 // gets its stored answer.
 type Purger struct {
-	DB        *store.DB
+	DB        Purgeable
 	Retention time.Duration // default 840h
 	Interval  time.Duration // default 1h
 	BatchSize int           // default 5000
@@ -51,6 +50,13 @@ func (p *Purger) RunOnce(ctx context.Context) (int64, error) {
 		return n, nil
 	}
 	return n, err
+}
+
+// Purgeable deletes stored callback answers received before cutoff, at
+// most batch rows per statement, and says how many (*store.DB implements
+// it).
+type Purgeable interface {
+	PurgeCallbacks(ctx context.Context, cutoff time.Time, batch int) (int64, error)
 }
 
 // Start runs RunOnce now and every Interval until Stop or ctx ends.

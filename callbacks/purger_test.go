@@ -6,17 +6,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/provider-ledger/adapter/callbacks"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 func TestPurger(t *testing.T) {
 	t.Parallel()
 	b := setup(t, opts{})
-	b.account(t, ledgertest.AccountOpts{AccountID: "pg-1", Owner: "alice", Funds: "10", Source: "src-pg"})
+	b.account(t, storetest.AccountOpts{AccountID: "pg-1", Owner: "alice", Funds: "10", Source: "src-pg"})
 	ctx := context.Background()
 	for _, k := range []string{"old-1", "old-2", "new-1"} {
-		if r := b.send(t, callbacks.Authorize, authorizeClaims("p-"+k, k, "alice", "src-pg", "1", 0)); r.Status != 200 {
+		if r := b.send(t, claims.Authorize, authorizeClaims("p-"+k, k, "alice", "src-pg", "1", 0)); r.Status != 200 {
 			t.Fatal(r.Problem)
 		}
 	}
@@ -24,10 +26,10 @@ func TestPurger(t *testing.T) {
 	// positions (ctid) as the expired ones: they must stay.
 	young := []string{"y-1", "y-2", "y-3", "y-4", "y-5", "y-6"}
 	for _, k := range young {
-		if r := b.send(t, callbacks.Capture, captureClaims("p-"+k, k, "hold_"+k)); r.Status != 200 {
+		if r := b.send(t, claims.Capture, captureClaims("p-"+k, k, "hold_"+k)); r.Status != 200 {
 			t.Fatal(r.Problem)
 		}
-		if r := b.send(t, callbacks.Release, releaseClaims("p-"+k, k, "hold_"+k)); r.Status != 200 {
+		if r := b.send(t, claims.Release, releaseClaims("p-"+k, k, "hold_"+k)); r.Status != 200 {
 			t.Fatal(r.Problem)
 		}
 	}
@@ -58,5 +60,5 @@ func TestPurger(t *testing.T) {
 		t.Fatalf("left %v, want %v", left, want)
 	}
 	// Holds are not touched by the purge.
-	ledgertest.AssertBalances(t, b.db, "pg-1", "10", "3", "7")
+	storetest.AssertBalances(t, b.db, "pg-1", "10", "3", "7")
 }

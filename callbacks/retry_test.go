@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/provider-ledger/adapter/callbacks"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // failHoldInserts makes the next n hold inserts of the database fail with a
@@ -18,7 +18,7 @@ import (
 func failHoldInserts(t *testing.T, url string, n int) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, pgtest.AdminURL(t, url))
+	conn, err := pgx.Connect(ctx, storetest.AdminURL(t, url))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,25 +46,25 @@ CREATE TRIGGER test_fail_hold_insert BEFORE INSERT ON holds FOR EACH ROW EXECUTE
 // failures persist past the bound is it answered 503, with nothing applied.
 func TestSerializationFailuresAreRetried(t *testing.T) {
 	t.Parallel()
-	url := pgtest.URL(t)
-	b := setup(t, opts{pool: pgtest.PoolURL(t, url)})
-	b.account(t, ledgertest.AccountOpts{AccountID: "sf-1", Owner: "alice", Funds: "10", Source: "src-sf"})
+	url := storetest.URL(t)
+	b := setup(t, opts{pool: storetest.PoolURL(t, url)})
+	b.account(t, storetest.AccountOpts{AccountID: "sf-1", Owner: "alice", Funds: "10", Source: "src-sf"})
 	retries := func() float64 {
-		return testutil.ToFloat64(b.server.Metrics().TxRetries(callbacks.Authorize))
+		return testutil.ToFloat64(b.server.Metrics().TxRetries(claims.Authorize))
 	}
 
 	failHoldInserts(t, url, 2)
-	r := b.send(t, callbacks.Authorize, authorizeClaims("sf-p1", "sf-k1", "alice", "src-sf", "1", 0))
+	r := b.send(t, claims.Authorize, authorizeClaims("sf-p1", "sf-k1", "alice", "src-sf", "1", 0))
 	if r.Status != 200 || r.Outcome() != "approved" || retries() != 2 {
 		t.Fatalf("after 2 failures: %d %v, %v retries", r.Status, r.Service, retries())
 	}
 
 	failHoldInserts(t, url, 100)
-	r = b.send(t, callbacks.Authorize, authorizeClaims("sf-p2", "sf-k2", "alice", "src-sf", "1", 0))
+	r = b.send(t, claims.Authorize, authorizeClaims("sf-p2", "sf-k2", "alice", "src-sf", "1", 0))
 	if r.Status != 503 || problemType(r) != "database-unavailable" || r.RetryAfter == "" {
 		t.Fatalf("persistent failures: %d %v", r.Status, r.Problem)
 	}
-	ledgertest.AssertBalances(t, b.db, "sf-1", "10", "1", "9")
+	storetest.AssertBalances(t, b.db, "sf-1", "10", "1", "9")
 	var n int
 	if err := b.pool.QueryRow(context.Background(), `SELECT count(*) FROM callback_requests WHERE idempotency_key = 'sf-k2'`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("the failed callback left %d idempotency rows (%v)", n, err)

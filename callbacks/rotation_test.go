@@ -8,14 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestRotationUnderTraffic rotates the signing secret on two replicas that
@@ -26,12 +27,12 @@ import (
 func TestRotationUnderTraffic(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := pgtest.Pool(t)
+	pool := storetest.Pool(t)
 	kek := newKey(t, "kek").Secret
 	var replicas []*bundle
-	var stores []*keyring.Store
+	var stores []*keyring.Vault
 	for range 2 {
-		ks, err := keyring.NewStore(store.Wrap(pool, nil), kek, keyring.StoreOptions{})
+		ks, err := keyring.NewVault(store.Wrap(pool, nil), kek, keyring.VaultOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +45,7 @@ func TestRotationUnderTraffic(t *testing.T) {
 	// Each replica reloads its keyring from the database (50ms here; 2s in
 	// ledgerd).
 	for i, b := range replicas {
-		loader, err := keyring.NewLoader(keyring.Config{Store: stores[i], Keyring: b.keyring, Interval: 50 * time.Millisecond})
+		loader, err := keyring.NewLoader(keyring.Config{Vault: stores[i], Keyring: b.keyring, Interval: 50 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +69,7 @@ func TestRotationUnderTraffic(t *testing.T) {
 		}
 	}
 	waitKeys(oldInfo.SecretID)
-	replicas[0].account(t, ledgertest.AccountOpts{AccountID: "rot", Owner: "alice", Funds: "100000", Source: "src-rot"})
+	replicas[0].account(t, storetest.AccountOpts{AccountID: "rot", Owner: "alice", Funds: "100000", Source: "src-rot"})
 
 	oldKey := envelope.Key{ID: oldInfo.SecretID, Secret: oldSecret}
 	var current atomic.Pointer[envelope.Key]
@@ -85,15 +86,15 @@ func TestRotationUnderTraffic(t *testing.T) {
 				default:
 				}
 				b := replicas[(w+i)%2]
-				claims := authorizeClaims(fmt.Sprintf("rot-%d-%d", w, i), "k", "alice", "src-rot", "0.01", 0)
+				service := authorizeClaims(fmt.Sprintf("rot-%d-%d", w, i), "k", "alice", "src-rot", "0.01", 0)
 				// Like the service: the same request again on 408, 429, 5xx;
 				// a lost callback is a terminal answer (such as 400
 				// undecryptable) or none at all.
-				var r *callbacks.Reply
+				var r *caller.Reply
 				var err error
 				for attempt := 0; attempt < 20; attempt++ {
-					c := &callbacks.Client{BaseURL: b.client.BaseURL, Key: *current.Load()}
-					if r, err = c.Send(ctx, callbacks.Authorize, claims); err == nil && !r.Retryable() {
+					c := &caller.Client{BaseURL: b.client.BaseURL, Key: *current.Load()}
+					if r, err = c.Send(ctx, claims.Authorize, service); err == nil && !r.Retryable() {
 						break
 					}
 					time.Sleep(20 * time.Millisecond)
@@ -106,7 +107,18 @@ func TestRotationUnderTraffic(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(200 * time.Millisecond)
+	// flows waits until the senders delivered ten more callbacks: traffic
+	// ran through the phase just set.
+	flows := func() {
+		t.Helper()
+		from := sent.Load()
+		for deadline := time.Now().Add(30 * time.Second); sent.Load() < from+10; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no traffic: %d callbacks sent in 30 s", sent.Load()-from)
+			}
+		}
+	}
+	flows()
 	// 1. Add the new secret (through replica 0's store); every replica loads it.
 	newInfo, newSecret, err := stores[0].Generate(ctx)
 	if err != nil {
@@ -116,13 +128,13 @@ func TestRotationUnderTraffic(t *testing.T) {
 	// 2. The service moves to the new secret.
 	newKey := envelope.Key{ID: newInfo.SecretID, Secret: newSecret}
 	current.Store(&newKey)
-	time.Sleep(200 * time.Millisecond)
+	flows()
 	// 3. Retire the old secret (through replica 1's store).
 	if err := stores[1].Retire(ctx, oldInfo.SecretID); err != nil {
 		t.Fatal(err)
 	}
 	waitKeys(newInfo.SecretID)
-	time.Sleep(200 * time.Millisecond)
+	flows()
 	close(stop)
 	wg.Wait()
 	if sent.Load() < 20 || failed.Load() != 0 {
@@ -135,15 +147,15 @@ func TestRotationUnderTraffic(t *testing.T) {
 			t.Errorf("replica %d: no opens counted for the new key", i)
 		}
 		// The old key no longer opens anything.
-		c := &callbacks.Client{BaseURL: b.client.BaseURL, Key: oldKey}
-		r, err := c.Send(ctx, callbacks.Authorize, authorizeClaims("rot-after", "k", "alice", "src-rot", "0.01", 0))
+		c := &caller.Client{BaseURL: b.client.BaseURL, Key: oldKey}
+		r, err := c.Send(ctx, claims.Authorize, authorizeClaims("rot-after", "k", "alice", "src-rot", "0.01", 0))
 		if err != nil || r.Status != 400 || problemType(r) != "undecryptable" {
 			t.Fatalf("replica %d: old key after retirement: %+v %v", i, r, err)
 		}
 	}
 	t.Logf("%d callbacks across the rotation; opens by old key: %v, %v", sent.Load(),
 		testutil.ToFloat64(replicas[0].server.Metrics().Opens(oldFP)), testutil.ToFloat64(replicas[1].server.Metrics().Opens(oldFP)))
-	ledgertest.AssertInvariants(t, store.Wrap(pool, nil))
+	storetest.AssertInvariants(t, store.Wrap(pool, nil))
 }
 
 func sameIDs(keys []envelope.Key, ids []string) bool {

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/provider-ledger/adapter/callbacks"
 )
 
@@ -48,8 +51,8 @@ func TestPrefix(t *testing.T) {
 			t.Fatalf("prefix %q: %v", c.prefix, err)
 		}
 		hs := httptest.NewServer(srv)
-		client := &callbacks.Client{BaseURL: hs.URL + strings.TrimSuffix(c.serves, "/capture"), Key: b.key}
-		r, err := client.Send(context.Background(), callbacks.Capture, captureClaims("pfx-"+c.prefix, "k", "hold_x"))
+		client := &caller.Client{BaseURL: hs.URL + strings.TrimSuffix(c.serves, "/capture"), Key: b.key}
+		r, err := client.Send(context.Background(), claims.Capture, captureClaims("pfx-"+c.prefix, "k", "hold_x"))
 		if err != nil || r.Status != 200 || r.Outcome() != "approved" {
 			t.Errorf("prefix %q: POST %s = %+v, %v", c.prefix, c.serves, r, err)
 		}

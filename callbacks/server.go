@@ -1,6 +1,7 @@
 package callbacks
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -14,9 +15,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shopspring/decimal"
 
+	"github.com/provider-ledger/adapter/callbacks/claims"
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/problem"
-	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/ledger"
 )
 
 // MaxBody is the largest callback body read (design 2.1 step 1).
@@ -31,25 +34,35 @@ const DefaultBodyTimeout = time.Second
 // (Config.MaxBodyReads): 64 MiB of bodies at most.
 const DefaultMaxBodyReads = 1024
 
-// Endpoint names: the route suffixes and the required typ claims.
-const (
-	Authorize     = "authorize"
-	Capture       = "capture"
-	Release       = "release"
-	CreditAccount = "credit-account"
-)
+// Decisions is what the callback server needs of the ledger's database:
+// the four decision tables, each one statement that claims the key,
+// decides, applies the effect and stores the answer (*store.DB implements
+// it). A DB that also reports MaxConns() int sizes the default in-flight
+// limit, and one that also reports OutstandingHolds feeds the holds
+// gauges.
+type Decisions interface {
+	Authorize(context.Context, holds.AuthorizeParams) (ledger.Answer, error)
+	Capture(context.Context, holds.CaptureParams) (ledger.Answer, error)
+	Release(context.Context, holds.ReleaseParams) (ledger.Answer, error)
+	Credit(context.Context, ledger.CreditParams) (ledger.Answer, error)
+}
 
-// Endpoints lists the four callbacks.
-var Endpoints = []string{Authorize, Capture, Release, CreditAccount}
+// pooled is a Decisions on a pool of connections.
+type pooled interface{ MaxConns() int }
 
-// Config configures a callback Server. Zero durations and thresholds take
+// outstanding is a Decisions that counts the holds still held.
+type outstanding interface {
+	OutstandingHolds(ctx context.Context, staleBefore time.Time) ([]holds.Outstanding, error)
+}
+
+// Config configures a callback Handler. Zero durations and thresholds take
 // the defaults of design section 1.
 type Config struct {
-	DB          *store.DB
-	Keyring     *envelope.Keyring
+	DB          Decisions
+	Keyring     *envelope.KeySet
 	ProviderID  string
 	Prefix      string // default /ledger; "/" serves the callbacks at the root (CheckPrefix)
-	MaxInflight int    // default: 4 per pool connection
+	MaxInflight int    // default: 4 per pool connection (64 when DB is not a pool)
 	// RequestTimeout bounds a callback from arrival to commit; past it the
 	// transaction is rolled back and the answer is 408. Default 3s.
 	RequestTimeout time.Duration
@@ -101,7 +114,10 @@ func (c *Config) defaults() error {
 		return fmt.Errorf("callbacks: Prefix: %w", err)
 	}
 	if c.MaxInflight <= 0 {
-		c.MaxInflight = 4 * c.DB.MaxConns()
+		c.MaxInflight = 64
+		if p, ok := c.DB.(pooled); ok {
+			c.MaxInflight = 4 * p.MaxConns()
+		}
 	}
 	if c.RequestTimeout <= 0 {
 		c.RequestTimeout = 3 * time.Second
@@ -137,10 +153,10 @@ func (c *Config) defaults() error {
 	return nil
 }
 
-// Server serves the four ledger callbacks.
-type Server struct {
+// Handler serves the four ledger callbacks (an http.Handler).
+type Handler struct {
 	cfg      Config
-	db       *store.DB
+	db       Decisions
 	router   *httprouter.Router
 	sem      chan struct{} // in-flight slots
 	reading  chan struct{} // bodies being read
@@ -150,12 +166,12 @@ type Server struct {
 	log      *slog.Logger
 }
 
-// New returns a callback Server.
-func New(cfg Config) (*Server, error) {
+// New returns a callback Handler.
+func New(cfg Config) (*Handler, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	s := &Server{
+	s := &Handler{
 		cfg:     cfg,
 		db:      cfg.DB,
 		router:  httprouter.New(),
@@ -184,21 +200,21 @@ func New(cfg Config) (*Server, error) {
 	r.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		problem.WriteMethodNotAllowed(w, problem.New(SlugMethodNotAllowed, http.StatusMethodNotAllowed, "callbacks are POST"))
 	})
-	for _, ep := range Endpoints {
+	for _, ep := range claims.Endpoints {
 		r.POST(route(cfg.Prefix, ep), s.handler(ep))
 	}
 	return s, nil
 }
 
 // BodyReads returns the gauge of callback bodies being read.
-func (s *Server) BodyReads() prometheus.Gauge { return s.reads }
+func (s *Handler) BodyReads() prometheus.Gauge { return s.reads }
 
 // Drain makes the server answer new callbacks 503 (shutting down) while
 // those in flight finish; http.Server.Shutdown then waits for them.
-func (s *Server) Drain() { s.draining.Store(true) }
+func (s *Handler) Drain() { s.draining.Store(true) }
 
 // ServeHTTP serves the callbacks. A panic is recovered and answered 500.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {
@@ -221,7 +237,7 @@ type answer struct {
 	replayed bool
 }
 
-func (s *Server) handler(endpoint string) httprouter.Handle {
+func (s *Handler) handler(endpoint string) httprouter.Handle {
 	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 		start := time.Now()
 		a := s.serve(w, r, endpoint, start)
@@ -242,7 +258,7 @@ func (s *Server) handler(endpoint string) httprouter.Handle {
 // serve runs one callback through its stages: admit (draining, keyring),
 // read the body (under its own deadline, before any in-flight slot), take
 // an in-flight slot, then process.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, endpoint string, start time.Time) answer {
+func (s *Handler) serve(w http.ResponseWriter, r *http.Request, endpoint string, start time.Time) answer {
 	if p := s.admit(); p != nil {
 		abandonBody(w, r)
 		return answer{problem: p}
@@ -262,44 +278,45 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, endpoint string, 
 // process runs a callback whose body is read and which holds an in-flight
 // slot: open (JWE), claims (validation), execute (the decision table in
 // the database) and seal (the answer, encrypted).
-func (s *Server) process(r *http.Request, endpoint string, raw []byte, start time.Time) answer {
+func (s *Handler) process(r *http.Request, endpoint string, raw []byte, start time.Time) answer {
 	opened, p := s.open(raw, endpoint)
 	if p != nil {
 		return answer{problem: p}
 	}
 	now := s.cfg.Now()
-	req, p := s.claims(opened, endpoint, now)
-	if req == nil {
+	var req claims.Request
+	p = s.claims(opened, endpoint, now, &req)
+	if req.Endpoint == "" {
 		return answer{problem: p}
 	}
-	a := answer{subject: req.subject()}
+	a := answer{subject: req.Subject()}
 	if p != nil {
 		a.problem = p
 		return a
 	}
-	ans, err := s.execute(r, endpoint, req, opened.Key.Fingerprint(), now, start)
+	ans, err := s.execute(r, &req, opened.Key.Fingerprint(), now, start)
 	if err != nil {
 		a.problem, a.outcome = s.storeProblem(r, endpoint, err), outcomeOf(r, err)
 		return a
 	}
 	switch ans.State {
-	case store.StateMismatch:
+	case ledger.StateMismatch:
 		a.problem = problem.New(SlugKeyMismatch, http.StatusUnprocessableEntity, "the idempotency key was used with different claims")
 		return a
-	case store.StateInvalid:
+	case ledger.StateInvalid:
 		a.problem = problem.New(SlugInvalidClaims, http.StatusBadRequest, "fraudScore must be from 0 to 1").
 			WithField("/service/fraudScore", "fraudScore must be from 0 to 1")
 		return a
-	case store.StateReplay:
+	case ledger.StateReplay:
 		a.replayed = true
-	case store.StateNew:
+	case ledger.StateNew:
 	default:
 		s.log.Error("callback statement answered an unknown state", "endpoint", endpoint, "state", ans.State)
 		a.problem = problem.New(SlugInternal, http.StatusInternalServerError, "internal error")
 		return a
 	}
 	a.outcome = ans.Outcome
-	if a.body, err = s.seal(opened, endpoint, req.key(), ans); err != nil {
+	if a.body, err = s.seal(opened, endpoint, req.IdempotencyKey(), ans); err != nil {
 		// The effect is committed with its stored answer: a retry gets it.
 		s.log.Error("sealing the callback response failed", "endpoint", endpoint, "err", err)
 		a.problem = problem.New(SlugInternal, http.StatusInternalServerError, "internal error")
@@ -317,7 +334,7 @@ func retryProblem(slug string, status int, detail string) *problem.Problem {
 
 // admit refuses a callback before its body is read: while draining, and
 // while the replica may hold a retired secret.
-func (s *Server) admit() *problem.Problem {
+func (s *Handler) admit() *problem.Problem {
 	if s.draining.Load() {
 		return retryProblem(SlugShuttingDown, http.StatusServiceUnavailable, "the adapter is shutting down; retry")
 	}
@@ -333,7 +350,7 @@ func (s *Server) admit() *problem.Problem {
 // slot takes an in-flight slot for a callback whose body is read, or
 // refuses it (429) over the in-flight limit. The returned function frees
 // the slot.
-func (s *Server) slot() (release func(), _ *problem.Problem) {
+func (s *Handler) slot() (release func(), _ *problem.Problem) {
 	select {
 	case s.sem <- struct{}{}:
 	default:

@@ -7,16 +7,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shopspring/decimal"
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 const provider = "bank-1"
@@ -25,10 +26,10 @@ type bundle struct {
 	pool    *pgxpool.Pool
 	db      *store.DB
 	key     envelope.Key
-	keyring *envelope.Keyring
-	server  *callbacks.Server
+	keyring *envelope.KeySet
+	server  *callbacks.Handler
 	http    *httptest.Server
-	client  *callbacks.Client
+	client  *caller.Client
 	reg     *prometheus.Registry
 }
 
@@ -55,9 +56,9 @@ func setup(t testing.TB, o opts) *bundle {
 	t.Helper()
 	pool := o.pool
 	if pool == nil {
-		pool = pgtest.Pool(t)
+		pool = storetest.Pool(t)
 	}
-	b := &bundle{pool: pool, db: store.Wrap(pool, nil), keyring: envelope.NewKeyring(), reg: prometheus.NewRegistry()}
+	b := &bundle{pool: pool, db: store.Wrap(pool, nil), keyring: envelope.NewKeySet(), reg: prometheus.NewRegistry()}
 	if o.key != nil {
 		b.key = *o.key
 	} else {
@@ -79,11 +80,11 @@ func setup(t testing.TB, o opts) *bundle {
 	}
 	b.http = httptest.NewServer(b.server)
 	t.Cleanup(b.http.Close)
-	b.client = &callbacks.Client{BaseURL: b.http.URL + "/ledger", Key: b.key}
+	b.client = &caller.Client{BaseURL: b.http.URL + "/ledger", Key: b.key}
 	return b
 }
 
-func (b *bundle) send(t testing.TB, endpoint string, service map[string]any) *callbacks.Reply {
+func (b *bundle) send(t testing.TB, endpoint string, service map[string]any) *caller.Reply {
 	t.Helper()
 	r, err := b.client.Send(context.Background(), endpoint, service)
 	if err != nil {
@@ -118,7 +119,7 @@ func creditClaims(request, key, requester, dest, amount string) map[string]any {
 		"fundingDestination": dest, "amount": usd(amount), "requestID": request}
 }
 
-func (b *bundle) account(t testing.TB, o ledgertest.AccountOpts) ledger.Account {
+func (b *bundle) account(t testing.TB, o storetest.AccountOpts) ledger.Account {
 	t.Helper()
-	return ledgertest.Account(t, b.db, o)
+	return storetest.Account(t, b.db, o)
 }

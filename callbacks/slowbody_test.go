@@ -11,20 +11,23 @@ import (
 	"testing"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/provider-ledger/adapter/callbacks"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // slowServer is a callback server on b's database and keyring with the
 // body settings under test, and a client that seals for it.
 type slowServer struct {
-	srv    *callbacks.Server
+	srv    *callbacks.Handler
 	http   *httptest.Server
-	client *callbacks.Client
+	client *caller.Client
 	log    *syncbuf.Buffer
 }
 
@@ -40,7 +43,7 @@ func newSlowServer(t *testing.T, b *bundle, cfg callbacks.Config) *slowServer {
 	}
 	s.http = httptest.NewServer(s.srv)
 	t.Cleanup(s.http.Close)
-	s.client = &callbacks.Client{BaseURL: s.http.URL + "/ledger", Key: b.key}
+	s.client = &caller.Client{BaseURL: s.http.URL + "/ledger", Key: b.key}
 	return s
 }
 
@@ -93,7 +96,7 @@ func TestSlowUploads(t *testing.T) {
 	t.Run("NinetySixSlowUploadsDoNotStarveCallbacks", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, opts{})
-		b.account(t, ledgertest.AccountOpts{AccountID: "su-1", Owner: "alice", Funds: "100", Source: "src-su"})
+		b.account(t, storetest.AccountOpts{AccountID: "su-1", Owner: "alice", Funds: "100", Source: "src-su"})
 		// The slow uploads must stay open for the whole test: a body
 		// timeout far longer than the test takes.
 		s := newSlowServer(t, b, callbacks.Config{MaxInflight: 64, RequestTimeout: time.Minute, BodyTimeout: 50 * time.Second})
@@ -112,7 +115,7 @@ func TestSlowUploads(t *testing.T) {
 		var took []time.Duration
 		for i := range 6 {
 			t0 := time.Now()
-			r, err := s.client.Send(context.Background(), callbacks.Authorize,
+			r, err := s.client.Send(context.Background(), claims.Authorize,
 				authorizeClaims(fmt.Sprintf("su-p%d", i), fmt.Sprintf("su-k%d", i), "alice", "src-su", "1", 0))
 			if err != nil {
 				t.Fatal(err)
@@ -126,7 +129,7 @@ func TestSlowUploads(t *testing.T) {
 		if n := testutil.ToFloat64(reads); n != 96 {
 			t.Fatalf("slow uploads being read after the six callbacks: %v, want 96", n)
 		}
-		ledgertest.AssertBalances(t, b.db, "su-1", "100", "6", "94")
+		storetest.AssertBalances(t, b.db, "su-1", "100", "6", "94")
 	})
 
 	t.Run("BodyTimeout408", func(t *testing.T) {
@@ -153,7 +156,7 @@ func TestSlowUploads(t *testing.T) {
 			t.Fatal("the connection stayed open after the 408")
 		}
 		waitFor(t, "the 408 to be counted", func() bool {
-			return testutil.ToFloat64(s.srv.Metrics().Requests(callbacks.Authorize, "body_timeout", 408)) == 1
+			return testutil.ToFloat64(s.srv.Metrics().Requests(claims.Authorize, "body_timeout", 408)) == 1
 		})
 		if n := testutil.ToFloat64(s.srv.BodyReads()); n != 0 {
 			t.Fatalf("bodies being read after the 408: %v", n)
@@ -189,12 +192,12 @@ func TestSlowUploads(t *testing.T) {
 		// A ready body waits for the one place; the slow upload gives it
 		// up at its body timeout, which comes before the ready body's.
 		type reply struct {
-			r   *callbacks.Reply
+			r   *caller.Reply
 			err error
 		}
 		answered := make(chan reply, 1)
 		go func() {
-			r, err := s.client.Send(context.Background(), callbacks.Capture, captureClaims("br-p", "br-k", "hold_x"))
+			r, err := s.client.Send(context.Background(), claims.Capture, captureClaims("br-p", "br-k", "hold_x"))
 			answered <- reply{r, err}
 		}()
 		most := 0.0

@@ -12,10 +12,11 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/claims"
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/problem"
+	"github.com/provider-ledger/adapter/internal/strictjson"
 	"github.com/provider-ledger/adapter/ledger"
-	"github.com/provider-ledger/adapter/store"
 )
 
 // readBody reads the body (design 2.1 step 1, at most MaxBody, else 413)
@@ -27,7 +28,7 @@ import (
 // and if it got one late, its body gets a quarter of BodyTimeout to be
 // read (the places free up at the body timeouts of those that hold them,
 // which came in earlier). refused is the answer when no body was read.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, start time.Time) (body []byte, refused *answer) {
+func (s *Handler) readBody(w http.ResponseWriter, r *http.Request, start time.Time) (body []byte, refused *answer) {
 	grace := s.cfg.BodyTimeout / 4
 	deadline := start.Add(s.cfg.BodyTimeout)
 	if !s.startReading(r.Context(), deadline.Add(grace)) {
@@ -77,7 +78,7 @@ func later(a, b time.Time) time.Time {
 
 // startReading takes one of the MaxBodyReads places, waiting for one no
 // later than until; stopReading gives it back.
-func (s *Server) startReading(ctx context.Context, until time.Time) bool {
+func (s *Handler) startReading(ctx context.Context, until time.Time) bool {
 	select {
 	case s.reading <- struct{}{}:
 	default:
@@ -95,7 +96,7 @@ func (s *Server) startReading(ctx context.Context, until time.Time) bool {
 	return true
 }
 
-func (s *Server) stopReading() {
+func (s *Handler) stopReading() {
 	s.reads.Dec()
 	<-s.reading
 }
@@ -105,7 +106,7 @@ func (s *Server) stopReading() {
 const outcomeBodyTimeout = "body_timeout"
 
 // open opens the body's JWE with the keyring (design 2.1 steps 2 to 4).
-func (s *Server) open(raw []byte, endpoint string) (envelope.Opened, *problem.Problem) {
+func (s *Handler) open(raw []byte, endpoint string) (envelope.Opened, *problem.Problem) {
 	token, ok := requestToken(raw)
 	if !ok {
 		return envelope.Opened{}, problem.New(SlugMalformedBody, http.StatusBadRequest, `the body must be a JSON object with a string "request"`)
@@ -127,9 +128,9 @@ func requestToken(body []byte) (string, bool) {
 	}
 	var token []byte
 	n := 0
-	err := envelope.EachMember(body, func(name, value []byte) error {
+	err := strictjson.EachMember(body, func(name, value []byte) error {
 		if string(name) != `"request"` {
-			if n, ok := envelope.Unquote(name); !ok || string(n) != "request" {
+			if n, ok := strictjson.UnquoteBytes(name); !ok || string(n) != "request" {
 				return nil
 			}
 		}
@@ -138,7 +139,7 @@ func requestToken(body []byte) (string, bool) {
 			return errNotString
 		}
 		var ok bool
-		if token, ok = envelope.Unquote(value); !ok {
+		if token, ok = strictjson.UnquoteBytes(value); !ok {
 			return errNotString
 		}
 		return nil
@@ -151,56 +152,60 @@ func requestToken(body []byte) (string, bool) {
 
 var errNotString = errors.New("not a string")
 
-// claims validates the registered claims (step 5) and parses the
-// endpoint's business claims (steps 6 and 7). The request is nil when the
-// claims are unusable; with a problem, the request names the subject for
-// the log line.
-func (s *Server) claims(opened envelope.Opened, endpoint string, now time.Time) (request, *problem.Problem) {
-	hdr, err := envelope.ParseClaims(opened.Claims)
-	if err == nil {
-		err = hdr.Validate(now, s.cfg.ClockLeeway, endpoint)
-	}
-	if err != nil {
-		return nil, claimsProblem(err)
-	}
-	f, err := newFields(hdr.Service)
-	if err != nil {
-		return nil, problem.New(SlugInvalidClaims, http.StatusBadRequest, err.Error()).WithField("/service", err.Error())
-	}
-	req := parse(endpoint, f)
-	if pid := req.provider(); pid != "" && pid != s.cfg.ProviderID {
-		return req, problem.New(SlugWrongProvider, http.StatusForbidden, "the callback names another provider")
-	}
-	if len(f.errs) > 0 {
+// claims checks and decodes the claims in one pass (design 2.1 step 5,
+// the business claims of steps 6 and 7) into req. The problem is nil when
+// the request can be decided; req.Endpoint is "" when the claims are
+// unusable, else req names the subject for the log line.
+func (s *Handler) claims(opened envelope.Opened, endpoint string, now time.Time, req *claims.Request) *problem.Problem {
+	err := claims.Decode(opened.Claims, endpoint, claims.Options{Now: now, Leeway: s.cfg.ClockLeeway, ProviderID: s.cfg.ProviderID}, req)
+	var fe claims.FieldErrors
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, claims.ErrWrongProvider):
+		return problem.New(SlugWrongProvider, http.StatusForbidden, "the callback names another provider")
+	case errors.As(err, &fe):
 		p := problem.New(SlugInvalidClaims, http.StatusBadRequest, "required claims are missing or malformed")
-		p.Errors = f.errs
-		return req, p
+		p.Errors = fe
+		return p
 	}
-	return req, nil
+	req.Endpoint = ""
+	return claimsProblem(err)
 }
 
 // execute runs the endpoint's decision table in the database, bounded by
 // the request's deadline (LEDGER_REQUEST_TIMEOUT from arrival). The work
 // does not stop when the caller goes away: what it commits is the stored
 // answer of the key, which the caller's retry gets.
-func (s *Server) execute(r *http.Request, endpoint string, req request, keyFP string, now, start time.Time) (store.Answer, error) {
+func (s *Handler) execute(r *http.Request, req *claims.Request, keyFP string, now, start time.Time) (ledger.Answer, error) {
 	ctx, cancel := context.WithDeadline(context.WithoutCancel(r.Context()), start.Add(s.cfg.RequestTimeout))
 	defer cancel()
-	ans, err := req.execute(ctx, s, keyFP, now)
+	var ans ledger.Answer
+	var err error
+	switch req.Endpoint {
+	case claims.Authorize:
+		ans, err = s.db.Authorize(ctx, req.Authorize.Params(keyFP, now, *s.cfg.FraudDeny, *s.cfg.FraudStepUp))
+	case claims.Capture:
+		ans, err = s.db.Capture(ctx, req.Capture.Params(keyFP, now))
+	case claims.Release:
+		ans, err = s.db.Release(ctx, req.Release.Params(keyFP, now))
+	default:
+		ans, err = s.db.Credit(ctx, req.Credit.Params(keyFP, now, s.cfg.CreditMax))
+	}
 	if ans.Runs > 1 {
-		s.m.txRetries.WithLabelValues(endpoint).Add(float64(ans.Runs - 1))
+		s.m.txRetries.WithLabelValues(req.Endpoint).Add(float64(ans.Runs - 1))
 	}
 	return ans, err
 }
 
 // seal builds the answer's claims (design 2.1) and encrypts them with the
 // key that opened the request, in the request's inner form.
-func (s *Server) seal(opened envelope.Opened, endpoint, key string, ans store.Answer) ([]byte, error) {
-	claims, err := envelope.ResponseClaims(s.cfg.Now(), responseService(endpoint, key, ans.Decision))
+func (s *Handler) seal(opened envelope.Opened, endpoint, key string, ans ledger.Answer) ([]byte, error) {
+	answer, err := claims.BuildResponse(s.cfg.Now(), claims.Answer(endpoint, key, ans.Decision))
 	if err != nil {
 		return nil, err
 	}
-	token, err := opened.Reply(claims)
+	token, err := opened.Reply(answer)
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +217,7 @@ func (s *Server) seal(opened envelope.Opened, endpoint, key string, ans store.An
 
 // observe counts, times and logs one answered callback: one line per
 // callback, at INFO, WARN for a refused request, ERROR for a failure.
-func (s *Server) observe(r *http.Request, endpoint string, a answer, elapsed time.Duration) {
+func (s *Handler) observe(r *http.Request, endpoint string, a answer, elapsed time.Duration) {
 	outcome := a.outcome
 	if outcome == "" {
 		outcome = "error"
@@ -244,7 +249,7 @@ func (s *Server) observe(r *http.Request, endpoint string, a answer, elapsed tim
 		slog.Float64("latencyMs", float64(elapsed.Microseconds())/1000), slog.String("requestID", requestID(r)))
 	if a.subject != "" {
 		name := "payoutID"
-		if endpoint == CreditAccount {
+		if endpoint == claims.CreditAccount {
 			name = "paymentRequestID"
 		}
 		attrs = append(attrs, slog.String(name, a.subject))
@@ -281,7 +286,7 @@ func statusText(s int) string {
 	return strconv.Itoa(s)
 }
 
-func (s *Server) envelopeProblem(endpoint string, err error) *problem.Problem {
+func (s *Handler) envelopeProblem(endpoint string, err error) *problem.Problem {
 	switch {
 	case errors.Is(err, envelope.ErrUnsupportedHeader):
 		return problem.New(SlugUnsupportedHeader, http.StatusBadRequest, "the JWE header must be alg A256KW, enc A256GCM, without zip")
@@ -303,21 +308,21 @@ func (s *Server) envelopeProblem(endpoint string, err error) *problem.Problem {
 func claimsProblem(err error) *problem.Problem {
 	detail := "the claims are malformed"
 	switch {
-	case errors.Is(err, envelope.ErrExpired):
+	case errors.Is(err, claims.ErrExpired):
 		detail = "the request has expired (exp)"
-	case errors.Is(err, envelope.ErrNotYetValid):
+	case errors.Is(err, claims.ErrNotYetValid):
 		detail = "the request is issued in the future (iat)"
-	case errors.Is(err, envelope.ErrWrongType):
+	case errors.Is(err, claims.ErrWrongType):
 		detail = "typ does not match the route"
-	case errors.Is(err, envelope.ErrMissingService):
+	case errors.Is(err, claims.ErrMissingService):
 		detail = "the service claim is missing"
-	case errors.Is(err, envelope.ErrInexactString):
+	case errors.Is(err, claims.ErrInexactString):
 		detail = "a claim string has a lone or reversed surrogate escape or is not valid UTF-8"
-	case errors.Is(err, envelope.ErrDuplicateMember):
+	case errors.Is(err, claims.ErrDuplicateMember):
 		detail = "a claim appears twice in one object"
 	}
 	p := problem.New(SlugInvalidClaims, http.StatusBadRequest, detail)
-	var ce *envelope.ClaimError
+	var ce *claims.ClaimError
 	if errors.As(err, &ce) {
 		p.WithField(ce.Pointer(), detail)
 	}
@@ -328,7 +333,7 @@ func claimsProblem(err error) *problem.Problem {
 // 2.7), each retryable: 408 when the database rolled the work back at the
 // deadline (nothing was applied), 503 when it was unavailable (what a
 // retry gets is the stored answer if anything committed), 500 for a bug.
-func (s *Server) storeProblem(r *http.Request, endpoint string, err error) *problem.Problem {
+func (s *Handler) storeProblem(r *http.Request, endpoint string, err error) *problem.Problem {
 	unavailable := func(detail string) *problem.Problem {
 		p := problem.New(SlugUnavailable, http.StatusServiceUnavailable, detail)
 		p.RetryAfter = time.Second

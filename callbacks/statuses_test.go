@@ -12,21 +12,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
-func problemType(r *callbacks.Reply) string {
+func problemType(r *caller.Reply) string {
 	s, _ := r.Problem["type"].(string)
 	return strings.TrimPrefix(s, "urn:provider-ledger:problem:")
 }
 
-func hasPointer(r *callbacks.Reply, pointer string) bool {
+func hasPointer(r *caller.Reply, pointer string) bool {
 	errs, _ := r.Problem["errors"].([]any)
 	for _, e := range errs {
 		if m, _ := e.(map[string]any); m["pointer"] == pointer {
@@ -41,11 +44,11 @@ func hasPointer(r *callbacks.Reply, pointer string) bool {
 func TestStatuses(t *testing.T) {
 	t.Parallel()
 	b := setup(t, opts{})
-	b.account(t, ledgertest.AccountOpts{AccountID: "s-1", Owner: "alice", Funds: "100", Source: "src-s1"})
+	b.account(t, storetest.AccountOpts{AccountID: "s-1", Owner: "alice", Funds: "100", Source: "src-s1"})
 	ctx := context.Background()
 	good := authorizeClaims("ps-1", "ks-1", "alice", "src-s1", "10", 0)
 	sealed := func(key envelope.Key, typ string, service any, now time.Time) string {
-		claims, err := envelope.RequestClaims(now, typ, service)
+		claims, err := claims.BuildRequest(now, typ, service)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +116,7 @@ func TestStatuses(t *testing.T) {
 			if c.token != "" {
 				body = []byte(`{"request":"` + c.token + `"}`)
 			}
-			r, err := b.client.PostBody(ctx, callbacks.Authorize, body)
+			r, err := b.client.PostBody(ctx, claims.Authorize, body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,8 +125,8 @@ func TestStatuses(t *testing.T) {
 			}
 		})
 	}
-	ledgertest.AssertBalances(t, b.db, "s-1", "100", "0", "100")
-	if n := testutil.ToFloat64(b.server.Metrics().Undecryptable(callbacks.Authorize)); n != 1 {
+	storetest.AssertBalances(t, b.db, "s-1", "100", "0", "100")
+	if n := testutil.ToFloat64(b.server.Metrics().Undecryptable(claims.Authorize)); n != 1 {
 		t.Errorf("undecryptable counter = %v, want 1", n)
 	}
 
@@ -186,39 +189,39 @@ func TestRetryableStatuses(t *testing.T) {
 	t.Run("DeadlineRollsBackAnd408", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, opts{requestTimeout: 300 * time.Millisecond})
-		b.account(t, ledgertest.AccountOpts{AccountID: "t-1", Owner: "alice", Funds: "100", Source: "src-t1"})
+		b.account(t, storetest.AccountOpts{AccountID: "t-1", Owner: "alice", Funds: "100", Source: "src-t1"})
 		unlock := lockAccount(t, b.pool, "t-1")
-		r := b.send(t, callbacks.Authorize, authorizeClaims("pt-1", "kt-1", "alice", "src-t1", "10", 0))
+		r := b.send(t, claims.Authorize, authorizeClaims("pt-1", "kt-1", "alice", "src-t1", "10", 0))
 		unlock()
 		if r.Status != 408 || problemType(r) != "request-timeout" {
 			t.Fatalf("got %d %v", r.Status, r.Problem)
 		}
-		ledgertest.AssertBalances(t, b.db, "t-1", "100", "0", "100")
+		storetest.AssertBalances(t, b.db, "t-1", "100", "0", "100")
 		var n int
 		if err := b.pool.QueryRow(context.Background(), `SELECT count(*) FROM callback_requests`).Scan(&n); err != nil || n != 0 {
 			t.Fatalf("a timed-out callback left %d idempotency rows (%v)", n, err)
 		}
-		if r := b.send(t, callbacks.Authorize, authorizeClaims("pt-1", "kt-1", "alice", "src-t1", "10", 0)); r.Status != 200 || r.Outcome() != "approved" {
+		if r := b.send(t, claims.Authorize, authorizeClaims("pt-1", "kt-1", "alice", "src-t1", "10", 0)); r.Status != 200 || r.Outcome() != "approved" {
 			t.Fatalf("retry: %d %v", r.Status, r.Service)
 		}
-		ledgertest.AssertBalances(t, b.db, "t-1", "100", "10", "90")
+		storetest.AssertBalances(t, b.db, "t-1", "100", "10", "90")
 	})
 
 	t.Run("InflightLimit429", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, opts{maxInflight: 1, requestTimeout: 5 * time.Second})
-		b.account(t, ledgertest.AccountOpts{AccountID: "t-2", Owner: "alice", Funds: "100", Source: "src-t2"})
+		b.account(t, storetest.AccountOpts{AccountID: "t-2", Owner: "alice", Funds: "100", Source: "src-t2"})
 		unlock := lockAccount(t, b.pool, "t-2")
-		var first *callbacks.Reply
+		var first *caller.Reply
 		var wg sync.WaitGroup
 		wg.Go(func() {
-			first = b.send(t, callbacks.Authorize, authorizeClaims("pt-2", "kt-2", "alice", "src-t2", "10", 0))
+			first = b.send(t, claims.Authorize, authorizeClaims("pt-2", "kt-2", "alice", "src-t2", "10", 0))
 		})
 		deadline := time.Now().Add(5 * time.Second)
 		for testutil.ToFloat64(b.server.Metrics().Inflight()) < 1 && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)
 		}
-		r := b.send(t, callbacks.Authorize, authorizeClaims("pt-3", "kt-3", "alice", "src-t2", "10", 0))
+		r := b.send(t, claims.Authorize, authorizeClaims("pt-3", "kt-3", "alice", "src-t2", "10", 0))
 		unlock()
 		wg.Wait()
 		if r.Status != 429 || r.RetryAfter == "" || problemType(r) != "too-many-requests" {
@@ -227,7 +230,7 @@ func TestRetryableStatuses(t *testing.T) {
 		if first.Status != 200 {
 			t.Fatalf("first: %d %v", first.Status, first.Problem)
 		}
-		ledgertest.AssertBalances(t, b.db, "t-2", "100", "10", "90")
+		storetest.AssertBalances(t, b.db, "t-2", "100", "10", "90")
 	})
 
 	t.Run("DatabaseUnreachable503", func(t *testing.T) {
@@ -242,7 +245,7 @@ func TestRetryableStatuses(t *testing.T) {
 		}
 		defer pool.Close()
 		b := setup(t, opts{pool: pool})
-		r := b.send(t, callbacks.Capture, captureClaims("pd-1", "kd-1", "hold_x"))
+		r := b.send(t, claims.Capture, captureClaims("pd-1", "kd-1", "hold_x"))
 		if r.Status != 503 || r.RetryAfter == "" || problemType(r) != "database-unavailable" {
 			t.Fatalf("got %d %v", r.Status, r.Problem)
 		}
@@ -252,7 +255,7 @@ func TestRetryableStatuses(t *testing.T) {
 		t.Parallel()
 		b := setup(t, opts{})
 		b.server.Drain()
-		r := b.send(t, callbacks.Capture, captureClaims("pd-2", "kd-2", "hold_x"))
+		r := b.send(t, claims.Capture, captureClaims("pd-2", "kd-2", "hold_x"))
 		if r.Status != 503 || problemType(r) != "shutting-down" {
 			t.Fatalf("got %d %v", r.Status, r.Problem)
 		}
@@ -279,15 +282,15 @@ func TestCheckRefusesRetryably(t *testing.T) {
 	}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
-	c := &callbacks.Client{BaseURL: hs.URL + "/ledger", Key: b.key}
-	b.account(t, ledgertest.AccountOpts{AccountID: "chk", Owner: "alice", Funds: "10", Source: "src-chk"})
-	r, err := c.Send(context.Background(), callbacks.Authorize, authorizeClaims("chk-p", "k", "alice", "src-chk", "1", 0))
+	c := &caller.Client{BaseURL: hs.URL + "/ledger", Key: b.key}
+	b.account(t, storetest.AccountOpts{AccountID: "chk", Owner: "alice", Funds: "10", Source: "src-chk"})
+	r, err := c.Send(context.Background(), claims.Authorize, authorizeClaims("chk-p", "k", "alice", "src-chk", "1", 0))
 	if err != nil || r.Status != 503 || problemType(r) != "keyring-stale" || r.RetryAfter == "" {
 		t.Fatalf("stale: %+v %v", r, err)
 	}
-	ledgertest.AssertBalances(t, b.db, "chk", "10", "0", "10")
+	storetest.AssertBalances(t, b.db, "chk", "10", "0", "10")
 	stale.Store(false)
-	if r, err := c.Send(context.Background(), callbacks.Authorize, authorizeClaims("chk-p", "k", "alice", "src-chk", "1", 0)); err != nil || r.Outcome() != "approved" {
+	if r, err := c.Send(context.Background(), claims.Authorize, authorizeClaims("chk-p", "k", "alice", "src-chk", "1", 0)); err != nil || r.Outcome() != "approved" {
 		t.Fatalf("fresh again: %+v %v", r, err)
 	}
 }

@@ -6,16 +6,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/holds"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // sendRaw seals claims written by hand (so that they can hold what
 // encoding/json never writes: lone surrogate escapes, bytes that are not
 // UTF-8, duplicate members) in form and posts them to endpoint.
-func (b *bundle) sendRaw(t *testing.T, endpoint string, form envelope.Form, claims string) *callbacks.Reply {
+func (b *bundle) sendRaw(t *testing.T, endpoint string, form envelope.Form, claims string) *caller.Reply {
 	t.Helper()
 	tok, err := envelope.Seal(b.key, form, []byte(claims))
 	if err != nil {
@@ -68,20 +70,20 @@ func TestInexactClaimStrings(t *testing.T) {
 	t.Run("LoneSurrogatesDoNotMergePayouts", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, opts{})
-		b.account(t, ledgertest.AccountOpts{AccountID: "str-1", Owner: "alice", Funds: "100", Source: "src-str"})
+		b.account(t, storetest.AccountOpts{AccountID: "str-1", Owner: "alice", Funds: "100", Source: "src-str"})
 		for i, payout := range []string{`"p-\ud800"`, `"p-\udc00"`} {
-			r := b.sendRaw(t, callbacks.Authorize, envelope.FormClaims, rawClaims("authorize", rawAuthorize(payout, `"k-1"`), ""))
+			r := b.sendRaw(t, claims.Authorize, envelope.FormClaims, rawClaims("authorize", rawAuthorize(payout, `"k-1"`), ""))
 			if r.Status != 400 || problemType(r) != "invalid-claims" || !hasPointer(r, "/service/payoutID") {
 				t.Fatalf("payout %d (%s): %d %v %v, want 400 invalid-claims at /service/payoutID", i, payout, r.Status, r.Problem, r.Service)
 			}
 		}
-		ledgertest.AssertBalances(t, b.db, "str-1", "100", "0", "100")
+		storetest.AssertBalances(t, b.db, "str-1", "100", "0", "100")
 	})
 
 	t.Run("Refused", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, opts{})
-		b.account(t, ledgertest.AccountOpts{AccountID: "str-2", Owner: "alice", Funds: "100", Source: "src-str"})
+		b.account(t, storetest.AccountOpts{AccountID: "str-2", Owner: "alice", Funds: "100", Source: "src-str"})
 		for _, c := range []struct {
 			name, claims, pointer string
 			form                  envelope.Form
@@ -100,12 +102,12 @@ func TestInexactClaimStrings(t *testing.T) {
 			{"CreditRequestID", rawClaims("credit-account", `{"providerID":"`+provider+`","idempotencyKey":"k-cr","requesterExternalID":"alice","fundingDestination":"dst","amount":{"currency":{"code":"USD","decimalPlaces":2},"value":"1.00"},"requestID":"\udfff"}`, ""), "/service/requestID", envelope.FormClaims},
 		} {
 			t.Run(c.name, func(t *testing.T) {
-				endpoint := callbacks.Authorize
+				endpoint := claims.Authorize
 				switch {
 				case strings.Contains(c.claims, `"typ":"capture"`):
-					endpoint = callbacks.Capture
+					endpoint = claims.Capture
 				case strings.Contains(c.claims, `"typ":"credit-account"`):
-					endpoint = callbacks.CreditAccount
+					endpoint = claims.CreditAccount
 				}
 				r := b.sendRaw(t, endpoint, c.form, c.claims)
 				if r.Status != 400 || problemType(r) != "invalid-claims" || !hasPointer(r, c.pointer) {
@@ -116,23 +118,23 @@ func TestInexactClaimStrings(t *testing.T) {
 				}
 			})
 		}
-		ledgertest.AssertBalances(t, b.db, "str-2", "100", "0", "100")
+		storetest.AssertBalances(t, b.db, "str-2", "100", "0", "100")
 	})
 
 	t.Run("ExactStringsAreTaken", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t, opts{})
-		b.account(t, ledgertest.AccountOpts{AccountID: "str-3", Owner: "alice", Funds: "100", Source: "src-str"})
+		b.account(t, storetest.AccountOpts{AccountID: "str-3", Owner: "alice", Funds: "100", Source: "src-str"})
 		// A surrogate pair is one character; \\u0000 is a backslash and
 		// the text u0000, not a NUL; U+FFFD written as such is a character
 		// like any other.
 		for i, payout := range []string{`"p-\ud83d\ude00"`, `"p-\\u0000"`, `"p-\uFFFD"`} {
-			r := b.sendRaw(t, callbacks.Authorize, envelope.FormClaims, rawClaims("authorize", rawAuthorize(payout, `"k-3"`), ""))
+			r := b.sendRaw(t, claims.Authorize, envelope.FormClaims, rawClaims("authorize", rawAuthorize(payout, `"k-3"`), ""))
 			if r.Status != 200 || r.Outcome() != "approved" {
 				t.Fatalf("payout %d (%s): %d %v %v", i, payout, r.Status, r.Problem, r.Service)
 			}
 		}
-		ledgertest.AssertBalances(t, b.db, "str-3", "100", "30", "70")
+		storetest.AssertBalances(t, b.db, "str-3", "100", "30", "70")
 		for _, payout := range []string{"p-😀", `p-\u0000`, "p-\uFFFD"} {
 			if p, err := b.db.ListHolds(context.Background(), holds.ListOptions{PayoutID: payout}); err != nil || len(p.Holds) != 1 {
 				t.Fatalf("holds of payout %q: %v %v", payout, p.Holds, err)

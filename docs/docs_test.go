@@ -14,8 +14,8 @@ import (
 	"unicode"
 
 	"github.com/provider-ledger/adapter/internal/doccheck"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/reconciliation"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // markdown returns the repository's Markdown files, as slash-separated
@@ -146,7 +146,7 @@ func codeOf(doc string) []string {
 // exists in a migrated database.
 func TestSQLNamesExist(t *testing.T) {
 	t.Parallel()
-	pool := pgtest.Pool(t)
+	pool := storetest.Pool(t)
 	rows, err := pool.Query(context.Background(), `
 SELECT p.proname, n.nspname = 'public', coalesce(p.proargnames, '{}')
 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace`)

@@ -15,7 +15,7 @@
 //	DataDir/pg/          the cluster (PGDATA), created by initdb
 //	DataDir/pg-password  0600, the superuser's generated password
 //	DataDir/postgres.log 0600, initdb and server output, appended
-//	DataDir/embedpg.lock 0600, held (flock) while a Server runs
+//	DataDir/embedpg.lock 0600, held (flock) while an Instance runs
 //
 // The first [Start] runs initdb into DataDir/pg.init and renames it to
 // DataDir/pg only when initdb succeeded, so an existing DataDir/pg is always a
@@ -27,7 +27,7 @@
 // The cluster listens on 127.0.0.1 only, on a free port picked at each start,
 // with no Unix socket. Every connection authenticates with SCRAM-SHA-256 as
 // the superuser "postgres" using the generated password, so other local users
-// cannot connect; there is no "trust" line in pg_hba.conf. [Server.URL]
+// cannot connect; there is no "trust" line in pg_hba.conf. [Instance.URL]
 // carries the password.
 //
 // # Running as root
@@ -44,12 +44,12 @@
 // # Process lifetime
 //
 // The server runs in its own process group, so a terminal's Ctrl-C reaches
-// only ledgerd, which then calls [Server.Stop] (a fast shutdown, escalating to
+// only ledgerd, which then calls [Instance.Stop] (a fast shutdown, escalating to
 // an immediate shutdown and then SIGKILL after timeouts). On Linux the server
 // is also given SIGINT as its parent-death signal, so it shuts down when the
 // process that started it dies, even by SIGKILL.
 //
-// A Server holds an exclusive lock on DataDir/embedpg.lock for its lifetime: a
+// An Instance holds an exclusive lock on DataDir/embedpg.lock for its lifetime: a
 // second Start on the same DataDir while one is running fails with [ErrInUse]
 // rather than disturbing it. The kernel drops the lock when its holder dies,
 // so if a postgres of this data directory is still running at Start (an

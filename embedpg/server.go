@@ -24,13 +24,13 @@ type Config struct {
 	StartTimeout time.Duration
 }
 
-// ErrInUse is returned by [Start] when another running Server (in this or
+// ErrInUse is returned by [Start] when another running Instance (in this or
 // another process) holds the data directory.
 var ErrInUse = errors.New("embedpg: data directory is in use by another running embedded PostgreSQL")
 
-// Server is a running private PostgreSQL cluster started by [Start]. Call
-// [Server.Stop] when done.
-type Server struct {
+// Instance is a running private PostgreSQL cluster started by [Start]. Call
+// [Instance.Stop] when done.
+type Instance struct {
 	url     string
 	dataDir string // absolute, symlinks resolved
 	pgDir   string // dataDir/pg
@@ -46,4 +46,4 @@ type Server struct {
 
 // URL returns a connection URL for the cluster's superuser, password
 // included: postgres://postgres:PASSWORD@127.0.0.1:PORT/postgres?sslmode=disable.
-func (s *Server) URL() string { return s.url }
+func (s *Instance) URL() string { return s.url }

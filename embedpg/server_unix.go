@@ -55,7 +55,7 @@ const (
 // Start starts the private cluster in cfg.DataDir, creating it on first use,
 // and returns once it accepts connections. See the package documentation for
 // the layout, security and leftover handling.
-func Start(ctx context.Context, cfg Config) (*Server, error) {
+func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	if cfg.DataDir == "" {
 		return nil, errors.New("embedpg: Config.DataDir is required")
 	}
@@ -83,7 +83,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{dataDir: dataDir, pgDir: filepath.Join(dataDir, "pg"), log: log, lock: lock}
+	s := &Instance{dataDir: dataDir, pgDir: filepath.Join(dataDir, "pg"), log: log, lock: lock}
 	started := false
 	defer func() {
 		if !started {
@@ -118,7 +118,7 @@ func prepareDataDir(dir string, su *osUser, log *slog.Logger) (created, abs stri
 
 // abandonStart undoes a failed Start: it releases the data directory and,
 // when an interrupted first start created it, removes it again.
-func (s *Server) abandonStart(ctx context.Context, created string) {
+func (s *Instance) abandonStart(ctx context.Context, created string) {
 	s.unlock()
 	// An interrupted first start leaves nothing behind.
 	if created != "" && ctx.Err() != nil && !exists(s.pgDir) {
@@ -131,7 +131,7 @@ func (s *Server) abandonStart(ctx context.Context, created string) {
 // boot brings the locked data directory up: it lets the server's OS user
 // reach it, creates or checks the cluster, writes the passfile, clears a
 // crash's leftovers and starts postgres.
-func (s *Server) boot(ctx context.Context, binDir string, su *osUser, timeout time.Duration) error {
+func (s *Instance) boot(ctx context.Context, binDir string, su *osUser, timeout time.Duration) error {
 	if su != nil {
 		if err := ensureTraversable(s.dataDir, su, s.log); err != nil {
 			return err
@@ -158,7 +158,7 @@ func (s *Server) boot(ctx context.Context, binDir string, su *osUser, timeout ti
 
 // startOnFreePort starts postgres, on another port when the one picked was
 // taken before postgres could bind it (up to portAttempts tries).
-func (s *Server) startOnFreePort(ctx context.Context, binDir string, su *osUser, password string, logf *os.File, timeout time.Duration) error {
+func (s *Instance) startOnFreePort(ctx context.Context, binDir string, su *osUser, password string, logf *os.File, timeout time.Duration) error {
 	for attempt := 1; ; attempt++ {
 		err := s.startServer(ctx, binDir, su, password, logf, timeout)
 		if err == nil {
@@ -175,7 +175,7 @@ func (s *Server) startOnFreePort(ctx context.Context, binDir string, su *osUser,
 // immediate shutdown (SIGQUIT) and then SIGKILL when it does not finish in
 // time or ctx ends. On return no postgres process of the data directory is
 // left. Stop is idempotent; later calls return the first call's result.
-func (s *Server) Stop(ctx context.Context) error {
+func (s *Instance) Stop(ctx context.Context) error {
 	s.stopOnce.Do(func() {
 		s.stopErr = s.terminate(ctx, s.proc, s.waitExited)
 		s.unlock()
@@ -183,11 +183,11 @@ func (s *Server) Stop(ctx context.Context) error {
 	return s.stopErr
 }
 
-func (s *Server) logPath() string      { return filepath.Join(s.dataDir, "postgres.log") }
-func (s *Server) passwordPath() string { return filepath.Join(s.dataDir, "pg-password") }
-func (s *Server) passfilePath() string { return filepath.Join(s.dataDir, "pgpass") }
+func (s *Instance) logPath() string      { return filepath.Join(s.dataDir, "postgres.log") }
+func (s *Instance) passwordPath() string { return filepath.Join(s.dataDir, "pg-password") }
+func (s *Instance) passfilePath() string { return filepath.Join(s.dataDir, "pgpass") }
 
-func (s *Server) unlock() {
+func (s *Instance) unlock() {
 	if s.lock != nil {
 		s.lock.Close() // releases the flock
 		s.lock = nil
@@ -212,7 +212,7 @@ func lockDataDir(dataDir string) (*os.File, error) {
 
 // prepareCluster returns the superuser password of the cluster in s.pgDir,
 // creating the cluster when there is none.
-func (s *Server) prepareCluster(ctx context.Context, binDir string, su *osUser, logf *os.File) (string, error) {
+func (s *Instance) prepareCluster(ctx context.Context, binDir string, su *osUser, logf *os.File) (string, error) {
 	_, err := os.Stat(filepath.Join(s.pgDir, "PG_VERSION"))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -246,7 +246,7 @@ func (s *Server) prepareCluster(ctx context.Context, binDir string, su *osUser, 
 	return password, nil
 }
 
-func (s *Server) initCluster(ctx context.Context, binDir string, su *osUser, logf *os.File) (string, error) {
+func (s *Instance) initCluster(ctx context.Context, binDir string, su *osUser, logf *os.File) (string, error) {
 	tmp := s.pgDir + ".init"
 	if err := os.RemoveAll(tmp); err != nil { // an initdb that did not finish
 		return "", fmt.Errorf("embedpg: removing unfinished cluster: %w", err)
@@ -310,7 +310,7 @@ func (s *Server) initCluster(ctx context.Context, binDir string, su *osUser, log
 // clearLeftovers makes sure a postmaster.pid left by a crash cannot block the
 // start: a stale one is removed, an orphaned server of this data directory is
 // shut down.
-func (s *Server) clearLeftovers(ctx context.Context) error {
+func (s *Instance) clearLeftovers(ctx context.Context) error {
 	pidFile := filepath.Join(s.pgDir, "postmaster.pid")
 	b, err := os.ReadFile(pidFile)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -350,7 +350,7 @@ func (s *Server) clearLeftovers(ctx context.Context) error {
 var errPortTaken = errors.New("embedpg: port taken")
 
 // startServer starts postgres on a fresh port and waits until it answers.
-func (s *Server) startServer(ctx context.Context, binDir string, su *osUser, password string, logf *os.File, timeout time.Duration) error {
+func (s *Instance) startServer(ctx context.Context, binDir string, su *osUser, password string, logf *os.File, timeout time.Duration) error {
 	port, err := freePort()
 	if err != nil {
 		return fmt.Errorf("embedpg: picking a port: %w", err)
@@ -365,16 +365,7 @@ func (s *Server) startServer(ctx context.Context, binDir string, su *osUser, pas
 
 	off := logSize(logf)
 	fmt.Fprintf(logf, "---- embedpg %s: starting postgres on 127.0.0.1:%d\n", time.Now().Format(time.RFC3339), port)
-	cmd := exec.Command(filepath.Join(binDir, "postgres"),
-		"-D", s.pgDir,
-		"-p", strconv.Itoa(port),
-		"-c", "listen_addresses=127.0.0.1",
-		"-c", "unix_socket_directories=", // TCP only: no socket file to clean up or to reach with peer auth
-		"-c", "max_connections=100",
-		"-c", "shared_buffers=128MB",
-		"-c", "password_encryption=scram-sha-256",
-		"-c", "logging_collector=off", // log to stderr, which is postgres.log
-	)
+	cmd := exec.Command(filepath.Join(binDir, "postgres"), append([]string{"-D", s.pgDir}, serverSettings(port)...)...)
 	cmd.Dir = s.pgDir
 	cmd.Env = childEnv()
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -400,7 +391,21 @@ func (s *Server) startServer(ctx context.Context, binDir string, su *osUser, pas
 	return nil
 }
 
-func (s *Server) waitReady(ctx context.Context, timeout time.Duration, waitErr func() error, logOff int64) error {
+// serverSettings are the options every postgres of an embedded cluster
+// runs with, on port.
+func serverSettings(port int) []string {
+	return []string{
+		"-p", strconv.Itoa(port),
+		"-c", "listen_addresses=127.0.0.1",
+		"-c", "unix_socket_directories=", // TCP only: no socket file to clean up or to reach with peer auth
+		"-c", "max_connections=100",
+		"-c", "shared_buffers=128MB",
+		"-c", "password_encryption=scram-sha-256",
+		"-c", "logging_collector=off", // log to stderr, which is postgres.log
+	}
+}
+
+func (s *Instance) waitReady(ctx context.Context, timeout time.Duration, waitErr func() error, logOff int64) error {
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for {
@@ -446,7 +451,7 @@ func ping(ctx context.Context, connURL string) error {
 // the data directory is left. gone waits up to d (or until ctx ends) for p to
 // exit. Escalation steps after the first run even when ctx has ended: they are
 // short, and a server must not outlive its Stop.
-func (s *Server) terminate(ctx context.Context, p *os.Process, gone func(context.Context, time.Duration) bool) error {
+func (s *Instance) terminate(ctx context.Context, p *os.Process, gone func(context.Context, time.Duration) bool) error {
 	steps := []struct {
 		sig  syscall.Signal
 		wait time.Duration
@@ -494,7 +499,7 @@ func (s *Server) terminate(ctx context.Context, p *os.Process, gone func(context
 }
 
 // postgresProcs lists the live postgres processes running in s.pgDir.
-func (s *Server) postgresProcs() []int {
+func (s *Instance) postgresProcs() []int {
 	var out []int
 	for _, pid := range procsInDir(s.pgDir) {
 		if inspectPID(pid, s.pgDir) == pidOurs {
@@ -505,7 +510,7 @@ func (s *Server) postgresProcs() []int {
 }
 
 // waitExited waits for our own child to be reaped.
-func (s *Server) waitExited(ctx context.Context, d time.Duration) bool {
+func (s *Instance) waitExited(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

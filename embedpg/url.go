@@ -19,7 +19,7 @@ import (
 // 0600, rewritten at every start), which pgx, psql and every libpq client
 // read. Safe to log and to paste:
 // postgres://postgres@127.0.0.1:PORT/postgres?sslmode=disable&passfile=/abs/DataDir/pgpass.
-func (s *Server) PassfileURL() string { return passfileURL(s.url, s.dataDir) }
+func (s *Instance) PassfileURL() string { return passfileURL(s.url, s.dataDir) }
 
 func passfileURL(withPassword, dataDir string) string {
 	u, err := url.Parse(withPassword)

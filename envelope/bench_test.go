@@ -2,26 +2,22 @@ package envelope_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/provider-ledger/adapter/envelope"
 )
 
 // BenchmarkOpenSeal measures the envelope work of one callback: open the
 // request, seal the response. keys=3 has the right key last, the worst case
-// of a package-level Open (a Keyring would have moved it to the front).
+// of a package-level Open (a KeySet would have moved it to the front).
 func BenchmarkOpenSeal(b *testing.B) {
 	for _, n := range []int{1, 3} {
 		keys := testKeys(n)
 		right := keys[n-1]
 		for _, form := range forms {
 			req := seal(b, right, form, requestClaims(b, "bench"))
-			resp, err := envelope.ResponseClaims(time.Unix(1_760_000_000, 0), map[string]string{
+			resp := claimsJSON(b, "", map[string]string{
 				"outcome": "approved", "holdReference": "h-1", "idempotencyKey": "bench",
 			})
-			if err != nil {
-				b.Fatal(err)
-			}
 			b.Run("keys="+string(rune('0'+n))+"/form="+form.String(), func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {

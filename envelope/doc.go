@@ -1,12 +1,12 @@
 // Package envelope seals and opens the JWE envelope of the ledger callbacks,
 // from either side of the wire.
 //
-// The adapter opens requests ([Keyring.Open]) and seals responses
+// The adapter opens requests ([KeySet.Open]) and seals responses
 // ([Opened.Reply]); the service side (load tester, sandbox, tests) seals
 // requests ([Seal]) and opens responses ([Open]). Nothing here knows about
 // routes, providers or business claims: the package ends at a verified,
-// syntactically valid JSON claims object and the checks of design 2.1 steps
-// 2 to 5.
+// syntactically valid JSON claims object, after the checks of design 2.1
+// steps 2 to 4.
 //
 // # Wire format
 //
@@ -59,14 +59,15 @@
 //
 // # Claims
 //
-// [ParseClaims] extracts the registered top-level claims exp, iat, typ and the
-// object claim service without decoding the business fields; [Header.Validate]
-// applies the clock and type checks; [RequestClaims] and [ResponseClaims]
-// build claims objects (exp = iat + 300 s). exp and iat are JSON numbers whose
-// exact value is an integer in int64 range: 1700000000, 1.7e9 and
-// 1700000000.0 are accepted (they denote the same integer; the parser is
-// exact, never a float), 1.5, "1700000000", 1e19 and null are rejected.
-// A duplicated exp, iat, typ or service is rejected. Other claims are ignored.
+// The package ends at the decrypted claims object: package callbacks/claims
+// checks and decodes the claims (exp, iat, typ, service and the business
+// claims) in one pass, and builds the claims of requests and answers.
+//
+// # At rest
+//
+// [StoredSecret] is a signing secret as the keyring keeps it, encrypted
+// under a KEK (package keyring encrypts, package store stores), and
+// [SecretRekey] its re-encryption under another KEK.
 //
 // # Keys and logs
 //
@@ -78,7 +79,7 @@
 //
 // # Performance
 //
-// [Keyring.Open] reads an atomically published, immutable key order, so the
+// [KeySet.Open] reads an atomically published, immutable key order, so the
 // common case (the first key opens) takes no lock. A success with another key
 // moves it to the front by copy-on-write under a TryLock: concurrent winners
 // never wait, and a skipped promotion only costs a later retry.

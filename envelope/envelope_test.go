@@ -35,10 +35,7 @@ func TestEnvelope(t *testing.T) {
 					t.Fatalf("Open = %s %v %v, want %s %v %v", got.Claims, got.Form, got.Key, req, form, key)
 				}
 				// The adapter replies; the service side opens the response.
-				resp, err := envelope.ResponseClaims(testNow, map[string]string{"outcome": "approved"})
-				if err != nil {
-					t.Fatal(err)
-				}
+				resp := claimsJSON(t, "", map[string]string{"outcome": "approved"})
 				reply, err := got.Reply(resp)
 				if err != nil {
 					t.Fatalf("Reply: %v", err)

@@ -2,10 +2,9 @@ package envelope
 
 import (
 	"errors"
-	"fmt"
 )
 
-// Errors of Open and Keyring.Open, in the order the checks run. Each maps to a
+// Errors of Open and KeySet.Open, in the order the checks run. Each maps to a
 // 400 of the callback; none carries header values, claims or key material.
 var (
 	// ErrMalformedJWE: the input is not a compact JWE of the expected shape
@@ -33,66 +32,3 @@ var (
 	// not a JSON object.
 	ErrInvalidClaims = errors.New("envelope: claims are not a JSON object")
 )
-
-// Errors of ParseClaims and Header.Validate, each wrapped in a *ClaimError
-// naming the claim.
-var (
-	// ErrMalformedClaims: not a JSON object, or exp/iat missing or not
-	// integers, typ not a string, service not an object, a duplicated claim.
-	ErrMalformedClaims = errors.New("envelope: malformed claims")
-	// ErrExpired: exp + leeway is before now.
-	ErrExpired = errors.New("envelope: claims expired")
-	// ErrNotYetValid: iat - leeway is after now.
-	ErrNotYetValid = errors.New("envelope: claims issued in the future")
-	// ErrWrongType: typ differs from the expected operation.
-	ErrWrongType = errors.New("envelope: wrong claims typ")
-	// ErrMissingService: the object claim service is absent.
-	ErrMissingService = errors.New("envelope: missing service claim")
-	// ErrInexactString: a string of the claims, at any depth, member names
-	// included, holds a \u escape of a lone or reversed UTF-16 surrogate or
-	// bytes that are not UTF-8, which encoding/json would silently decode
-	// as U+FFFD ("p-\ud800" and "p-\udc00" would become one payoutID). It
-	// wraps ErrMalformedClaims.
-	ErrInexactString = fmt.Errorf("%w: a string has an invalid escape or is not UTF-8", ErrMalformedClaims)
-	// ErrDuplicateMember: an object of the claims, at any depth, names a
-	// member twice (after decoding escapes), which encoding/json would
-	// resolve silently. It wraps ErrMalformedClaims.
-	ErrDuplicateMember = fmt.Errorf("%w: a member name appears twice", ErrMalformedClaims)
-)
-
-// ClaimError locates a claims error. Claim is the top-level claim name
-// ("exp", "iat", "typ", "service", or "" for the whole object); Path, when
-// set, is the RFC 6901 pointer of the offending value inside the claims
-// ("/service/payoutID"); Err is one of the sentinel errors above. It never
-// holds the claim's value.
-type ClaimError struct {
-	Claim string
-	Path  string
-	Err   error
-}
-
-func (e *ClaimError) Error() string {
-	switch {
-	case e.Path != "":
-		return e.Err.Error() + ": " + e.Path
-	case e.Claim == "":
-		return e.Err.Error()
-	}
-	return e.Err.Error() + ": " + e.Claim
-}
-
-// Unwrap returns the sentinel error.
-func (e *ClaimError) Unwrap() error { return e.Err }
-
-// Pointer is the RFC 6901 JSON pointer of the claim, for problem details.
-func (e *ClaimError) Pointer() string {
-	switch {
-	case e.Path != "":
-		return e.Path
-	case e.Claim == "":
-		return ""
-	}
-	return "/" + e.Claim
-}
-
-func claimErr(claim string, err error) error { return &ClaimError{Claim: claim, Err: err} }

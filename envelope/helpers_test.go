@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -33,14 +34,26 @@ var testNow = time.Unix(1_760_000_000, 0)
 // envelopes apart.
 func requestClaims(t testing.TB, marker string) []byte {
 	t.Helper()
-	b, err := envelope.RequestClaims(testNow, "authorize", map[string]any{
+	return claimsJSON(t, "authorize", map[string]any{
 		"providerID": "local", "idempotencyKey": marker,
 		"amount": map[string]string{"value": "12.34", "currency": "USD"},
 	})
+}
+
+// claimsJSON writes claims as the service and the adapter do (package
+// callbacks/claims, which this package does not know of): iat testNow, exp
+// 300 s later, typ when not "", then service.
+func claimsJSON(t testing.TB, typ string, service any) []byte {
+	t.Helper()
+	svc, err := json.Marshal(service)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b
+	b := fmt.Appendf(nil, `{"iat":%d,"exp":%d`, testNow.Unix(), testNow.Unix()+300)
+	if typ != "" {
+		b = fmt.Appendf(b, `,"typ":%q`, typ)
+	}
+	return fmt.Appendf(b, `,"service":%s}`, svc)
 }
 
 func seal(t testing.TB, k envelope.Key, f envelope.Form, claims []byte) string {

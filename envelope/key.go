@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+
+	"github.com/provider-ledger/adapter/internal/strictjson"
 )
 
 // SecretSize is the size in bytes of a decoded signing secret.
@@ -85,7 +87,7 @@ func (k Key) LogValue() slog.Value {
 func (k Key) MarshalJSON() ([]byte, error) {
 	b := make([]byte, 0, 48+len(k.ID))
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, k.ID)
+	b = strictjson.AppendString(b, k.ID)
 	b = append(b, `,"fingerprint":"`...)
 	b = append(b, k.Fingerprint()...)
 	b = append(b, `"}`...)

@@ -10,6 +10,7 @@ type WeakSecretError struct {
 	Reason string
 }
 
+// Error implements error: the message of a WeakSecretError.
 func (e *WeakSecretError) Error() string {
 	if e.Reason == "" {
 		return "envelope: weak key"
@@ -42,8 +43,8 @@ const maxPatternPeriod = 16
 // The error is a *WeakSecretError; it never holds the key.
 //
 // It is the one strength check of the adapter: ledgerd's configuration
-// (LEDGER_SIGNING_SECRETS, LEDGER_KEK), the admin API, keyring.Store and
-// keyring.NewStore all call it.
+// (LEDGER_SIGNING_SECRETS, LEDGER_KEK), the admin API, keyring.Vault and
+// keyring.NewVault all call it.
 func CheckStrength(key []byte) error {
 	n := len(key)
 	if n == 0 {

@@ -12,10 +12,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // runClients runs b.N operations spread over clients goroutines and reports
@@ -48,7 +48,7 @@ func runClients(b *testing.B, clients int, op func(client, i int) error) {
 // benchDB is a database for a benchmark, committing as production does
 // when PGTEST_SYNCHRONOUS_COMMIT=on.
 func benchDB(b *testing.B) *store.DB {
-	cfg, err := store.Config(pgtest.URL(b), store.Options{})
+	cfg, err := store.Config(storetest.URL(b), store.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func BenchmarkAuthorizeCapture(b *testing.B) {
 			db := benchDB(b)
 			ctx := context.Background()
 			for c := range clients {
-				ledgertest.Account(b, db, ledgertest.AccountOpts{AccountID: fmt.Sprintf("cyc-%d", c),
+				storetest.Account(b, db, storetest.AccountOpts{AccountID: fmt.Sprintf("cyc-%d", c),
 					Owner: fmt.Sprintf("o-%d", c), Funds: "1000000", Source: fmt.Sprintf("cs-%d", c)})
 			}
 			runClients(b, clients, func(c, i int) error {
@@ -87,7 +87,7 @@ func BenchmarkAuthorizeCapture(b *testing.B) {
 				if err != nil || !a.Approved() {
 					return fmt.Errorf("authorize: %+v %v", a, err)
 				}
-				a, err = db.Capture(ctx, store.CaptureParams{Key: "c" + payout, Fingerprint: fp(payout), KeyFingerprint: "bench",
+				a, err = db.Capture(ctx, holds.CaptureParams{Key: "c" + payout, Fingerprint: fp(payout), KeyFingerprint: "bench",
 					Now: time.Now(), PayoutID: payout, HoldReference: a.Reference, CaptureReference: ledger.NewReference("cap_"),
 					TransactionID: ledger.NewTransactionID()})
 				if err != nil || !a.Approved() {
@@ -95,7 +95,7 @@ func BenchmarkAuthorizeCapture(b *testing.B) {
 				}
 				return nil
 			})
-			ledgertest.AssertInvariants(b, db)
+			storetest.AssertInvariants(b, db)
 		})
 	}
 }
@@ -110,11 +110,11 @@ func BenchmarkCreditHotAccount(b *testing.B) {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 			db := benchDB(b)
 			ctx := context.Background()
-			ledgertest.Account(b, db, ledgertest.AccountOpts{AccountID: "hot", Owner: "hot-owner", Dest: "hot-dst"})
+			storetest.Account(b, db, storetest.AccountOpts{AccountID: "hot", Owner: "hot-owner", Dest: "hot-dst"})
 			one := decimal.RequireFromString("1.00")
 			runClients(b, clients, func(c, i int) error {
 				key := fmt.Sprintf("hr-%d-%d", clients, i)
-				a, err := db.Credit(ctx, store.CreditParams{Key: key, Fingerprint: fp(key), KeyFingerprint: "bench", Now: time.Now(),
+				a, err := db.Credit(ctx, ledger.CreditParams{Key: key, Fingerprint: fp(key), KeyFingerprint: "bench", Now: time.Now(),
 					RequestID: key, Destination: "hot-dst", Requester: "hot-owner", Currency: "USD", Amount: one,
 					CreditReference: ledger.NewReference("cred_"), TransactionID: ledger.NewTransactionID()})
 				if err != nil || !a.Approved() {
@@ -122,7 +122,7 @@ func BenchmarkCreditHotAccount(b *testing.B) {
 				}
 				return nil
 			})
-			ledgertest.AssertInvariants(b, db)
+			storetest.AssertInvariants(b, db)
 		})
 	}
 }

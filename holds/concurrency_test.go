@@ -15,9 +15,8 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/provider-ledger/adapter/holds"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/ledger"
-	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestConcurrentPlaceNeverOvercommits: 64 goroutines authorize holds of
@@ -25,7 +24,7 @@ import (
 func TestConcurrentPlaceNeverOvercommits(t *testing.T) {
 	t.Parallel()
 	ctx, b := setup(t)
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "cc-1", Owner: "alice", Funds: "10.00", Source: "src-cc1"})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "cc-1", Owner: "alice", Funds: "10.00", Source: "src-cc1"})
 	var approved, denied atomic.Int64
 	var negative atomic.Bool
 	var wg sync.WaitGroup
@@ -54,8 +53,8 @@ func TestConcurrentPlaceNeverOvercommits(t *testing.T) {
 	if approved.Load() != 10 || denied.Load() != 54 || negative.Load() {
 		t.Fatalf("approved %d, denied %d, available went negative: %v", approved.Load(), denied.Load(), negative.Load())
 	}
-	ledgertest.AssertBalances(t, b.db, "cc-1", "10", "10", "0")
-	ledgertest.AssertInvariants(t, b.db)
+	storetest.AssertBalances(t, b.db, "cc-1", "10", "10", "0")
+	storetest.AssertInvariants(t, b.db)
 }
 
 // TestConcurrentSamePayout: many goroutines authorize one payout under
@@ -63,7 +62,7 @@ func TestConcurrentPlaceNeverOvercommits(t *testing.T) {
 func TestConcurrentSamePayout(t *testing.T) {
 	t.Parallel()
 	ctx, b := setup(t)
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "sp-1", Owner: "alice", Funds: "100", Source: "src-sp1"})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "sp-1", Owner: "alice", Funds: "100", Source: "src-sp1"})
 	refs := make([]string, 32)
 	var wg sync.WaitGroup
 	for i := range refs {
@@ -81,7 +80,7 @@ func TestConcurrentSamePayout(t *testing.T) {
 			t.Fatalf("two hold references for one payout: %s and %s", refs[0], r)
 		}
 	}
-	ledgertest.AssertBalances(t, b.db, "sp-1", "100", "5", "95")
+	storetest.AssertBalances(t, b.db, "sp-1", "100", "5", "95")
 }
 
 // TestConcurrentSameKey: the same key sent many times at once, on every
@@ -90,11 +89,11 @@ func TestConcurrentSamePayout(t *testing.T) {
 func TestConcurrentSameKey(t *testing.T) {
 	t.Parallel()
 	ctx, b := setup(t)
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "sk-1", Owner: "alice", Funds: "100", Source: "src-sk1"})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "sk-1", Owner: "alice", Funds: "100", Source: "src-sk1"})
 	const n = 24
-	run := func(name string, op func() (store.Answer, error)) ledger.Decision {
+	run := func(name string, op func() (ledger.Answer, error)) ledger.Decision {
 		t.Helper()
-		answers := make([]store.Answer, n)
+		answers := make([]ledger.Answer, n)
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		for i := range n {
@@ -110,7 +109,7 @@ func TestConcurrentSameKey(t *testing.T) {
 		wg.Wait()
 		news := 0
 		for _, a := range answers {
-			if a.State == store.StateNew {
+			if a.State == ledger.StateNew {
 				news++
 			}
 			if a.Decision != answers[0].Decision || !a.Approved() {
@@ -122,20 +121,20 @@ func TestConcurrentSameKey(t *testing.T) {
 		}
 		return answers[0].Decision
 	}
-	h := run("authorize", func() (store.Answer, error) {
+	h := run("authorize", func() (ledger.Answer, error) {
 		return b.db.Authorize(ctx, auth{payout: "sk-p", source: "src-sk1", amount: "7"}.params())
 	})
-	ledgertest.AssertBalances(t, b.db, "sk-1", "100", "7", "93")
-	run("capture", func() (store.Answer, error) {
-		return b.db.Capture(ctx, store.CaptureParams{Key: "ck", Fingerprint: fp("ck"), KeyFingerprint: "test", Now: time.Now(),
+	storetest.AssertBalances(t, b.db, "sk-1", "100", "7", "93")
+	run("capture", func() (ledger.Answer, error) {
+		return b.db.Capture(ctx, holds.CaptureParams{Key: "ck", Fingerprint: fp("ck"), KeyFingerprint: "test", Now: time.Now(),
 			PayoutID: "sk-p", HoldReference: h.Reference, CaptureReference: ledger.NewReference("cap_"), TransactionID: ledger.NewTransactionID()})
 	})
-	ledgertest.AssertBalances(t, b.db, "sk-1", "93", "0", "93")
+	storetest.AssertBalances(t, b.db, "sk-1", "93", "0", "93")
 	var attempts int
 	if err := b.pool.QueryRow(ctx, `SELECT attempts FROM callback_capture WHERE idempotency_key = 'ck'`).Scan(&attempts); err != nil || attempts != n {
 		t.Fatalf("attempts %d, %v; want %d", attempts, err, n)
 	}
-	ledgertest.AssertInvariants(t, b.db)
+	storetest.AssertInvariants(t, b.db)
 }
 
 // TestConcurrentCaptureAndRelease: capture and release of one hold race;
@@ -143,11 +142,11 @@ func TestConcurrentSameKey(t *testing.T) {
 func TestConcurrentCaptureAndRelease(t *testing.T) {
 	t.Parallel()
 	ctx, b := setup(t)
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "cr-1", Owner: "alice", Funds: "1000", Source: "src-cr1"})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "cr-1", Owner: "alice", Funds: "1000", Source: "src-cr1"})
 	for round := range 20 {
 		payout := fmt.Sprintf("crp-%d", round)
 		ref := authorize(t, b, auth{payout: payout, source: "src-cr1", amount: "1"}).Reference
-		var c, r store.Answer
+		var c, r ledger.Answer
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		wg.Go(func() { <-start; c = capture(t, b, "c-"+payout, payout, ref) })
@@ -162,7 +161,7 @@ func TestConcurrentCaptureAndRelease(t *testing.T) {
 			t.Fatalf("round %d: capture %+v, release %+v, hold %s", round, c, r, h.Status)
 		}
 	}
-	ledgertest.AssertInvariants(t, b.db)
+	storetest.AssertInvariants(t, b.db)
 }
 
 // TestRandomizedWorkload runs many goroutines doing random authorizes,
@@ -182,7 +181,7 @@ func TestRandomizedWorkload(t *testing.T) {
 	}()
 	const accounts, workers, ops = 8, 16, 60
 	for i := range accounts {
-		ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: fmt.Sprintf("w-%d", i), Owner: fmt.Sprintf("o-%d", i),
+		storetest.Account(t, b.db, storetest.AccountOpts{AccountID: fmt.Sprintf("w-%d", i), Owner: fmt.Sprintf("o-%d", i),
 			Funds: "50", Source: fmt.Sprintf("ws-%d", i), Dest: fmt.Sprintf("wd-%d", i)})
 	}
 	type placed struct{ payout, ref string }
@@ -200,7 +199,7 @@ func TestRandomizedWorkload(t *testing.T) {
 				switch k := rng.IntN(10); {
 				case k < 4:
 					payout := fmt.Sprintf("wp-%d-%d", w, op)
-					var a store.Answer
+					var a ledger.Answer
 					a, err = b.db.Authorize(ctx, auth{key: key, payout: payout, owner: fmt.Sprintf("o-%d", i),
 						source: fmt.Sprintf("ws-%d", i), amount: amount.String()}.params())
 					if a.Approved() {
@@ -216,14 +215,14 @@ func TestRandomizedWorkload(t *testing.T) {
 					}
 					mu.Unlock()
 					if k < 6 {
-						_, err = b.db.Capture(ctx, store.CaptureParams{Key: key, Fingerprint: fp(key), KeyFingerprint: "test", Now: time.Now(),
+						_, err = b.db.Capture(ctx, holds.CaptureParams{Key: key, Fingerprint: fp(key), KeyFingerprint: "test", Now: time.Now(),
 							PayoutID: p.payout, HoldReference: p.ref, CaptureReference: ledger.NewReference("cap_"), TransactionID: ledger.NewTransactionID()})
 					} else {
-						_, err = b.db.Release(ctx, store.ReleaseParams{Key: key, Fingerprint: fp(key), KeyFingerprint: "test", Now: time.Now(),
+						_, err = b.db.Release(ctx, holds.ReleaseParams{Key: key, Fingerprint: fp(key), KeyFingerprint: "test", Now: time.Now(),
 							HoldReference: p.ref, ReleaseReference: ledger.NewReference("rel_")})
 					}
 				case k < 9:
-					_, err = b.db.Credit(ctx, store.CreditParams{Key: key, Fingerprint: fp(key), KeyFingerprint: "test", Now: time.Now(),
+					_, err = b.db.Credit(ctx, ledger.CreditParams{Key: key, Fingerprint: fp(key), KeyFingerprint: "test", Now: time.Now(),
 						RequestID: fmt.Sprintf("wr-%d", rng.IntN(40)), Destination: fmt.Sprintf("wd-%d", i), Requester: fmt.Sprintf("o-%d", i),
 						Currency: "USD", Amount: amount, CreditReference: ledger.NewReference("cred_"), TransactionID: ledger.NewTransactionID()})
 				default:
@@ -240,7 +239,7 @@ func TestRandomizedWorkload(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	ledgertest.AssertInvariants(t, b.db)
+	storetest.AssertInvariants(t, b.db)
 }
 
 // TestSamePayoutOtherKeyWhileFirstUncommitted: a second authorize of a
@@ -249,7 +248,7 @@ func TestRandomizedWorkload(t *testing.T) {
 func TestSamePayoutOtherKeyWhileFirstUncommitted(t *testing.T) {
 	t.Parallel()
 	ctx, b := setup(t)
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "race-1", Owner: "alice", Funds: "100", Source: "src-race"})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "race-1", Owner: "alice", Funds: "100", Source: "src-race"})
 	tx, err := b.pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +261,7 @@ p_external_id => 'alice', p_funding_source => 'src-race', p_currency => 'USD', p
 p_fraud_deny => 0.9, p_fraud_stepup => 0.75, p_hold_reference => 'hold-first')`).Scan(&firstRef); err != nil || firstRef != "hold-first" {
 		t.Fatal(firstRef, err)
 	}
-	second := make(chan store.Answer, 1)
+	second := make(chan ledger.Answer, 1)
 	go func() {
 		a, err := b.db.Authorize(ctx, auth{key: "k-b", payout: "race-p", source: "src-race", amount: "60"}.params())
 		if err != nil {
@@ -270,12 +269,12 @@ p_fraud_deny => 0.9, p_fraud_stepup => 0.75, p_hold_reference => 'hold-first')`)
 		}
 		second <- a
 	}()
-	time.Sleep(300 * time.Millisecond)
+	storetest.WaitForLockWaiters(t, b.pool, 1) // the second authorize queues behind the first
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if a := <-second; !a.Approved() || a.Reference != firstRef {
 		t.Fatalf("second authorize of the payout = %+v, want approved %s", a, firstRef)
 	}
-	ledgertest.AssertBalances(t, b.db, "race-1", "100", "60", "40")
+	storetest.AssertBalances(t, b.db, "race-1", "100", "60", "40")
 }

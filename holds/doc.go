@@ -6,14 +6,20 @@
 //	none --authorize--> held --capture--> captured
 //	                     \---release--> released
 //
-// This package holds the states, the transitions, the reasons of the
-// decision tables (design 2.3 to 2.5) and the Hold a reader sees. The
-// decisions themselves are made in one place each, in the database:
-// cb_authorize (rows 1 to 12), and cb_capture and cb_release (row 1) with
-// hold_settle (rows 2 to 6), in schema/migrations/006_callback_path_v2.sql
-// (cb_authorize and hold_settle as restated by 009_open_holds.sql),
-// called through package store. The tests of this package are the decision
-// tables, row by row, against those functions without HTTP.
+// This package holds the hold model and its decisions' vocabulary,
+// declared once: the states and transitions, the reasons of the decision
+// tables (design 2.3 to 2.5), the typed request of each decision as a
+// callback's claims decode into it (AuthorizeRequest, CaptureRequest,
+// ReleaseRequest, each with its fingerprint), the arguments each decision
+// takes (AuthorizeParams, CaptureParams, ReleaseParams, and FixParams for
+// a reconciliation's fix), and the Hold a reader sees, with its listing.
+// The decisions themselves are made in one place each, in the database,
+// one file per function: cb_authorize (rows 1 to 12) in
+// schema/functions/cb_authorize.sql, and cb_capture and cb_release (row 1,
+// schema/functions/cb_capture.sql and cb_release.sql) with hold_settle
+// (rows 2 to 6, schema/functions/hold_settle.sql), called through package
+// store. The tests of this package are the decision tables, row by row,
+// against those functions without HTTP; each row runs alone.
 //
 // # Constraints
 //

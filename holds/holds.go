@@ -32,13 +32,14 @@ func CanSettle(from, to string) bool {
 }
 
 // Reasons of authorize denials (design 2.3) and of capture and release
-// failures (2.4, 2.5).
+// failures (2.4, 2.5). A payout in another currency than its account's is
+// denied with ledger.ReasonCurrencyMismatch, the reason credit-account
+// refuses with too: declared once, in package ledger.
 const (
 	ReasonPayoutAlreadyAuthorized = "payout_already_authorized"
 	ReasonUnknownFundingSource    = "unknown_funding_source"
 	ReasonFundingSourceMismatch   = "funding_source_mismatch"
 	ReasonAccountUnavailable      = "account_unavailable"
-	ReasonCurrencyMismatch        = "currency_mismatch"
 	ReasonFraudSuspected          = "fraud_suspected"
 	ReasonStepUpRequired          = "step_up_required"
 	ReasonInsufficientFunds       = "insufficient_funds"

@@ -11,10 +11,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // The decision tables of design 2.3 to 2.5, row by row, against the
@@ -29,7 +29,7 @@ type bundle struct {
 
 func setup(t testing.TB) (context.Context, bundle) {
 	t.Helper()
-	db, pool := pgtest.DB(t)
+	db, pool := storetest.DB(t)
 	return context.Background(), bundle{db: db, pool: pool}
 }
 
@@ -41,7 +41,7 @@ type auth struct {
 	deny, stepUp                                 float64
 }
 
-func (a auth) params() store.AuthorizeParams {
+func (a auth) params() holds.AuthorizeParams {
 	def := func(v, d string) string {
 		if v == "" {
 			return d
@@ -57,7 +57,7 @@ func (a auth) params() store.AuthorizeParams {
 		a.deny, a.stepUp = 0.9, 0.75
 	}
 	amount := decimal.RequireFromString(a.amount)
-	return store.AuthorizeParams{Key: a.key, Fingerprint: fp(a.payout, a.owner, a.source, a.currency, amount.String(), a.key, fmt.Sprint(a.fraud)),
+	return holds.AuthorizeParams{Key: a.key, Fingerprint: fp(a.payout, a.owner, a.source, a.currency, amount.String(), a.key, fmt.Sprint(a.fraud)),
 		KeyFingerprint: "test", Now: time.Now(), PayoutID: a.payout, ExternalID: a.owner, FundingSource: a.source,
 		Currency: a.currency, Amount: amount, FraudScore: a.fraud, FraudDeny: a.deny, FraudStepUp: a.stepUp,
 		HoldReference: ledger.NewReference("hold_")}
@@ -68,7 +68,7 @@ func fp(parts ...string) []byte {
 	return h[:]
 }
 
-func authorize(t testing.TB, b bundle, a auth) store.Answer {
+func authorize(t testing.TB, b bundle, a auth) ledger.Answer {
 	t.Helper()
 	ans, err := b.db.Authorize(context.Background(), a.params())
 	if err != nil {
@@ -77,9 +77,9 @@ func authorize(t testing.TB, b bundle, a auth) store.Answer {
 	return ans
 }
 
-func capture(t testing.TB, b bundle, key, payout, hold string) store.Answer {
+func capture(t testing.TB, b bundle, key, payout, hold string) ledger.Answer {
 	t.Helper()
-	ans, err := b.db.Capture(context.Background(), store.CaptureParams{Key: key, Fingerprint: fp(key, payout, hold),
+	ans, err := b.db.Capture(context.Background(), holds.CaptureParams{Key: key, Fingerprint: fp(key, payout, hold),
 		KeyFingerprint: "test", Now: time.Now(), PayoutID: payout, HoldReference: hold,
 		CaptureReference: ledger.NewReference("cap_"), TransactionID: ledger.NewTransactionID()})
 	if err != nil {
@@ -90,14 +90,14 @@ func capture(t testing.TB, b bundle, key, payout, hold string) store.Answer {
 
 // release releases hold; payout "" is not given (the key's scope is then
 // the holdReference).
-func release(t testing.TB, b bundle, key, payout, hold string) store.Answer {
+func release(t testing.TB, b bundle, key, payout, hold string) ledger.Answer {
 	t.Helper()
 	var p *string
 	if payout != "" {
 		p = &payout
 	}
 	reason := "cancelled"
-	ans, err := b.db.Release(context.Background(), store.ReleaseParams{Key: key, Fingerprint: fp(key, payout, hold),
+	ans, err := b.db.Release(context.Background(), holds.ReleaseParams{Key: key, Fingerprint: fp(key, payout, hold),
 		KeyFingerprint: "test", Now: time.Now(), PayoutID: p, HoldReference: hold, Reason: &reason,
 		ReleaseReference: ledger.NewReference("rel_")})
 	if err != nil {
@@ -108,7 +108,7 @@ func release(t testing.TB, b bundle, key, payout, hold string) store.Answer {
 
 // want checks an answer's state, outcome and reason, and that it carries
 // a reference exactly when approved.
-func want(t testing.TB, a store.Answer, state store.State, outcome, reason string) {
+func want(t testing.TB, a ledger.Answer, state ledger.AnswerState, outcome, reason string) {
 	t.Helper()
 	if a.State != state || a.Outcome != outcome || a.Reason != reason || (outcome == ledger.OutcomeApproved) != (a.Reference != "") {
 		t.Fatalf("answer %+v, want %s %s %q", a, state, outcome, reason)
@@ -119,11 +119,11 @@ func want(t testing.TB, a store.Answer, state store.State, outcome, reason strin
 // p-closed, p-eur (EUR 100), and p-dst (a destination token only).
 func fixture(t testing.TB, b bundle) {
 	t.Helper()
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "p-open", Owner: "alice", Funds: "100", Source: "src-open"})
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "p-frozen", Owner: "alice", Funds: "100", Source: "src-frozen", Status: ledger.StatusFrozen})
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "p-closed", Owner: "alice", Source: "src-closed", Status: ledger.StatusClosed})
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "p-eur", Owner: "alice", Currency: "EUR", Funds: "100", Source: "src-eur"})
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "p-dst", Owner: "alice", Funds: "100", Dest: "dst-only"})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "p-open", Owner: "alice", Funds: "100", Source: "src-open"})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "p-frozen", Owner: "alice", Funds: "100", Source: "src-frozen", Status: ledger.StatusFrozen})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "p-closed", Owner: "alice", Source: "src-closed", Status: ledger.StatusClosed})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "p-eur", Owner: "alice", Currency: "EUR", Funds: "100", Source: "src-eur"})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "p-dst", Owner: "alice", Funds: "100", Dest: "dst-only"})
 }
 
 // TestAuthorizeTable covers every row of design 2.3 (first matching row
@@ -154,13 +154,13 @@ func TestAuthorizeTable(t *testing.T) {
 			_, b := setup(t)
 			fixture(t, b)
 			a := authorize(t, b, c.req)
-			want(t, a, store.StateNew, c.outcome, c.reason)
+			want(t, a, ledger.StateNew, c.outcome, c.reason)
 			held := "0"
 			if a.Approved() {
 				held = c.req.amount
 			}
-			ledgertest.AssertBalances(t, b.db, "p-open", "100", held, decimal.RequireFromString("100").Sub(decimal.RequireFromString(held)).String())
-			ledgertest.AssertInvariants(t, b.db)
+			storetest.AssertBalances(t, b.db, "p-open", "100", held, decimal.RequireFromString("100").Sub(decimal.RequireFromString(held)).String())
+			storetest.AssertInvariants(t, b.db)
 		})
 	}
 	t.Run("Row1SameKeyReplaysStoredAnswer", func(t *testing.T) {
@@ -168,53 +168,53 @@ func TestAuthorizeTable(t *testing.T) {
 		ctx, b := setup(t)
 		fixture(t, b)
 		first := authorize(t, b, auth{})
-		want(t, first, store.StateNew, "approved", "")
+		want(t, first, ledger.StateNew, "approved", "")
 		// Even after the funds are gone, a replay answers what was stored.
 		if _, err := b.db.Adjust(ctx, "p-open", decimal.RequireFromString("-70"), "drain", ""); err != nil {
 			t.Fatal(err)
 		}
 		again := authorize(t, b, auth{})
-		if again.State != store.StateReplay || again.Decision != first.Decision {
+		if again.State != ledger.StateReplay || again.Decision != first.Decision {
 			t.Fatalf("replay %+v, want %+v", again, first)
 		}
 		var attempts int
 		if err := b.pool.QueryRow(ctx, `SELECT attempts FROM callback_authorize WHERE idempotency_key = 'k-1'`).Scan(&attempts); err != nil || attempts != 2 {
 			t.Fatalf("attempts %d, %v", attempts, err)
 		}
-		ledgertest.AssertBalances(t, b.db, "p-open", "30", "30", "0")
+		storetest.AssertBalances(t, b.db, "p-open", "30", "30", "0")
 	})
 	t.Run("Row1ADenialStaysDenied", func(t *testing.T) {
 		t.Parallel()
 		ctx, b := setup(t)
 		fixture(t, b)
-		want(t, authorize(t, b, auth{amount: "150"}), store.StateNew, "denied", "insufficient_funds")
+		want(t, authorize(t, b, auth{amount: "150"}), ledger.StateNew, "denied", "insufficient_funds")
 		if _, err := b.db.Adjust(ctx, "p-open", decimal.RequireFromString("100"), "topup", ""); err != nil {
 			t.Fatal(err)
 		}
-		want(t, authorize(t, b, auth{amount: "150"}), store.StateReplay, "denied", "insufficient_funds")
-		ledgertest.AssertBalances(t, b.db, "p-open", "200", "0", "200")
+		want(t, authorize(t, b, auth{amount: "150"}), ledger.StateReplay, "denied", "insufficient_funds")
+		storetest.AssertBalances(t, b.db, "p-open", "200", "0", "200")
 	})
 	t.Run("Row1aSameKeyOtherClaims", func(t *testing.T) {
 		t.Parallel()
 		_, b := setup(t)
 		fixture(t, b)
 		authorize(t, b, auth{})
-		if a := authorize(t, b, auth{amount: "31"}); a.State != store.StateMismatch {
+		if a := authorize(t, b, auth{amount: "31"}); a.State != ledger.StateMismatch {
 			t.Fatalf("%+v, want mismatch", a)
 		}
 		// Row 1a comes before row 2: a key seen answers 422 even with a
 		// fraudScore out of range.
-		if a := authorize(t, b, auth{fraud: 2}); a.State != store.StateMismatch {
+		if a := authorize(t, b, auth{fraud: 2}); a.State != ledger.StateMismatch {
 			t.Fatalf("%+v, want mismatch", a)
 		}
-		ledgertest.AssertBalances(t, b.db, "p-open", "100", "30", "70")
+		storetest.AssertBalances(t, b.db, "p-open", "100", "30", "70")
 	})
 	t.Run("Row2FraudScoreOutOfRangeStoresNothing", func(t *testing.T) {
 		t.Parallel()
 		ctx, b := setup(t)
 		fixture(t, b)
 		for _, f := range []float64{-0.01, 1.01} {
-			if a := authorize(t, b, auth{fraud: f}); a.State != store.StateInvalid {
+			if a := authorize(t, b, auth{fraud: f}); a.State != ledger.StateInvalid {
 				t.Fatalf("fraudScore %v: %+v, want invalid", f, a)
 			}
 		}
@@ -223,7 +223,7 @@ func TestAuthorizeTable(t *testing.T) {
 			t.Fatalf("stored %d answers, %v", n, err)
 		}
 		// The key stays free: the corrected request is decided.
-		want(t, authorize(t, b, auth{}), store.StateNew, "approved", "")
+		want(t, authorize(t, b, auth{}), ledger.StateNew, "approved", "")
 	})
 	t.Run("Row3SameHoldOtherKey", func(t *testing.T) {
 		t.Parallel()
@@ -231,11 +231,11 @@ func TestAuthorizeTable(t *testing.T) {
 		fixture(t, b)
 		first := authorize(t, b, auth{})
 		second := authorize(t, b, auth{key: "k-2"})
-		want(t, second, store.StateNew, "approved", "")
+		want(t, second, ledger.StateNew, "approved", "")
 		if second.Reference != first.Reference {
 			t.Fatalf("second key answered %s, want the payout's hold %s", second.Reference, first.Reference)
 		}
-		ledgertest.AssertBalances(t, b.db, "p-open", "100", "30", "70")
+		storetest.AssertBalances(t, b.db, "p-open", "100", "30", "70")
 	})
 	for _, c := range []struct {
 		name string
@@ -250,8 +250,8 @@ func TestAuthorizeTable(t *testing.T) {
 			_, b := setup(t)
 			fixture(t, b)
 			authorize(t, b, auth{})
-			want(t, authorize(t, b, c.req), store.StateNew, "denied", "payout_already_authorized")
-			ledgertest.AssertBalances(t, b.db, "p-open", "100", "30", "70")
+			want(t, authorize(t, b, c.req), ledger.StateNew, "denied", "payout_already_authorized")
+			storetest.AssertBalances(t, b.db, "p-open", "100", "30", "70")
 		})
 	}
 	t.Run("Row4HoldNoLongerHeld", func(t *testing.T) {
@@ -259,9 +259,9 @@ func TestAuthorizeTable(t *testing.T) {
 		_, b := setup(t)
 		fixture(t, b)
 		h := authorize(t, b, auth{})
-		want(t, release(t, b, "r-1", "po-1", h.Reference), store.StateNew, "approved", "")
-		want(t, authorize(t, b, auth{key: "k-2"}), store.StateNew, "denied", "payout_already_authorized")
-		ledgertest.AssertBalances(t, b.db, "p-open", "100", "0", "100")
+		want(t, release(t, b, "r-1", "po-1", h.Reference), ledger.StateNew, "approved", "")
+		want(t, authorize(t, b, auth{key: "k-2"}), ledger.StateNew, "denied", "payout_already_authorized")
+		storetest.AssertBalances(t, b.db, "p-open", "100", "0", "100")
 	})
 }
 
@@ -269,10 +269,10 @@ func TestAuthorizeTable(t *testing.T) {
 // cp-1 and one of 20.00 for cp-2.
 func heldFixture(t testing.TB, b bundle) (h1, h2 string) {
 	t.Helper()
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "c-1", Owner: "alice", Funds: "100", Source: "src-c1"})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "c-1", Owner: "alice", Funds: "100", Source: "src-c1"})
 	h1 = authorize(t, b, auth{payout: "cp-1", source: "src-c1", amount: "30"}).Reference
 	h2 = authorize(t, b, auth{payout: "cp-2", source: "src-c1", amount: "20"}).Reference
-	ledgertest.AssertBalances(t, b.db, "c-1", "100", "50", "50")
+	storetest.AssertBalances(t, b.db, "c-1", "100", "50", "50")
 	return h1, h2
 }
 
@@ -295,13 +295,13 @@ func TestCaptureTable(t *testing.T) {
 		h1, _ := heldFixture(t, b)
 		first := capture(t, b, "c-k", "cp-1", h1)
 		again := capture(t, b, "c-k", "cp-1", h1)
-		if again.State != store.StateReplay || again.Decision != first.Decision {
+		if again.State != ledger.StateReplay || again.Decision != first.Decision {
 			t.Fatalf("replay %+v, want %+v", again, first)
 		}
-		if other := capture(t, b, "c-k", "cp-1", "hold_other"); other.State != store.StateMismatch {
+		if other := capture(t, b, "c-k", "cp-1", "hold_other"); other.State != ledger.StateMismatch {
 			t.Fatalf("same key, other claims: %+v", other)
 		}
-		ledgertest.AssertBalances(t, b.db, "c-1", "70", "20", "50")
+		storetest.AssertBalances(t, b.db, "c-1", "70", "20", "50")
 	})
 	t.Run("Row2NeverIssuedIsAnOrphanWithOneReference", func(t *testing.T) {
 		t.Parallel()
@@ -309,7 +309,7 @@ func TestCaptureTable(t *testing.T) {
 		heldFixture(t, b)
 		o1 := capture(t, b, "c-k1", "cp-9", "hold_never")
 		o2 := capture(t, b, "c-k2", "cp-9", "hold_never")
-		want(t, o1, store.StateNew, "approved", "")
+		want(t, o1, ledger.StateNew, "approved", "")
 		if o2.Reference != o1.Reference {
 			t.Fatalf("orphan capture answered %s then %s", o1.Reference, o2.Reference)
 		}
@@ -317,14 +317,14 @@ func TestCaptureTable(t *testing.T) {
 		if err := b.pool.QueryRow(ctx, `SELECT count(*) FROM orphans WHERE kind = 'capture' AND hold_reference = 'hold_never'`).Scan(&n); err != nil || n != 1 {
 			t.Fatalf("orphans %d, %v", n, err)
 		}
-		ledgertest.AssertBalances(t, b.db, "c-1", "100", "50", "50")
+		storetest.AssertBalances(t, b.db, "c-1", "100", "50", "50")
 	})
 	t.Run("Row3OtherPayout", func(t *testing.T) {
 		t.Parallel()
 		_, b := setup(t)
 		h1, _ := heldFixture(t, b)
-		want(t, capture(t, b, "c-k", "cp-2", h1), store.StateNew, "failed", "payout_mismatch")
-		ledgertest.AssertBalances(t, b.db, "c-1", "100", "50", "50")
+		want(t, capture(t, b, "c-k", "cp-2", h1), ledger.StateNew, "failed", "payout_mismatch")
+		storetest.AssertBalances(t, b.db, "c-1", "100", "50", "50")
 	})
 	t.Run("Row4CapturedAnswersTheOriginalReference", func(t *testing.T) {
 		t.Parallel()
@@ -332,30 +332,30 @@ func TestCaptureTable(t *testing.T) {
 		h1, _ := heldFixture(t, b)
 		first := capture(t, b, "c-k1", "cp-1", h1)
 		second := capture(t, b, "c-k2", "cp-1", h1)
-		want(t, second, store.StateNew, "approved", "")
+		want(t, second, ledger.StateNew, "approved", "")
 		if second.Reference != first.Reference {
 			t.Fatalf("second capture %s, want %s", second.Reference, first.Reference)
 		}
-		ledgertest.AssertBalances(t, b.db, "c-1", "70", "20", "50")
+		storetest.AssertBalances(t, b.db, "c-1", "70", "20", "50")
 	})
 	t.Run("Row5Released", func(t *testing.T) {
 		t.Parallel()
 		_, b := setup(t)
 		h1, _ := heldFixture(t, b)
 		release(t, b, "r-k", "cp-1", h1)
-		want(t, capture(t, b, "c-k", "cp-1", h1), store.StateNew, "failed", "hold_released")
-		ledgertest.AssertBalances(t, b.db, "c-1", "100", "20", "80")
+		want(t, capture(t, b, "c-k", "cp-1", h1), ledger.StateNew, "failed", "hold_released")
+		storetest.AssertBalances(t, b.db, "c-1", "100", "20", "80")
 	})
 	t.Run("Row6HeldIsCaptured", func(t *testing.T) {
 		t.Parallel()
 		ctx, b := setup(t)
 		h1, _ := heldFixture(t, b)
 		c := capture(t, b, "c-k", "cp-1", h1)
-		want(t, c, store.StateNew, "approved", "")
+		want(t, c, ledger.StateNew, "approved", "")
 		if !strings.HasPrefix(c.Reference, "cap_") || len(c.Reference) != len("cap_")+26 {
 			t.Fatalf("reference %q", c.Reference)
 		}
-		ledgertest.AssertBalances(t, b.db, "c-1", "70", "20", "50")
+		storetest.AssertBalances(t, b.db, "c-1", "70", "20", "50")
 		if s := settlement(t, b); !s.Equal(decimal.RequireFromString("30")) {
 			t.Fatalf("settlement %s, want 30", s)
 		}
@@ -363,7 +363,7 @@ func TestCaptureTable(t *testing.T) {
 		if err != nil || h.Status != "captured" || h.CaptureReference != c.Reference || h.CapturedAt == nil {
 			t.Fatalf("hold %+v, %v", h, err)
 		}
-		ledgertest.AssertInvariants(t, b.db)
+		storetest.AssertInvariants(t, b.db)
 	})
 }
 
@@ -376,10 +376,10 @@ func TestReleaseTable(t *testing.T) {
 		_, h2 := heldFixture(t, b)
 		first := release(t, b, "r-k", "cp-2", h2)
 		again := release(t, b, "r-k", "cp-2", h2)
-		if again.State != store.StateReplay || again.Decision != first.Decision {
+		if again.State != ledger.StateReplay || again.Decision != first.Decision {
 			t.Fatalf("replay %+v, want %+v", again, first)
 		}
-		if other := release(t, b, "r-k", "cp-2", "hold_other"); other.State != store.StateMismatch {
+		if other := release(t, b, "r-k", "cp-2", "hold_other"); other.State != ledger.StateMismatch {
 			t.Fatalf("same key, other claims: %+v", other)
 		}
 	})
@@ -388,13 +388,13 @@ func TestReleaseTable(t *testing.T) {
 		ctx, b := setup(t)
 		h1, h2 := heldFixture(t, b)
 		// The same key on two holds, without payoutID: two scopes.
-		want(t, release(t, b, "r-k", "", h1), store.StateNew, "approved", "")
-		want(t, release(t, b, "r-k", "", h2), store.StateNew, "approved", "")
+		want(t, release(t, b, "r-k", "", h1), ledger.StateNew, "approved", "")
+		want(t, release(t, b, "r-k", "", h2), ledger.StateNew, "approved", "")
 		var scopes int
 		if err := b.pool.QueryRow(ctx, `SELECT count(DISTINCT scope) FROM callback_release WHERE idempotency_key = 'r-k'`).Scan(&scopes); err != nil || scopes != 2 {
 			t.Fatalf("scopes %d, %v", scopes, err)
 		}
-		ledgertest.AssertBalances(t, b.db, "c-1", "100", "0", "100")
+		storetest.AssertBalances(t, b.db, "c-1", "100", "0", "100")
 	})
 	t.Run("Row2NeverIssuedIsAnOrphan", func(t *testing.T) {
 		t.Parallel()
@@ -402,7 +402,7 @@ func TestReleaseTable(t *testing.T) {
 		heldFixture(t, b)
 		o1 := release(t, b, "r-k1", "", "hold_never")
 		o2 := release(t, b, "r-k2", "", "hold_never")
-		want(t, o1, store.StateNew, "approved", "")
+		want(t, o1, ledger.StateNew, "approved", "")
 		if o2.Reference != o1.Reference || !strings.HasPrefix(o1.Reference, "rel_") {
 			t.Fatalf("orphan release answered %s then %s", o1.Reference, o2.Reference)
 		}
@@ -411,8 +411,8 @@ func TestReleaseTable(t *testing.T) {
 		t.Parallel()
 		_, b := setup(t)
 		_, h2 := heldFixture(t, b)
-		want(t, release(t, b, "r-k", "cp-1", h2), store.StateNew, "failed", "payout_mismatch")
-		ledgertest.AssertBalances(t, b.db, "c-1", "100", "50", "50")
+		want(t, release(t, b, "r-k", "cp-1", h2), ledger.StateNew, "failed", "payout_mismatch")
+		storetest.AssertBalances(t, b.db, "c-1", "100", "50", "50")
 	})
 	t.Run("Row4ReleasedAnswersTheOriginalReference", func(t *testing.T) {
 		t.Parallel()
@@ -420,27 +420,27 @@ func TestReleaseTable(t *testing.T) {
 		_, h2 := heldFixture(t, b)
 		first := release(t, b, "r-k1", "cp-2", h2)
 		second := release(t, b, "r-k2", "", h2)
-		want(t, second, store.StateNew, "approved", "")
+		want(t, second, ledger.StateNew, "approved", "")
 		if second.Reference != first.Reference {
 			t.Fatalf("second release %s, want %s", second.Reference, first.Reference)
 		}
-		ledgertest.AssertBalances(t, b.db, "c-1", "100", "30", "70")
+		storetest.AssertBalances(t, b.db, "c-1", "100", "30", "70")
 	})
 	t.Run("Row5Captured", func(t *testing.T) {
 		t.Parallel()
 		_, b := setup(t)
 		h1, _ := heldFixture(t, b)
 		capture(t, b, "c-k", "cp-1", h1)
-		want(t, release(t, b, "r-k", "cp-1", h1), store.StateNew, "failed", "hold_captured")
-		ledgertest.AssertBalances(t, b.db, "c-1", "70", "20", "50")
+		want(t, release(t, b, "r-k", "cp-1", h1), ledger.StateNew, "failed", "hold_captured")
+		storetest.AssertBalances(t, b.db, "c-1", "70", "20", "50")
 	})
 	t.Run("Row6HeldIsReleased", func(t *testing.T) {
 		t.Parallel()
 		ctx, b := setup(t)
 		_, h2 := heldFixture(t, b)
 		r := release(t, b, "r-k", "cp-2", h2)
-		want(t, r, store.StateNew, "approved", "")
-		ledgertest.AssertBalances(t, b.db, "c-1", "100", "30", "70")
+		want(t, r, ledger.StateNew, "approved", "")
+		storetest.AssertBalances(t, b.db, "c-1", "100", "30", "70")
 		h, err := b.db.GetHold(ctx, h2)
 		if err != nil || h.Status != "released" || h.ReleaseReason != "cancelled" || h.ReleasedAt == nil || h.ReleaseReference != r.Reference {
 			t.Fatalf("hold %+v, %v", h, err)
@@ -448,6 +448,13 @@ func TestReleaseTable(t *testing.T) {
 		if s := settlement(t, b); !s.IsZero() {
 			t.Fatalf("a release moved settlement to %s", s)
 		}
-		ledgertest.AssertInvariants(t, b.db)
+		storetest.AssertInvariants(t, b.db)
 	})
+}
+
+// TestDecisionTablesRunAlone: every row of the hold decision tables passes
+// when run on its own.
+func TestDecisionTablesRunAlone(t *testing.T) {
+	t.Parallel()
+	storetest.EachSubtestAlone(t, "TestAuthorizeTable", "TestCaptureTable", "TestReleaseTable")
 }

@@ -9,15 +9,15 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/provider-ledger/adapter/holds"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
 	"github.com/provider-ledger/adapter/ledger"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 func TestList(t *testing.T) {
 	t.Parallel()
 	ctx, b := setup(t)
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "l-1", Owner: "alice", Funds: "100", Source: "src-l1"})
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "l-2", Owner: "alice", Funds: "100", Source: "src-l2"})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "l-1", Owner: "alice", Funds: "100", Source: "src-l1"})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "l-2", Owner: "alice", Funds: "100", Source: "src-l2"})
 	var refs []string
 	for i := range 5 {
 		refs = append(refs, authorize(t, b, auth{payout: fmt.Sprintf("lp-%d", i), source: "src-l1", amount: "1"}).Reference)
@@ -62,7 +62,7 @@ func TestList(t *testing.T) {
 func TestDecimalExactness(t *testing.T) {
 	t.Parallel()
 	_, b := setup(t)
-	ledgertest.Account(t, b.db, ledgertest.AccountOpts{AccountID: "x-1", Owner: "alice", Funds: "10.00", Source: "src-x1"})
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "x-1", Owner: "alice", Funds: "10.00", Source: "src-x1"})
 	refs := make([]string, 1000)
 	for i := range refs {
 		d := authorize(t, b, auth{payout: "xp-" + strconv.Itoa(i), source: "src-x1", amount: "0.01"})
@@ -71,7 +71,7 @@ func TestDecimalExactness(t *testing.T) {
 		}
 		refs[i] = d.Reference
 	}
-	ledgertest.AssertBalances(t, b.db, "x-1", "10.00", "10.00", "0")
+	storetest.AssertBalances(t, b.db, "x-1", "10.00", "10.00", "0")
 	if d := authorize(t, b, auth{payout: "xp-over", source: "src-x1", amount: "0.01"}); d.Reason != "insufficient_funds" {
 		t.Fatalf("1,001st hold: %+v", d)
 	}
@@ -82,9 +82,9 @@ func TestDecimalExactness(t *testing.T) {
 			release(t, b, "r-"+ref, "", ref)
 		}
 	}
-	ledgertest.AssertBalances(t, b.db, "x-1", "5.00", "0", "5.00")
+	storetest.AssertBalances(t, b.db, "x-1", "5.00", "0", "5.00")
 	if s := settlement(t, b); !s.Equal(decimal.RequireFromString("5")) {
 		t.Fatalf("settlement = %s", s)
 	}
-	ledgertest.AssertInvariants(t, b.db)
+	storetest.AssertInvariants(t, b.db)
 }

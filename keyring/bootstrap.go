@@ -15,8 +15,8 @@ import (
 
 // BootstrapConfig is the start-up input of Bootstrap.
 type BootstrapConfig struct {
-	// Store is the keyring to fill. Required.
-	Store *Store
+	// Vault is the keyring to fill. Required.
+	Vault *Vault
 	// EnvSecrets are the Base64 secrets of LEDGER_SIGNING_SECRETS.
 	EnvSecrets []string
 	// Embedded is true when ledgerd runs its own Postgres (no DATABASE_URL):
@@ -67,8 +67,8 @@ type BootstrapResult struct {
 // naming its position, not its value.
 func Bootstrap(ctx context.Context, cfg BootstrapConfig) (BootstrapResult, error) {
 	var res BootstrapResult
-	if cfg.Store == nil {
-		return res, errors.New("keyring: Bootstrap needs a Store")
+	if cfg.Vault == nil {
+		return res, errors.New("keyring: Bootstrap needs a Vault")
 	}
 	if cfg.Embedded && cfg.DataDir == "" {
 		return res, errors.New("keyring: Bootstrap in embedded mode needs a DataDir")
@@ -98,7 +98,7 @@ func Bootstrap(ctx context.Context, cfg BootstrapConfig) (BootstrapResult, error
 	}
 	for _, secret := range secrets {
 		fp := envelope.Key{Secret: secret}.Fingerprint()
-		info, created, err := cfg.Store.add(ctx, secret, SourceEnv)
+		info, created, err := cfg.Vault.add(ctx, secret, SourceEnv)
 		switch {
 		case errors.Is(err, errOtherKEK):
 			log.Warn("a signing secret of LEDGER_SIGNING_SECRETS is stored under a KEK this replica was not given; left as it is (see ledgerd_keyring_undecryptable_secrets)",
@@ -119,7 +119,7 @@ func Bootstrap(ctx context.Context, cfg BootstrapConfig) (BootstrapResult, error
 	}
 
 	if !cfg.Embedded {
-		n, err := cfg.Store.CountActive(ctx)
+		n, err := cfg.Vault.CountActive(ctx)
 		if err != nil {
 			return res, err
 		}
@@ -128,7 +128,7 @@ func Bootstrap(ctx context.Context, cfg BootstrapConfig) (BootstrapResult, error
 		}
 		return res, nil
 	}
-	info, path, err := cfg.Store.generateDev(ctx, cfg.DataDir)
+	info, path, err := cfg.Vault.generateDev(ctx, cfg.DataDir)
 	if err != nil {
 		return res, err
 	}
@@ -145,7 +145,7 @@ func Bootstrap(ctx context.Context, cfg BootstrapConfig) (BootstrapResult, error
 // generate), writing <dataDir>/signing-secret before the commit: a failed
 // write stores nothing, and a failed commit leaves a file that the next
 // start replaces. It returns the path "" when secrets were active.
-func (s *Store) generateDev(ctx context.Context, dataDir string) (info SecretInfo, path string, err error) {
+func (s *Vault) generateDev(ctx context.Context, dataDir string) (info SecretInfo, path string, err error) {
 	secret := make([]byte, envelope.SecretSize)
 	defer clear(secret)
 	if _, err := rand.Read(secret); err != nil {

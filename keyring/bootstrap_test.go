@@ -24,7 +24,7 @@ func TestBootstrap(t *testing.T) {
 		s1, s2 := b.newSecret(t), b.newSecret(t)
 		// As operators write them: padded standard, unpadded URL-safe, spaces.
 		env := []string{base64.StdEncoding.EncodeToString(s1), " " + base64.RawURLEncoding.EncodeToString(s2) + " "}
-		cfg := keyring.BootstrapConfig{Store: b.store, EnvSecrets: env, Logger: b.log}
+		cfg := keyring.BootstrapConfig{Vault: b.store, EnvSecrets: env, Logger: b.log}
 
 		res, err := keyring.Bootstrap(ctx, cfg)
 		want := []string{fingerprint(s1), fingerprint(s2)}
@@ -55,7 +55,7 @@ func TestBootstrap(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		secret := b.newSecret(t)
-		cfg := keyring.BootstrapConfig{Store: b.store, EnvSecrets: []string{base64.StdEncoding.EncodeToString(secret)}, Logger: b.log}
+		cfg := keyring.BootstrapConfig{Vault: b.store, EnvSecrets: []string{base64.StdEncoding.EncodeToString(secret)}, Logger: b.log}
 		if _, err := keyring.Bootstrap(ctx, cfg); err != nil {
 			t.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func TestBootstrap(t *testing.T) {
 		good := base64.StdEncoding.EncodeToString(b.newSecret(t))
 		short := base64.StdEncoding.EncodeToString(b.newSecret(t)[:31])
 		for _, bad := range []string{"not base64 at all!", short} {
-			_, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Store: b.store, EnvSecrets: []string{good, bad}, Logger: b.log})
+			_, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.store, EnvSecrets: []string{good, bad}, Logger: b.log})
 			if err == nil || !strings.Contains(err.Error(), "secret 2 of 2") {
 				t.Fatalf("Bootstrap with %q = %v, want an error naming secret 2", bad, err)
 			}
@@ -99,7 +99,7 @@ func TestBootstrap(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		dir := filepath.Join(t.TempDir(), "var", "ledgerd")
-		cfg := keyring.BootstrapConfig{Store: b.store, Embedded: true, DataDir: dir, Logger: b.log}
+		cfg := keyring.BootstrapConfig{Vault: b.store, Embedded: true, DataDir: dir, Logger: b.log}
 		res, err := keyring.Bootstrap(ctx, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -159,7 +159,7 @@ func TestBootstrap(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := t.TempDir()
-		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Store: b.store, Embedded: true, DataDir: dir, Logger: b.log})
+		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.store, Embedded: true, DataDir: dir, Logger: b.log})
 		if err != nil || res.Generated != "" {
 			t.Fatalf("Bootstrap = %+v, %v; want nothing generated", res, err)
 		}
@@ -176,7 +176,7 @@ func TestBootstrap(t *testing.T) {
 		b := setup(t)
 		secret := b.newSecret(t)
 		dir := t.TempDir()
-		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Store: b.store, Embedded: true, DataDir: dir, Logger: b.log,
+		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.store, Embedded: true, DataDir: dir, Logger: b.log,
 			EnvSecrets: []string{base64.StdEncoding.EncodeToString(secret)}})
 		if err != nil || res.Generated != "" || len(res.Imported) != 1 {
 			t.Fatalf("Bootstrap = %+v, %v; want the env secret imported and nothing generated", res, err)
@@ -186,7 +186,7 @@ func TestBootstrap(t *testing.T) {
 	t.Run("NotEmbeddedEmptyKeyringWarns", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Store: b.store, DataDir: t.TempDir(), Logger: b.log})
+		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.store, DataDir: t.TempDir(), Logger: b.log})
 		if err != nil || res.Generated != "" {
 			t.Fatalf("Bootstrap = %+v, %v", res, err)
 		}
@@ -199,94 +199,90 @@ func TestBootstrap(t *testing.T) {
 	})
 }
 
-func TestLoadOrCreateKEK(t *testing.T) {
+func TestLoadOrCreateKEKCreatesThenReads(t *testing.T) {
 	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	path := filepath.Join(dir, keyring.KEKFile)
+	kek, err := keyring.LoadOrCreateKEK(path)
+	if err != nil || len(kek) != keyring.KEKSize {
+		t.Fatalf("LoadOrCreateKEK = %d bytes, %v", len(kek), err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("KEK file: %v, mode %v; want 0600", err, fi.Mode())
+	}
+	if di, _ := os.Stat(dir); di.Mode().Perm() != 0o700 {
+		t.Fatalf("KEK dir mode %v, want 0700", di.Mode())
+	}
+	again, err := keyring.LoadOrCreateKEK(path)
+	if err != nil || !bytes.Equal(again, kek) {
+		t.Fatalf("second call = %v; want the same KEK", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("%d files in the directory, want only the KEK (no temporary left)", len(entries))
+	}
+}
 
-	t.Run("CreatesThenReads", func(t *testing.T) {
-		t.Parallel()
-		dir := filepath.Join(t.TempDir(), "data")
-		path := filepath.Join(dir, keyring.KEKFile)
-		kek, err := keyring.LoadOrCreateKEK(path)
-		if err != nil || len(kek) != keyring.KEKSize {
-			t.Fatalf("LoadOrCreateKEK = %d bytes, %v", len(kek), err)
-		}
-		fi, err := os.Stat(path)
-		if err != nil || fi.Mode().Perm() != 0o600 {
-			t.Fatalf("KEK file: %v, mode %v; want 0600", err, fi.Mode())
-		}
-		if di, _ := os.Stat(dir); di.Mode().Perm() != 0o700 {
-			t.Fatalf("KEK dir mode %v, want 0700", di.Mode())
-		}
-		again, err := keyring.LoadOrCreateKEK(path)
-		if err != nil || !bytes.Equal(again, kek) {
-			t.Fatalf("second call = %v; want the same KEK", err)
-		}
-		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
-			t.Fatalf("%d files in the directory, want only the KEK (no temporary left)", len(entries))
-		}
-	})
+func TestLoadOrCreateKEKReadsAGivenFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "kek")
+	want := randomBytes(t, keyring.KEKSize)
+	if err := os.WriteFile(path, []byte(base64.StdEncoding.EncodeToString(want)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := keyring.LoadOrCreateKEK(path)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("LoadOrCreateKEK = %v; want the file's key", err)
+	}
+}
 
-	t.Run("ReadsAGivenFile", func(t *testing.T) {
-		t.Parallel()
-		path := filepath.Join(t.TempDir(), "kek")
-		want := randomBytes(t, keyring.KEKSize)
-		if err := os.WriteFile(path, []byte(base64.StdEncoding.EncodeToString(want)+"\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		got, err := keyring.LoadOrCreateKEK(path)
-		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("LoadOrCreateKEK = %v; want the file's key", err)
-		}
-	})
+func TestLoadOrCreateKEKRefusesLoosePermissions(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "kek")
+	content := base64.StdEncoding.EncodeToString(randomBytes(t, keyring.KEKSize))
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o644); err != nil { // umask-proof
+		t.Fatal(err)
+	}
+	if _, err := keyring.LoadOrCreateKEK(path); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Fatalf("LoadOrCreateKEK on a 0644 file = %v, want a refusal", err)
+	}
+}
 
-	t.Run("RefusesLoosePermissions", func(t *testing.T) {
-		t.Parallel()
-		path := filepath.Join(t.TempDir(), "kek")
-		content := base64.StdEncoding.EncodeToString(randomBytes(t, keyring.KEKSize))
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(path, 0o644); err != nil { // umask-proof
-			t.Fatal(err)
-		}
-		if _, err := keyring.LoadOrCreateKEK(path); err == nil || !strings.Contains(err.Error(), "chmod 600") {
-			t.Fatalf("LoadOrCreateKEK on a 0644 file = %v, want a refusal", err)
-		}
-	})
+func TestLoadOrCreateKEKRefusesMalformedContentWithoutEchoingIt(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "kek")
+	content := base64.StdEncoding.EncodeToString(randomBytes(t, 24))
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := keyring.LoadOrCreateKEK(path)
+	if err == nil || strings.Contains(err.Error(), content) {
+		t.Fatalf("LoadOrCreateKEK = %v; want an error without the content", err)
+	}
+}
 
-	t.Run("RefusesMalformedContentWithoutEchoingIt", func(t *testing.T) {
-		t.Parallel()
-		path := filepath.Join(t.TempDir(), "kek")
-		content := base64.StdEncoding.EncodeToString(randomBytes(t, 24))
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
-			t.Fatal(err)
+func TestLoadOrCreateKEKConcurrentCreatorsAgree(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "kek")
+	const n = 8
+	keks := make([][]byte, n)
+	errs := make([]error, n)
+	done := make(chan struct{})
+	for i := range n {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			keks[i], errs[i] = keyring.LoadOrCreateKEK(path)
+		}()
+	}
+	for range n {
+		<-done
+	}
+	for i := range n {
+		if errs[i] != nil || !bytes.Equal(keks[i], keks[0]) {
+			t.Fatalf("creator %d: %v (same key: %v)", i, errs[i], bytes.Equal(keks[i], keks[0]))
 		}
-		_, err := keyring.LoadOrCreateKEK(path)
-		if err == nil || strings.Contains(err.Error(), content) {
-			t.Fatalf("LoadOrCreateKEK = %v; want an error without the content", err)
-		}
-	})
-
-	t.Run("ConcurrentCreatorsAgree", func(t *testing.T) {
-		t.Parallel()
-		path := filepath.Join(t.TempDir(), "kek")
-		const n = 8
-		keks := make([][]byte, n)
-		errs := make([]error, n)
-		done := make(chan struct{})
-		for i := range n {
-			go func() {
-				defer func() { done <- struct{}{} }()
-				keks[i], errs[i] = keyring.LoadOrCreateKEK(path)
-			}()
-		}
-		for range n {
-			<-done
-		}
-		for i := range n {
-			if errs[i] != nil || !bytes.Equal(keks[i], keks[0]) {
-				t.Fatalf("creator %d: %v (same key: %v)", i, errs[i], bytes.Equal(keks[i], keks[0]))
-			}
-		}
-	})
+	}
 }

@@ -1,14 +1,14 @@
 // Package keyring keeps the adapter's callback keyring, the signing secrets
 // that open ledger callbacks (design 2.1 step 3), in the database, encrypted
-// at rest, and keeps every replica's in-memory envelope.Keyring in step with
+// at rest, and keeps every replica's in-memory envelope.KeySet in step with
 // it.
 //
 // # Pieces
 //
-//   - [Store]: the table signing_secrets (schema migration 004). It
+//   - [Vault]: the table signing_secrets (schema/schema.sql). It
 //     implements admin.SecretStore (list, add, generate, retire, rekey)
-//     and [Store.Active], the decrypted active secrets.
-//   - [Loader]: loads [Store.Active] into an envelope.Keyring once
+//     and [Vault.Active], the decrypted active secrets.
+//   - [Loader]: loads [Vault.Active] into an envelope.KeySet once
 //     ([Loader.Reload]) and then every Interval, 2 s by default
 //     ([Loader.Start], [Loader.Stop]).
 //   - [Bootstrap]: at start-up, imports LEDGER_SIGNING_SECRETS and, in
@@ -44,15 +44,15 @@
 //     backups as the secrets themselves.
 //
 // Each row also records the fingerprint of the KEK that encrypted it
-// ([KEKFingerprint]; the column kek_fingerprint, never NULL), so a Store
+// ([KEKFingerprint]; the column kek_fingerprint, never NULL), so a Vault
 // knows which of its KEKs opens a row, and a row encrypted under a KEK it
 // was not given is reported as such rather than as damaged.
 //
 // # KEK rotation
 //
-// A Store has a current KEK, which encrypts every new row, and during a
-// rotation a previous KEK ([StoreOptions].PreviousKEK, LEDGER_KEK_PREVIOUS),
-// which only decrypts. [Store.Rekey] re-encrypts under the current KEK every
+// A Vault has a current KEK, which encrypts every new row, and during a
+// rotation a previous KEK ([VaultOptions].PreviousKEK, LEDGER_KEK_PREVIOUS),
+// which only decrypts. [Vault.Rekey] re-encrypts under the current KEK every
 // active row it can decrypt that is under another KEK, one row per
 // transaction, each a compare-and-swap on the nonce and KEK fingerprint it
 // decrypted (store.DB.RekeySecret): it is idempotent, safe on several
@@ -68,19 +68,19 @@
 //
 // A replica that meets a row under a KEK it was not given (an old replica
 // after a secret was added or re-encrypted by a new one) skips it and goes
-// on: see below. [Store.MissingKEK] tells ledgerd to answer a callback no
+// on: see below. [Vault.MissingKEK] tells ledgerd to answer a callback no
 // key opens with 503 (retry) rather than 400, since a replica that has the
 // KEK may open it.
 //
 // # Rows that do not decrypt
 //
-// [Store.Active] never fails because of a row: a row that does not
+// [Vault.Active] never fails because of a row: a row that does not
 // decrypt (a KEK this replica was not given, damage, tampering) or holds a
 // weak secret is skipped, logged at error level with its secret ID,
 // fingerprint, KEK fingerprint and reason (once, until it decrypts again,
 // changes reason or leaves the active set), and counted by
-// [Store.Undecryptable] and [Store.UndecryptableBy] (the gauge
-// ledgerd_keyring_undecryptable_secrets{reason}, [Store.RegisterMetrics]).
+// [Vault.Undecryptable] and [Vault.UndecryptableBy] (the gauge
+// ledgerd_keyring_undecryptable_secrets{reason}, [Vault.RegisterMetrics]).
 // The other secrets keep working, and the keyring is not stale: a load
 // that skips rows is a successful load.
 //
@@ -89,7 +89,7 @@
 // Replicas share nothing but the database. Every Loader reloads the whole
 // active set each Interval: the set is a handful of rows, so the cost is
 // one small query and a few AES-GCM opens per replica every 2 s. A change
-// made through any replica's Store (add, generate, retire) is therefore in
+// made through any replica's Vault (add, generate, retire) is therefore in
 // every replica's keyring one Interval plus one load after it commits, well
 // within design 1's 5 s. No version query is used: a "count and latest
 // timestamp" check saves nothing measurable and can miss a retirement
@@ -99,7 +99,7 @@
 // # Secrets never leave
 //
 // Secret values are never logged, printed, put in errors or returned,
-// except once by [Store.Generate] to the caller that asked for a new
+// except once by [Vault.Generate] to the caller that asked for a new
 // secret, and by Bootstrap into the 0600 development file. Logs and errors
 // name secrets by secret ID and fingerprint (the first 8 bytes of the
 // SHA-256 of the secret, in hex: see envelope.Key.Fingerprint). Decrypted

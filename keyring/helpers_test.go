@@ -12,12 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // logBuffer collects the log lines of every store, loader and bootstrap of
@@ -67,7 +69,7 @@ type testBundle struct {
 	clock   *clock
 	logs    *logBuffer
 	log     *slog.Logger
-	store   *keyring.Store
+	store   *keyring.Vault
 	mu      sync.Mutex
 	secrets [][]byte
 }
@@ -75,11 +77,11 @@ type testBundle struct {
 func setup(t *testing.T) *testBundle {
 	t.Helper()
 	b := &testBundle{
-		url:   pgtest.URL(t),
+		url:   storetest.URL(t),
 		clock: &clock{now: time.Date(2026, 11, 2, 9, 30, 0, 123456000, time.UTC)},
 		logs:  &logBuffer{},
 	}
-	b.pool = pgtest.PoolURL(t, b.url)
+	b.pool = storetest.PoolURL(t, b.url)
 	b.log = slog.New(slog.NewTextHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	b.kek = randomBytes(t, keyring.KEKSize)
 	b.store = b.newStore(t, b.pool, b.kek)
@@ -109,16 +111,16 @@ func (b *testBundle) remember(secret []byte) {
 	b.secrets = append(b.secrets, append([]byte(nil), secret...))
 }
 
-func (b *testBundle) newStore(t *testing.T, pool *pgxpool.Pool, kek []byte) *keyring.Store {
+func (b *testBundle) newStore(t *testing.T, pool *pgxpool.Pool, kek []byte) *keyring.Vault {
 	t.Helper()
 	return b.rotatingStore(t, pool, kek, nil)
 }
 
-// rotatingStore is a Store reading under kek and previous (nil: none), as
+// rotatingStore is a Vault reading under kek and previous (nil: none), as
 // a replica given LEDGER_KEK and LEDGER_KEK_PREVIOUS.
-func (b *testBundle) rotatingStore(t *testing.T, pool *pgxpool.Pool, kek, previous []byte) *keyring.Store {
+func (b *testBundle) rotatingStore(t *testing.T, pool *pgxpool.Pool, kek, previous []byte) *keyring.Vault {
 	t.Helper()
-	s, err := keyring.NewStore(store.Wrap(pool, nil), kek, keyring.StoreOptions{Now: b.clock.Now, Logger: b.log, PreviousKEK: previous})
+	s, err := keyring.NewVault(store.Wrap(pool, nil), kek, keyring.VaultOptions{Now: b.clock.Now, Logger: b.log, PreviousKEK: previous})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,10 +128,10 @@ func (b *testBundle) rotatingStore(t *testing.T, pool *pgxpool.Pool, kek, previo
 }
 
 // replica is one ledgerd replica: its own pool on the shared database, its
-// own Store, keyring and Loader.
+// own Vault, keyring and Loader.
 type replica struct {
-	store   *keyring.Store
-	keyring *envelope.Keyring
+	store   *keyring.Vault
+	keyring *envelope.KeySet
 	loader  *keyring.Loader
 	pool    *pgxpool.Pool
 }
@@ -142,9 +144,9 @@ func (b *testBundle) replica(t *testing.T, kek []byte, interval time.Duration) *
 // rotatingReplica is a replica given kek and, when not nil, previous.
 func (b *testBundle) rotatingReplica(t *testing.T, kek, previous []byte, interval time.Duration) *replica {
 	t.Helper()
-	r := &replica{pool: pgtest.PoolURL(t, b.url), keyring: envelope.NewKeyring()}
+	r := &replica{pool: storetest.PoolURL(t, b.url), keyring: envelope.NewKeySet()}
 	r.store = b.rotatingStore(t, r.pool, kek, previous)
-	l, err := keyring.NewLoader(keyring.Config{Store: r.store, Keyring: r.keyring, Interval: interval, Logger: b.log})
+	l, err := keyring.NewLoader(keyring.Config{Vault: r.store, Keyring: r.keyring, Interval: interval, Logger: b.log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +172,7 @@ func (r *replica) opens(t *testing.T, secret []byte) bool {
 
 func sealRequest(t *testing.T, secret []byte) string {
 	t.Helper()
-	claims, err := envelope.RequestClaims(time.Now(), "authorize", map[string]any{"providerID": "local", "idempotencyKey": "k-1"})
+	claims, err := claims.BuildRequest(time.Now(), "authorize", map[string]any{"providerID": "local", "idempotencyKey": "k-1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ var SkipReasons = []SkipReason{SkipOtherKEK, SkipDamaged, SkipWeak}
 
 // KEKFingerprint identifies a KEK without revealing it: the first 8 bytes of
 // SHA-256 over a domain-separation label and the key, in hex. It is stored
-// with each row (kek_fingerprint), so that a Store knows which of its KEKs
+// with each row (kek_fingerprint), so that a Vault knows which of its KEKs
 // opens a row, and tells a row encrypted under another KEK from a damaged
 // one.
 func KEKFingerprint(kek []byte) string {
@@ -50,7 +50,7 @@ func KEKFingerprint(kek []byte) string {
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
-// keks is the set of key-encryption keys of a Store: the current one, which
+// keks is the set of key-encryption keys of a Vault: the current one, which
 // encrypts every new row and every rekeyed row, and during a rotation the
 // previous one, which only decrypts. Only AES key schedules and
 // fingerprints are kept, never the keys.

@@ -27,11 +27,11 @@ const failureLogEvery = 30
 
 // Config configures a Loader.
 type Config struct {
-	// Store is where the secrets are kept. Required.
-	Store *Store
+	// Vault is where the secrets are kept. Required.
+	Vault *Vault
 	// Keyring is the in-memory keyring the callbacks open requests with;
 	// every load replaces its keys. Required.
-	Keyring *envelope.Keyring
+	Keyring *envelope.KeySet
 	// Interval between loads of the background loop; 0 means
 	// DefaultInterval. Must not be negative.
 	Interval time.Duration
@@ -47,7 +47,7 @@ type Config struct {
 // DefaultLoadTimeout bounds one load of the keyring.
 const DefaultLoadTimeout = 2 * time.Second
 
-// Loader keeps an envelope.Keyring equal to the active secrets of a Store:
+// Loader keeps an envelope.KeySet equal to the active secrets of a Vault:
 // Reload loads once; Start runs Reload every Interval in the background
 // until Stop or the context ends.
 //
@@ -74,8 +74,8 @@ type Loader struct {
 // NewLoader validates cfg, applies its defaults and returns a Loader.
 func NewLoader(cfg Config) (*Loader, error) {
 	switch {
-	case cfg.Store == nil:
-		return nil, errors.New("keyring: Loader needs a Store")
+	case cfg.Vault == nil:
+		return nil, errors.New("keyring: Loader needs a Vault")
 	case cfg.Keyring == nil:
 		return nil, errors.New("keyring: Loader needs a Keyring")
 	case cfg.Interval < 0:
@@ -102,7 +102,7 @@ func (l *Loader) Reload(ctx context.Context) error {
 	defer l.loadMu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, l.cfg.LoadTimeout)
 	defer cancel()
-	keys, err := l.cfg.Store.Active(ctx)
+	keys, err := l.cfg.Vault.Active(ctx)
 	if err != nil {
 		return err
 	}

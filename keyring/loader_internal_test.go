@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestLoaderRunOnce drives the loop's step directly: a database outage is
@@ -18,18 +18,18 @@ import (
 // on every tick.
 func TestLoaderRunOnce(t *testing.T) {
 	t.Parallel()
-	pool := pgtest.Pool(t)
+	pool := storetest.Pool(t)
 	kek := make([]byte, KEKSize)
 	if _, err := rand.Read(kek); err != nil {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
-	secrets, err := NewStore(store.Wrap(pool, nil), kek, StoreOptions{Logger: log})
+	secrets, err := NewVault(store.Wrap(pool, nil), kek, VaultOptions{Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := NewLoader(Config{Store: secrets, Keyring: envelope.NewKeyring(), Logger: log})
+	l, err := NewLoader(Config{Vault: secrets, Keyring: envelope.NewKeySet(), Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -175,17 +175,17 @@ func TestLoader(t *testing.T) {
 	t.Run("ConfigValidation", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		kr := envelope.NewKeyring()
+		kr := envelope.NewKeySet()
 		for name, cfg := range map[string]keyring.Config{
-			"NoStore":          {Keyring: kr},
-			"NoKeyring":        {Store: b.store},
-			"NegativeInterval": {Store: b.store, Keyring: kr, Interval: -time.Second},
+			"NoVault":          {Keyring: kr},
+			"NoKeyring":        {Vault: b.store},
+			"NegativeInterval": {Vault: b.store, Keyring: kr, Interval: -time.Second},
 		} {
 			if _, err := keyring.NewLoader(cfg); err == nil {
 				t.Errorf("%s: NewLoader accepted %+v", name, cfg)
 			}
 		}
-		if _, err := keyring.NewLoader(keyring.Config{Store: b.store, Keyring: kr}); err != nil {
+		if _, err := keyring.NewLoader(keyring.Config{Vault: b.store, Keyring: kr}); err != nil {
 			t.Fatalf("defaults refused: %v", err)
 		}
 	})

@@ -13,7 +13,7 @@ var (
 		[]string{"role", "fingerprint"}, nil)
 )
 
-// RegisterMetrics registers the Store's gauges with reg, read at each
+// RegisterMetrics registers the Vault's gauges with reg, read at each
 // scrape:
 //
 //   - ledgerd_keyring_undecryptable_secrets{reason}: the active rows the
@@ -21,11 +21,11 @@ var (
 //   - ledgerd_keyring_kek_info{role, fingerprint}: 1 for the current KEK
 //     and, during a rotation, the previous one, so that an operator can
 //     check that every replica has the new KEK before re-encrypting.
-func (s *Store) RegisterMetrics(reg prometheus.Registerer) error {
+func (s *Vault) RegisterMetrics(reg prometheus.Registerer) error {
 	return reg.Register(storeCollector{s})
 }
 
-type storeCollector struct{ s *Store }
+type storeCollector struct{ s *Vault }
 
 func (c storeCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- undecryptableDesc

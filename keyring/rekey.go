@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/ledger"
-	"github.com/provider-ledger/adapter/store"
 )
 
 // ErrKEKMismatch: Rekey was asked to rotate to a KEK that is not this
-// Store's current KEK; nothing was changed.
+// Vault's current KEK; nothing was changed.
 var ErrKEKMismatch = &ledger.Error{Code: ledger.CodeConflict, Slug: "kek-mismatch",
 	Message: "this replica's current KEK is not the one asked for: it was given the KEKs the wrong way round, or not the new KEK yet; nothing was changed"}
 
@@ -20,7 +20,7 @@ var kekFingerprintRE = regexp.MustCompile(`^[0-9a-f]{16}$`)
 
 // RekeyResult is what Rekey did and what is left.
 type RekeyResult struct {
-	// KEKFingerprint is the current KEK of the Store that ran it: the one
+	// KEKFingerprint is the current KEK of the Vault that ran it: the one
 	// the secrets are now encrypted under.
 	KEKFingerprint string
 	// PreviousKEKFingerprint is its previous KEK ("" when it has none).
@@ -46,13 +46,13 @@ type RemainingSecret struct {
 	Reason SkipReason
 }
 
-// RemainingPending: a remaining secret this Store can read, re-encrypted,
+// RemainingPending: a remaining secret this Vault can read, re-encrypted,
 // added or changed by someone else while Rekey ran; running it again moves
 // it.
 const RemainingPending SkipReason = "pending"
 
 // Rekey re-encrypts under the current KEK every active secret encrypted
-// under another KEK that this Store can decrypt (the previous KEK, during
+// under another KEK that this Vault can decrypt (the previous KEK, during
 // a rotation), and reports what is left. Each secret is its own
 // transaction, a compare-and-swap on the material it decrypted: a secret
 // retired or re-encrypted meanwhile is left as it is. So Rekey is
@@ -71,7 +71,7 @@ const RemainingPending SkipReason = "pending"
 //
 // Rekey fails only when the database does (what it re-encrypted until then
 // stays done).
-func (s *Store) Rekey(ctx context.Context, kekFingerprint string) (RekeyResult, error) {
+func (s *Vault) Rekey(ctx context.Context, kekFingerprint string) (RekeyResult, error) {
 	res := RekeyResult{KEKFingerprint: s.keks.current, PreviousKEKFingerprint: s.keks.previous, Remaining: []RemainingSecret{}}
 	switch {
 	case kekFingerprint == "":
@@ -125,9 +125,9 @@ func (s *Store) Rekey(ctx context.Context, kekFingerprint string) (RekeyResult, 
 	return res, nil
 }
 
-// rekeyRow re-encrypts one row under the current KEK when this Store can
+// rekeyRow re-encrypts one row under the current KEK when this Vault can
 // decrypt it. It reports whether the row was replaced.
-func (s *Store) rekeyRow(ctx context.Context, r store.SecretRow) (bool, error) {
+func (s *Vault) rekeyRow(ctx context.Context, r envelope.StoredSecret) (bool, error) {
 	secret, _, _ := s.open(r)
 	if secret == nil {
 		return false, nil // left as it is; reported as remaining
@@ -145,6 +145,6 @@ func (s *Store) rekeyRow(ctx context.Context, r store.SecretRow) (bool, error) {
 		return false, errors.New("the re-encrypted secret does not decrypt to itself")
 	}
 	clear(check)
-	return s.db.RekeySecret(ctx, store.SecretRekey{SecretID: r.SecretID, FromKEKFingerprint: r.KEKFingerprint,
+	return s.db.RekeySecret(ctx, envelope.SecretRekey{SecretID: r.SecretID, FromKEKFingerprint: r.KEKFingerprint,
 		FromNonce: r.Nonce, KEKFingerprint: s.keks.current, Nonce: nonce, Ciphertext: ct})
 }

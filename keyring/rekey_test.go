@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
@@ -66,7 +67,7 @@ func opensAnyRow(t *testing.T, b *testBundle, kek []byte) bool {
 	return opened
 }
 
-func activeSecrets(t *testing.T, s *keyring.Store) map[string][]byte {
+func activeSecrets(t *testing.T, s *keyring.Vault) map[string][]byte {
 	t.Helper()
 	keys, err := s.Active(context.Background())
 	if err != nil {
@@ -313,7 +314,7 @@ func TestKEKRotation(t *testing.T) {
 		}
 		// A rekey that read the row before it was retired must not write
 		// material back into it.
-		done, err := store.Wrap(b.pool, nil).RekeySecret(ctx, store.SecretRekey{SecretID: info.SecretID, FromKEKFingerprint: read.KEK,
+		done, err := store.Wrap(b.pool, nil).RekeySecret(ctx, envelope.SecretRekey{SecretID: info.SecretID, FromKEKFingerprint: read.KEK,
 			FromNonce: read.Nonce, KEKFingerprint: "0123456789abcdef", Nonce: make([]byte, 12), Ciphertext: make([]byte, 48)})
 		if err != nil || done {
 			t.Fatalf("RekeySecret on a retired row = %v, %v; want false, nil", done, err)
@@ -324,7 +325,7 @@ func TestKEKRotation(t *testing.T) {
 		// Nor over material someone else rewrote meanwhile.
 		other, _, _ := b.store.Add(ctx, b.newSecret(t))
 		read = rowOf(t, b, other.SecretID)
-		done, err = store.Wrap(b.pool, nil).RekeySecret(ctx, store.SecretRekey{SecretID: other.SecretID, FromKEKFingerprint: read.KEK,
+		done, err = store.Wrap(b.pool, nil).RekeySecret(ctx, envelope.SecretRekey{SecretID: other.SecretID, FromKEKFingerprint: read.KEK,
 			FromNonce: make([]byte, 12), KEKFingerprint: "0123456789abcdef", Nonce: make([]byte, 12), Ciphertext: make([]byte, 48)})
 		if err != nil || done {
 			t.Fatalf("RekeySecret from a nonce the row does not hold = %v, %v; want false, nil", done, err)
@@ -362,9 +363,9 @@ func TestKEKRotation(t *testing.T) {
 		b := setup(t)
 		db := store.Wrap(b.pool, nil)
 		for name, prev := range map[string][]byte{"same as current": b.kek, "all zero": make([]byte, 32), "short": randomBytes(t, 16)} {
-			_, err := keyring.NewStore(db, b.kek, keyring.StoreOptions{PreviousKEK: prev})
+			_, err := keyring.NewVault(db, b.kek, keyring.VaultOptions{PreviousKEK: prev})
 			if err == nil || !strings.Contains(err.Error(), "previous KEK") {
-				t.Errorf("NewStore with a previous KEK %s = %v, want an error naming the previous KEK", name, err)
+				t.Errorf("NewVault with a previous KEK %s = %v, want an error naming the previous KEK", name, err)
 			}
 		}
 	})
@@ -374,7 +375,7 @@ func TestKEKRotation(t *testing.T) {
 		b := setup(t)
 		secret := b.newSecret(t)
 		env := []string{base64.StdEncoding.EncodeToString(secret)}
-		if _, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Store: b.store, EnvSecrets: env, Logger: b.log}); err != nil {
+		if _, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.store, EnvSecrets: env, Logger: b.log}); err != nil {
 			t.Fatal(err)
 		}
 		newKEK := randomBytes(t, keyring.KEKSize)
@@ -383,12 +384,12 @@ func TestKEKRotation(t *testing.T) {
 		}
 		// An old replica restarting mid-rotation, with the secret in its
 		// environment: it cannot compare it, and starts anyway.
-		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Store: b.store, EnvSecrets: env, Logger: b.log})
+		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.store, EnvSecrets: env, Logger: b.log})
 		if err != nil || !slices.Equal(res.Unverified, []string{fingerprint(secret)}) || len(res.Imported) != 0 {
 			t.Fatalf("Bootstrap on the old replica = %+v, %v; want the secret unverified, no error", res, err)
 		}
 		// A new replica (previous KEK given) verifies it as present.
-		res, err = keyring.Bootstrap(ctx, keyring.BootstrapConfig{Store: b.rotatingStore(t, b.pool, newKEK, b.kek), EnvSecrets: env, Logger: b.log})
+		res, err = keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.rotatingStore(t, b.pool, newKEK, b.kek), EnvSecrets: env, Logger: b.log})
 		if err != nil || len(res.Present) != 1 {
 			t.Fatalf("Bootstrap on a new replica = %+v, %v", res, err)
 		}
@@ -409,7 +410,7 @@ func TestKEKRotation(t *testing.T) {
 		activeSecrets(t, rotated)
 		oldFP, newFP := keyring.KEKFingerprint(b.kek), keyring.KEKFingerprint(newKEK)
 		for _, c := range []struct {
-			s    *keyring.Store
+			s    *keyring.Vault
 			want map[string]float64
 		}{
 			{b.store, map[string]float64{

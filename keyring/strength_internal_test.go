@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestActiveSkipsWeakStoredSecrets: a weak secret stored before weak keys
@@ -18,13 +18,13 @@ import (
 func TestActiveSkipsWeakStoredSecrets(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, _ := pgtest.DB(t)
+	db, _ := storetest.DB(t)
 	kek := make([]byte, KEKSize)
 	if _, err := rand.Read(kek); err != nil {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	secrets, err := NewStore(db, kek, StoreOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	secrets, err := NewVault(db, kek, VaultOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,12 +31,12 @@ func TestWeakKeysRefused(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 
-	t.Run("NewStore", func(t *testing.T) {
+	t.Run("NewVault", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		for name, kek := range weakKeys {
-			if _, err := keyring.NewStore(store.Wrap(b.pool, nil), kek, keyring.StoreOptions{}); !errors.Is(err, envelope.ErrWeakSecret) {
-				t.Errorf("%s: NewStore = %v, want ErrWeakSecret", name, err)
+			if _, err := keyring.NewVault(store.Wrap(b.pool, nil), kek, keyring.VaultOptions{}); !errors.Is(err, envelope.ErrWeakSecret) {
+				t.Errorf("%s: NewVault = %v, want ErrWeakSecret", name, err)
 			}
 		}
 	})
@@ -62,7 +62,7 @@ func TestWeakKeysRefused(t *testing.T) {
 		b := setup(t)
 		good := b.newSecret(t)
 		b.remember(weakKeys["Password"])
-		_, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Store: b.store, Logger: b.log,
+		_, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.store, Logger: b.log,
 			EnvSecrets: []string{base64.StdEncoding.EncodeToString(good), base64.StdEncoding.EncodeToString(weakKeys["Password"])}})
 		if err == nil || !strings.Contains(err.Error(), "LEDGER_SIGNING_SECRETS") || !strings.Contains(err.Error(), "secret 2 of 2") ||
 			!strings.Contains(err.Error(), "weak") {

@@ -9,7 +9,8 @@ const (
 	OutcomeDestinationUnavailable = "destination_unavailable" // credit-account
 )
 
-// Reasons of credit-account refusals (design 2.6). Authorize, capture and
+// Reasons of credit-account refusals (design 2.6); ReasonCurrencyMismatch
+// is also authorize's (design 2.3). The other authorize, capture and
 // release reasons are in package holds.
 const (
 	ReasonUnknownDestination  = "unknown_destination"

@@ -1,13 +1,16 @@
 // Package ledger is the adapter's domain: money, accounts, instruments,
-// adjustments from the core banking system, credits of paid requests, the
-// journal that records every movement of a balance, the outcome and reason
-// constants of the decision tables, the error codes every layer speaks, and
-// the invariants below. It imports no database driver: package store is
-// the boundary that reads and writes these types in Postgres, and the
-// decisions themselves run there, one server-side function per endpoint
-// (schema/migrations/006_callback_path_v2.sql, cb_authorize and
-// hold_settle restated by 009_open_holds.sql). Holds (reserve, then
-// capture or release) are described in package holds.
+// adjustments from the core banking system, credits of paid requests
+// (CreditRequest, CreditParams), the journal that records every movement
+// of a balance and its read types, the answers of the decision tables
+// (Answer, Decision, the outcome and reason constants), reconciliation's
+// findings (Finding, the one declaration of a finding), the error codes
+// every layer speaks, and the invariants below. It imports no database
+// driver: package store is the boundary that reads and writes these types
+// in Postgres, and the decisions themselves run there, one server-side
+// function per file: schema/functions/cb_credit.sql (design 2.6) and
+// schema/functions/ledger_adjust.sql here; cb_authorize.sql,
+// cb_capture.sql, cb_release.sql and hold_settle.sql for holds (reserve,
+// then capture or release), described in package holds.
 //
 // # Model
 //

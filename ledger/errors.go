@@ -39,6 +39,7 @@ type Error struct {
 	Err     error
 }
 
+// Error implements error: the message of a Error.
 func (e *Error) Error() string {
 	if e.Err != nil {
 		return e.Message + ": " + e.Err.Error()

@@ -12,6 +12,7 @@ type Violation struct {
 	Detail    string `json:"detail"`
 }
 
+// String implements fmt.Stringer: the Violation in one line.
 func (v Violation) String() string {
 	return fmt.Sprintf("%s %s %s: %s", v.Invariant, v.Kind, v.Subject, v.Detail)
 }

@@ -13,10 +13,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 type bundle struct {
@@ -26,7 +25,7 @@ type bundle struct {
 
 func setup(t *testing.T) (context.Context, bundle) {
 	t.Helper()
-	db, pool := pgtest.DB(t)
+	db, pool := storetest.DB(t)
 	return context.Background(), bundle{pool: pool, store: db}
 }
 
@@ -57,7 +56,7 @@ func TestAccounts(t *testing.T) {
 
 	t.Run("DuplicateIsExistsAndChangesNothing", func(t *testing.T) {
 		t.Parallel()
-		ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "acc-dup", Owner: "bob", Funds: "5.00"})
+		storetest.Account(t, b.store, storetest.AccountOpts{AccountID: "acc-dup", Owner: "bob", Funds: "5.00"})
 		_, err := b.store.CreateAccount(ctx, ledger.NewAccount{AccountID: "acc-dup", OwnerExternalID: "mallory", Currency: "USD"})
 		if !errors.Is(err, ledger.ErrAccountExists) {
 			t.Fatalf("err = %v, want ErrAccountExists", err)
@@ -96,7 +95,7 @@ func TestAccounts(t *testing.T) {
 
 	t.Run("FreezeUnfreezeCloseIsFinal", func(t *testing.T) {
 		t.Parallel()
-		ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "acc-status"})
+		storetest.Account(t, b.store, storetest.AccountOpts{AccountID: "acc-status"})
 		for _, step := range []struct {
 			status string
 			err    error
@@ -121,7 +120,7 @@ func TestAdjust(t *testing.T) {
 
 	t.Run("CreditDebitAndJournal", func(t *testing.T) {
 		t.Parallel()
-		ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "adj-1"})
+		storetest.Account(t, b.store, storetest.AccountOpts{AccountID: "adj-1"})
 		adj, err := b.store.Adjust(ctx, "adj-1", dec("100.10"), "adj-1-a", "deposit")
 		if err != nil || adj.Replayed || !adj.Balance.Equal(dec("100.10")) || !adj.Available.Equal(dec("100.10")) {
 			t.Fatalf("credit = %+v, %v", adj, err)
@@ -134,12 +133,12 @@ func TestAdjust(t *testing.T) {
 		if err := b.pool.QueryRow(ctx, `SELECT sum(amount) FROM journal_entries WHERE transaction_id = $1`, adj.TransactionID).Scan(&sum); err != nil || !sum.IsZero() {
 			t.Fatalf("journal transaction sums to %s, %v", sum, err)
 		}
-		ledgertest.AssertInvariants(t, b.store)
+		storetest.AssertInvariants(t, b.store)
 	})
 
 	t.Run("SameKeyReplays", func(t *testing.T) {
 		t.Parallel()
-		ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "adj-2"})
+		storetest.Account(t, b.store, storetest.AccountOpts{AccountID: "adj-2"})
 		first, err := b.store.Adjust(ctx, "adj-2", dec("7"), "adj-2-k", "m")
 		if err != nil {
 			t.Fatal(err)
@@ -152,9 +151,9 @@ func TestAdjust(t *testing.T) {
 		if !errors.Is(err, ledger.ErrIdempotencyMismatch) {
 			t.Fatalf("other amount under the key: %v", err)
 		}
-		ledgertest.AssertBalances(t, b.store, "adj-2", "7", "0", "7")
+		storetest.AssertBalances(t, b.store, "adj-2", "7", "0", "7")
 		// Keys are scoped to the account: another account may use the same key.
-		ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "adj-2b"})
+		storetest.Account(t, b.store, storetest.AccountOpts{AccountID: "adj-2b"})
 		if other, err := b.store.Adjust(ctx, "adj-2b", dec("3"), "adj-2-k", "m"); err != nil || other.Replayed || !other.Balance.Equal(dec("3")) {
 			t.Fatalf("same key on another account = %+v, %v", other, err)
 		}
@@ -162,17 +161,17 @@ func TestAdjust(t *testing.T) {
 
 	t.Run("OverdrawIsRefusedAndChangesNothing", func(t *testing.T) {
 		t.Parallel()
-		ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "adj-3", Funds: "10"})
+		storetest.Account(t, b.store, storetest.AccountOpts{AccountID: "adj-3", Funds: "10"})
 		_, err := b.store.Adjust(ctx, "adj-3", dec("-10.01"), "adj-3-k", "")
 		if !errors.Is(err, ledger.ErrInsufficientAvailable) {
 			t.Fatalf("err = %v", err)
 		}
-		ledgertest.AssertBalances(t, b.store, "adj-3", "10", "0", "10")
+		storetest.AssertBalances(t, b.store, "adj-3", "10", "0", "10")
 		// The refused key was not consumed: it can be used for a valid adjustment.
 		if _, err := b.store.Adjust(ctx, "adj-3", dec("-10"), "adj-3-k", ""); err != nil {
 			t.Fatalf("key after refusal: %v", err)
 		}
-		ledgertest.AssertBalances(t, b.store, "adj-3", "0", "0", "0")
+		storetest.AssertBalances(t, b.store, "adj-3", "0", "0", "0")
 	})
 
 	t.Run("UnknownClosedAndBadInput", func(t *testing.T) {
@@ -183,7 +182,7 @@ func TestAdjust(t *testing.T) {
 		if _, err := b.store.Adjust(ctx, "settlement:USD", dec("1"), "adj-sys-k", ""); !errors.Is(err, ledger.ErrAccountNotFound) {
 			t.Fatalf("system account: %v", err)
 		}
-		ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "adj-closed", Status: ledger.StatusClosed})
+		storetest.Account(t, b.store, storetest.AccountOpts{AccountID: "adj-closed", Status: ledger.StatusClosed})
 		if _, err := b.store.Adjust(ctx, "adj-closed", dec("1"), "adj-closed-k", ""); !errors.Is(err, ledger.ErrAccountClosed) {
 			t.Fatalf("closed account: %v", err)
 		}
@@ -200,8 +199,8 @@ func TestAdjust(t *testing.T) {
 func TestInstruments(t *testing.T) {
 	t.Parallel()
 	ctx, b := setup(t)
-	ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "ins-a"})
-	ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "ins-b"})
+	storetest.Account(t, b.store, storetest.AccountOpts{AccountID: "ins-a"})
+	storetest.Account(t, b.store, storetest.AccountOpts{AccountID: "ins-b"})
 
 	in := ledger.Instrument{Token: "tok-1", Kind: ledger.InstrumentSource, AccountID: "ins-a"}
 	if _, created, err := b.store.AddInstrument(ctx, in); err != nil || !created {
@@ -233,20 +232,20 @@ func TestInstruments(t *testing.T) {
 func setupCredit(t *testing.T) (context.Context, bundle) {
 	t.Helper()
 	ctx, b := setup(t)
-	ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "cr-open", Owner: "carol", Dest: "dst-open"})
-	ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "cr-frozen", Owner: "carol", Dest: "dst-frozen", Status: ledger.StatusFrozen})
-	ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "cr-closed", Owner: "carol", Dest: "dst-closed", Status: ledger.StatusClosed})
-	ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "cr-eur", Owner: "carol", Currency: "EUR", Dest: "dst-eur"})
-	ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "cr-src", Owner: "carol", Source: "src-only"})
+	storetest.Account(t, b.store, storetest.AccountOpts{AccountID: "cr-open", Owner: "carol", Dest: "dst-open"})
+	storetest.Account(t, b.store, storetest.AccountOpts{AccountID: "cr-frozen", Owner: "carol", Dest: "dst-frozen", Status: ledger.StatusFrozen})
+	storetest.Account(t, b.store, storetest.AccountOpts{AccountID: "cr-closed", Owner: "carol", Dest: "dst-closed", Status: ledger.StatusClosed})
+	storetest.Account(t, b.store, storetest.AccountOpts{AccountID: "cr-eur", Owner: "carol", Currency: "EUR", Dest: "dst-eur"})
+	storetest.Account(t, b.store, storetest.AccountOpts{AccountID: "cr-src", Owner: "carol", Source: "src-only"})
 	return ctx, b
 }
 
 // credit runs cb_credit as a callback would, with the limit 100.
-func credit(t *testing.T, b bundle, key, requestID, dest, requester, amount string) store.Answer {
+func credit(t *testing.T, b bundle, key, requestID, dest, requester, amount string) ledger.Answer {
 	t.Helper()
 	limit := dec("100")
 	fp := sha256.Sum256([]byte(requestID + dest + requester + amount))
-	a, err := b.store.Credit(context.Background(), store.CreditParams{Key: key, Fingerprint: fp[:], KeyFingerprint: "test",
+	a, err := b.store.Credit(context.Background(), ledger.CreditParams{Key: key, Fingerprint: fp[:], KeyFingerprint: "test",
 		Now: time.Now(), RequestID: requestID, Destination: dest, Requester: requester, Currency: "USD",
 		Amount: dec(amount), Max: &limit, CreditReference: ledger.NewReference("cred_"), TransactionID: ledger.NewTransactionID()})
 	if err != nil {
@@ -275,36 +274,36 @@ func TestCreditTable(t *testing.T) {
 			t.Parallel()
 			_, b := setupCredit(t)
 			a := credit(t, b, "k1", "r1", c.dest, c.requester, c.amount)
-			if a.State != store.StateNew || a.Outcome != c.outcome || a.Reason != c.reason || a.Reference != "" {
+			if a.State != ledger.StateNew || a.Outcome != c.outcome || a.Reason != c.reason || a.Reference != "" {
 				t.Fatalf("%+v, want %s/%s", a, c.outcome, c.reason)
 			}
-			ledgertest.AssertBalances(t, b.store, "cr-open", "0", "0", "0")
-			ledgertest.AssertInvariants(t, b.store)
+			storetest.AssertBalances(t, b.store, "cr-open", "0", "0", "0")
+			storetest.AssertInvariants(t, b.store)
 		})
 	}
 	t.Run("Row9Approved", func(t *testing.T) {
 		t.Parallel()
 		ctx, b := setupCredit(t)
 		a := credit(t, b, "k1", "r1", "dst-open", "carol", "100.00")
-		if a.State != store.StateNew || !a.Approved() || len(a.Reference) < 26 {
+		if a.State != ledger.StateNew || !a.Approved() || len(a.Reference) < 26 {
 			t.Fatalf("credit = %+v", a)
 		}
-		ledgertest.AssertBalances(t, b.store, "cr-open", "100", "0", "100")
+		storetest.AssertBalances(t, b.store, "cr-open", "100", "0", "100")
 		var settlement decimal.Decimal
 		if err := b.pool.QueryRow(ctx, `SELECT balance FROM account_balances WHERE account_id = 'settlement:USD'`).Scan(&settlement); err != nil || !settlement.Equal(dec("-100")) {
 			t.Fatalf("settlement = %s, %v", settlement, err)
 		}
-		ledgertest.AssertInvariants(t, b.store)
+		storetest.AssertInvariants(t, b.store)
 	})
 	t.Run("Row1SameKeyReplaysStoredAnswer", func(t *testing.T) {
 		t.Parallel()
 		_, b := setupCredit(t)
 		first := credit(t, b, "k1", "r1", "dst-frozen", "carol", "5")
 		again := credit(t, b, "k1", "r1", "dst-frozen", "carol", "5")
-		if again.State != store.StateReplay || again.Decision != first.Decision {
+		if again.State != ledger.StateReplay || again.Decision != first.Decision {
 			t.Fatalf("replay %+v, want %+v", again, first)
 		}
-		if other := credit(t, b, "k1", "r1", "dst-open", "carol", "5"); other.State != store.StateMismatch {
+		if other := credit(t, b, "k1", "r1", "dst-open", "carol", "5"); other.State != ledger.StateMismatch {
 			t.Fatalf("same key, other claims: %+v, want mismatch", other)
 		}
 	})
@@ -317,12 +316,12 @@ func TestCreditTable(t *testing.T) {
 		// nothing.
 		for i, dest := range []string{"dst-open", "dst-frozen", "dst-nope"} {
 			again := credit(t, b, fmt.Sprintf("k2-%d", i), "r1", dest, "carol", "5")
-			if again.State != store.StateNew || !again.Approved() || again.Reference != first.Reference {
+			if again.State != ledger.StateNew || !again.Approved() || again.Reference != first.Reference {
 				t.Fatalf("second credit of r1 via %s = %+v, want %s", dest, again, first.Reference)
 			}
 		}
-		ledgertest.AssertBalances(t, b.store, "cr-open", "100", "0", "100")
-		ledgertest.AssertInvariants(t, b.store)
+		storetest.AssertBalances(t, b.store, "cr-open", "100", "0", "100")
+		storetest.AssertInvariants(t, b.store)
 	})
 }
 
@@ -331,7 +330,7 @@ func TestCreditTable(t *testing.T) {
 func TestDatabaseGuards(t *testing.T) {
 	t.Parallel()
 	ctx, b := setup(t)
-	ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "g-1", Funds: "10"})
+	storetest.Account(t, b.store, storetest.AccountOpts{AccountID: "g-1", Funds: "10"})
 
 	mustFail := func(t *testing.T, constraintOrCode string, sql string, args ...any) {
 		t.Helper()
@@ -384,8 +383,8 @@ VALUES (gen_random_uuid(), 'g-1', 'USD', 1, now())`)
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := ledgertest.Hold(t, b.store, "g-p1", g1.OwnerExternalID, "g-src", "1")
-		if c := ledgertest.Settle(t, b.store, "g-p1", h.Reference, true); !c.Approved() {
+		h := storetest.Hold(t, b.store, "g-p1", g1.OwnerExternalID, "g-src", "1")
+		if c := storetest.Settle(t, b.store, "g-p1", h.Reference, true); !c.Approved() {
 			t.Fatal(c)
 		}
 		// Captured, it cannot become held or released again, nor change.
@@ -416,8 +415,8 @@ INSERT INTO credits VALUES ('dup', 'a', 'g-1', 'd', 'USD', 1, gen_random_uuid(),
 func TestInvariantChecksDetect(t *testing.T) {
 	t.Parallel()
 	ctx, b := setup(t)
-	ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "d-1", Funds: "10"})
-	ledgertest.AssertInvariants(t, b.store)
+	storetest.Account(t, b.store, storetest.AccountOpts{AccountID: "d-1", Funds: "10"})
+	storetest.AssertInvariants(t, b.store)
 	if _, err := b.pool.Exec(ctx, `UPDATE accounts SET balance = balance + 1, held = held + 0.5 WHERE account_id = 'd-1'`); err != nil {
 		t.Fatal(err)
 	}
@@ -474,8 +473,8 @@ func TestConcurrentAccountCreation(t *testing.T) {
 func TestSameRequestOtherKeyWhileFirstUncommitted(t *testing.T) {
 	t.Parallel()
 	ctx, b := setup(t)
-	ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "rr-a", Owner: "carol", Dest: "dst-rr-a"})
-	ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "rr-b", Owner: "carol", Dest: "dst-rr-b", Status: ledger.StatusFrozen})
+	storetest.Account(t, b.store, storetest.AccountOpts{AccountID: "rr-a", Owner: "carol", Dest: "dst-rr-a"})
+	storetest.Account(t, b.store, storetest.AccountOpts{AccountID: "rr-b", Owner: "carol", Dest: "dst-rr-b", Status: ledger.StatusFrozen})
 	// The first credit runs in a transaction left open: raw SQL, as the
 	// store commits every call.
 	tx, err := b.pool.Begin(ctx)
@@ -489,10 +488,10 @@ p_now => now(), p_request_id => 'rr-1', p_destination => 'dst-rr-a', p_requester
 p_max => NULL, p_credit_reference => 'cred-first', p_transaction_id => gen_random_uuid())`).Scan(&firstRef); err != nil || firstRef != "cred-first" {
 		t.Fatal(firstRef, err)
 	}
-	second := make(chan store.Answer, 1)
+	second := make(chan ledger.Answer, 1)
 	go func() {
 		fp := sha256.Sum256([]byte("b"))
-		a, err := b.store.Credit(ctx, store.CreditParams{Key: "k-b", Fingerprint: fp[:], KeyFingerprint: "test",
+		a, err := b.store.Credit(ctx, ledger.CreditParams{Key: "k-b", Fingerprint: fp[:], KeyFingerprint: "test",
 			Now: time.Now(), RequestID: "rr-1", Destination: "dst-rr-b", Requester: "carol", Currency: "USD",
 			Amount: dec("5"), CreditReference: ledger.NewReference("cred_"), TransactionID: ledger.NewTransactionID()})
 		if err != nil {
@@ -500,15 +499,15 @@ p_max => NULL, p_credit_reference => 'cred-first', p_transaction_id => gen_rando
 		}
 		second <- a
 	}()
-	time.Sleep(300 * time.Millisecond)
+	storetest.WaitForLockWaiters(t, b.pool, 1) // the second credit queues behind the first
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if d := <-second; !d.Approved() || d.Reference != firstRef {
 		t.Fatalf("second credit of the request = %+v, want approved %s", d, firstRef)
 	}
-	ledgertest.AssertBalances(t, b.store, "rr-a", "5", "0", "5")
-	ledgertest.AssertBalances(t, b.store, "rr-b", "0", "0", "0")
+	storetest.AssertBalances(t, b.store, "rr-a", "5", "0", "5")
+	storetest.AssertBalances(t, b.store, "rr-b", "0", "0", "0")
 }
 
 // TestInvariantChecksDetectOpenHoldsDrift: open_holds (what /metrics and
@@ -518,19 +517,19 @@ p_max => NULL, p_credit_reference => 'cred-first', p_transaction_id => gen_rando
 func TestInvariantChecksDetectOpenHoldsDrift(t *testing.T) {
 	t.Parallel()
 	ctx, b := setup(t)
-	ledgertest.Account(t, b.store, ledgertest.AccountOpts{AccountID: "od-1", Owner: "oda", Source: "od-src", Funds: "100"})
+	storetest.Account(t, b.store, storetest.AccountOpts{AccountID: "od-1", Owner: "oda", Source: "od-src", Funds: "100"})
 	refs := map[string]string{}
 	for _, p := range []string{"od-p1", "od-p2", "od-p3", "od-p4"} {
-		if d := ledgertest.Hold(t, b.store, p, "oda", "od-src", "5"); d.Outcome != "approved" {
+		if d := storetest.Hold(t, b.store, p, "oda", "od-src", "5"); d.Outcome != "approved" {
 			t.Fatalf("authorize %s: %+v", p, d)
 		} else {
 			refs[p] = d.Reference
 		}
 	}
-	if d := ledgertest.Settle(t, b.store, "od-p4", refs["od-p4"], true); d.Outcome != "approved" {
+	if d := storetest.Settle(t, b.store, "od-p4", refs["od-p4"], true); d.Outcome != "approved" {
 		t.Fatalf("capture: %+v", d)
 	}
-	ledgertest.AssertInvariants(t, b.store)
+	storetest.AssertInvariants(t, b.store)
 	for _, c := range []struct{ sql, ref string }{
 		{`DELETE FROM open_holds WHERE hold_reference = $1`, refs["od-p1"]},
 		{`UPDATE open_holds SET amount = 6 WHERE hold_reference = $1`, refs["od-p2"]},
@@ -556,4 +555,11 @@ func TestInvariantChecksDetectOpenHoldsDrift(t *testing.T) {
 	if _, ok := got[refs["od-p3"]]; ok {
 		t.Errorf("hold_od-p3 is consistent, reported %+v", vs)
 	}
+}
+
+// TestCreditTableRunsAlone: every row of the credit decision table passes
+// when run on its own.
+func TestCreditTableRunsAlone(t *testing.T) {
+	t.Parallel()
+	storetest.EachSubtestAlone(t, "TestCreditTable")
 }

@@ -284,58 +284,88 @@ func (m Money) MarshalJSON() ([]byte, error) {
 // missing. On error m is left unchanged.
 func (m *Money) UnmarshalJSON(data []byte) error {
 	// Walked member by member with strictjson rather than through maps and
-	// reflection: a callback decodes one Money on its hot path. A member
-	// named twice keeps its last value, as encoding/json does.
-	var rawCur, rawValue []byte
-	if isNull(data) || !json.Valid(data) || strictjson.EachMember(data, func(name, value []byte) error {
+	// reflection. A member named twice keeps its last value, as
+	// encoding/json does.
+	t := MoneyTokens{Object: data}
+	if !json.Valid(data) {
+		t.Object = nil
+	} else if strictjson.EachMember(data, func(name, value []byte) error {
 		switch n, _ := strictjson.UnquoteBytes(name); string(n) {
 		case "currency":
-			rawCur = value
+			t.Currency = value
 		case "value":
-			rawValue = value
+			t.Value = value
 		}
 		return nil
-	}) != nil {
-		return &MoneyError{Pointer: "", Detail: "money must be a JSON object with currency and value"}
+	}) == nil && t.Currency != nil {
+		_ = strictjson.EachMember(t.Currency, func(name, value []byte) error {
+			switch n, _ := strictjson.UnquoteBytes(name); string(n) {
+			case "code":
+				t.Code = value
+			case "decimalPlaces":
+				t.DecimalPlaces = value
+			}
+			return nil
+		})
 	}
-	if rawCur == nil || isNull(rawCur) {
-		return &MoneyError{Pointer: PointerCurrency, Detail: "currency is required"}
-	}
-	var rawCode, rawDP []byte
-	if strictjson.EachMember(rawCur, func(name, value []byte) error {
-		switch n, _ := strictjson.UnquoteBytes(name); string(n) {
-		case "code":
-			rawCode = value
-		case "decimalPlaces":
-			rawDP = value
-		}
-		return nil
-	}) != nil {
-		return &MoneyError{Pointer: PointerCurrency, Detail: "currency must be an object with code and decimalPlaces"}
-	}
-
-	code, err := jsonString(rawCode, PointerCode, "currency code")
-	if err != nil {
-		return err
-	}
-	if rawDP == nil || isNull(rawDP) {
-		return &MoneyError{Pointer: PointerDecimalPlaces, Detail: "decimalPlaces is required"}
-	}
-	dp, err := jsonInteger(rawDP)
-	if err != nil {
-		return &MoneyError{Pointer: PointerDecimalPlaces, Detail: "decimalPlaces must be an integer"}
-	}
-	value, err := jsonString(rawValue, PointerValue, "value")
-	if err != nil {
-		return err
-	}
-
-	parsed, err := ParseMoney(code, dp, value)
+	parsed, err := DecodeMoney(t)
 	if err != nil {
 		return err
 	}
 	*m = parsed
 	return nil
+}
+
+// MoneyTokens are the raw JSON tokens of a Money object's members as a
+// decoder that walked the object found them (nil: absent): Object the
+// whole value, Currency and Value its members', Code and DecimalPlaces the
+// members of the currency object. A decoder that walks the claims of a
+// callback once collects them on its way and calls DecodeMoney, which
+// reads no structure again.
+type MoneyTokens struct {
+	Object, Currency, Code, DecimalPlaces, Value []byte
+}
+
+// DecodeMoney validates a Money given as its wire tokens with the rules
+// and errors of UnmarshalJSON: null or a non-object Object (pointer ""), a
+// missing or non-object currency ("/currency"), a missing or non-string
+// code ("/currency/code"), a missing decimalPlaces or one that is not a
+// JSON integer ("/currency/decimalPlaces"), a missing or non-string value
+// ("/value"); then ParseMoney. A null member counts as missing. Strings
+// are decoded exactly: a lone surrogate escape or a byte that is not UTF-8
+// is not a string here.
+func DecodeMoney(t MoneyTokens) (Money, error) {
+	if t.Object == nil || isNull(t.Object) || !isObject(t.Object) {
+		return Money{}, &MoneyError{Pointer: "", Detail: "money must be a JSON object with currency and value"}
+	}
+	if t.Currency == nil || isNull(t.Currency) {
+		return Money{}, &MoneyError{Pointer: PointerCurrency, Detail: "currency is required"}
+	}
+	if !isObject(t.Currency) {
+		return Money{}, &MoneyError{Pointer: PointerCurrency, Detail: "currency must be an object with code and decimalPlaces"}
+	}
+	code, err := jsonString(t.Code, PointerCode, "currency code")
+	if err != nil {
+		return Money{}, err
+	}
+	if t.DecimalPlaces == nil || isNull(t.DecimalPlaces) {
+		return Money{}, &MoneyError{Pointer: PointerDecimalPlaces, Detail: "decimalPlaces is required"}
+	}
+	dp, err := jsonInteger(t.DecimalPlaces)
+	if err != nil {
+		return Money{}, &MoneyError{Pointer: PointerDecimalPlaces, Detail: "decimalPlaces must be an integer"}
+	}
+	value, err := jsonString(t.Value, PointerValue, "value")
+	if err != nil {
+		return Money{}, err
+	}
+	return ParseMoney(code, dp, value)
+}
+
+// isObject reports whether the JSON value raw (valid JSON) is an object.
+func isObject(raw []byte) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && raw[0] == '{'
 }
 
 // jsonString decodes a required JSON string member exactly: a lone

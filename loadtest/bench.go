@@ -11,7 +11,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/callbacks/caller"
+
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/cli"
 )
@@ -49,7 +50,7 @@ func bench(ctx context.Context, cfg benchConfig, stdout, stderr io.Writer, h Hoo
 		return setupExit(err)
 	}
 	defer cleanup()
-	client := &callbacks.Client{BaseURL: cfg.callbacks, Key: key, HTTP: hc, RawOnly: true}
+	client := &caller.Client{BaseURL: cfg.callbacks, Key: key, HTTP: hc, RawOnly: true}
 	if err := probeCallbacks(ctx, hc, cfg.callbacks); err != nil {
 		return setupExit(err)
 	}
@@ -104,7 +105,7 @@ func seedBenchAccounts(ctx context.Context, adm *adminClient, prefix, providerID
 
 // benchOne runs the cycle workload at clients for duration (after warmup),
 // sampling CPU per cycle, then the ceiling on ceilingDB when given.
-func benchOne(ctx context.Context, adm *adminClient, client *callbacks.Client, providerID, prefix string, accounts []AccountSeed,
+func benchOne(ctx context.Context, adm *adminClient, client *caller.Client, providerID, prefix string, accounts []AccountSeed,
 	clients int, duration, warmup time.Duration, ceilingDB string, logf func(string, ...any)) BenchResult {
 	logf("adapter: %d clients, %s (+%s warm-up)", clients, duration, warmup)
 	var cpuPG procCPU

@@ -8,10 +8,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/shopspring/decimal"
 
 	"github.com/provider-ledger/adapter/adminapi"
-	"github.com/provider-ledger/adapter/callbacks"
 )
 
 // Check is one invariant or consistency check of a run.
@@ -122,21 +123,21 @@ func (m *model) add(p Plan) error {
 	final := map[string]string{}
 	for _, r := range p.Requests {
 		switch r.Endpoint {
-		case callbacks.Capture:
+		case claims.Capture:
 			final[r.HoldOf] = "captured"
-		case callbacks.Release:
+		case claims.Release:
 			final[r.HoldOf] = "released"
 		}
 	}
 	for _, r := range p.Requests {
 		if r.SecondOf != 0 {
-			if r.Endpoint == callbacks.CreditAccount {
+			if r.Endpoint == claims.CreditAccount {
 				m.secondCredits[str(r.Service, "requestID")] = true
 			}
 			continue
 		}
 		switch r.Endpoint {
-		case callbacks.Authorize:
+		case claims.Authorize:
 			acct, ok := bySource[str(r.Service, "fundingSource")]
 			amt, err := amountOf(r.Service)
 			if !ok || err != nil {
@@ -159,7 +160,7 @@ func (m *model) add(p Plan) error {
 			}
 			m.payouts[id] = pm
 			m.order = append(m.order, id)
-		case callbacks.CreditAccount:
+		case claims.CreditAccount:
 			acct, ok := byDest[str(r.Service, "fundingDestination")]
 			amt, err := amountOf(r.Service)
 			if !ok || err != nil {
@@ -184,15 +185,15 @@ func (m *model) answered(r Request, ref string) {
 	defer m.mu.Unlock()
 	m.refs[ref] = true
 	switch r.Endpoint {
-	case callbacks.Authorize:
+	case claims.Authorize:
 		if p := m.payouts[str(r.Service, "payoutID")]; p != nil {
 			p.hold = ref
 		}
-	case callbacks.Capture:
+	case claims.Capture:
 		if p := m.payouts[r.HoldOf]; p != nil {
 			p.capture = ref
 		}
-	case callbacks.Release:
+	case claims.Release:
 		if p := m.payouts[r.HoldOf]; p != nil {
 			p.release = ref
 		}

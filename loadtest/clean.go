@@ -10,10 +10,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/spf13/cobra"
 
 	"github.com/provider-ledger/adapter/adminapi"
-	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/cli"
 )
@@ -154,7 +156,7 @@ func (t *cleanTally) failf(format string, a ...any) {
 func releaseHeld(ctx context.Context, cfg cleanConfig, key envelope.Key, held []adminapi.Hold, tally *cleanTally) error {
 	hc := &http.Client{Transport: newTransport(cfg.conc), Timeout: 30 * time.Second}
 	defer hc.CloseIdleConnections()
-	client := &callbacks.Client{BaseURL: cfg.target.callbacks, Key: key, HTTP: hc}
+	client := &caller.Client{BaseURL: cfg.target.callbacks, Key: key, HTTP: hc}
 	if err := probeCallbacks(ctx, hc, cfg.target.callbacks); err != nil {
 		return err
 	}
@@ -247,11 +249,11 @@ func accountsOf(ctx context.Context, adm *adminClient, prefix string, held []adm
 }
 
 // releaseHold sends one release callback under the service's retry policy.
-func releaseHold(ctx context.Context, client *callbacks.Client, providerID, prefix string, h adminapi.Hold) (*callbacks.Reply, error) {
+func releaseHold(ctx context.Context, client *caller.Client, providerID, prefix string, h adminapi.Hold) (*caller.Reply, error) {
 	svc := map[string]any{"holdReference": h.HoldReference, "payoutID": h.PayoutID, "providerID": providerID,
 		"idempotencyKey": prefix + "-clean-" + h.HoldReference, "reason": "cancelled"}
 	w := &cycleWorker{statuses: map[int]int{}}
-	if out := w.send(ctx, client, callbacks.Release, svc); out != nil {
+	if out := w.send(ctx, client, claims.Release, svc); out != nil {
 		return out, nil
 	}
 	codes := make([]string, 0, len(w.statuses))

@@ -2,13 +2,17 @@ package loadtest
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestProcCPU: the window counts the CPU of a postgres backend that was
@@ -18,7 +22,7 @@ func TestProcCPU(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc")
 	}
-	url := pgtest.URL(t)
+	url := storetest.URL(t)
 	ctx := context.Background()
 	var p procCPU
 	p.start()
@@ -51,7 +55,16 @@ func TestProcCPU(t *testing.T) {
 	q.read(pid)
 	backendCPU := q.last[pid] // seconds, as the backend's own /proc/<pid>/stat says
 	conn.Close(ctx)
-	time.Sleep(300 * time.Millisecond)
+	// The backend exits on the closed connection: its CPU is all counted
+	// once its /proc entry is gone.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("backend %d still running 30 s after its connection closed", pid)
+		}
+	}
 	got := p.stop() / 1e6
 
 	if backendCPU < 0.05 {

@@ -10,10 +10,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/shopspring/decimal"
-
-	"github.com/provider-ledger/adapter/callbacks"
 )
 
 // The cycle workload of the ceiling measure (docs/benchmarks.md): each
@@ -78,7 +79,7 @@ type cycleWorker struct {
 // (funded, each with its source instrument) and returns what the window
 // measured. sample, when set, is called at the start and the end of the
 // window (CPU sampling).
-func runCycles(ctx context.Context, client *callbacks.Client, providerID, prefix string, accounts []AccountSeed,
+func runCycles(ctx context.Context, client *caller.Client, providerID, prefix string, accounts []AccountSeed,
 	set CycleSettings, sample func(start bool)) CycleReport {
 	var wg sync.WaitGroup
 	workers := make([]*cycleWorker, set.Clients)
@@ -104,7 +105,7 @@ func runCycles(ctx context.Context, client *callbacks.Client, providerID, prefix
 				payout := fmt.Sprintf("%s-c%d-%d", prefix, i, n)
 				amount := decimal.New(int64(100+rng.IntN(9901)), -decimalPlaces)
 				t0 := time.Now()
-				r := w.send(ctx, client, callbacks.Authorize, authorizeService{PayoutID: payout, ProviderID: providerID,
+				r := w.send(ctx, client, claims.Authorize, authorizeService{PayoutID: payout, ProviderID: providerID,
 					ExternalID: a.OwnerExternalID, FundingSource: a.SourceToken, FraudScore: 0.01, IdempotencyKey: "a-" + payout,
 					Amount: money{Currency: currency{Code: Currency, DecimalPlaces: decimalPlaces}, Value: amount.StringFixed(decimalPlaces)}})
 				t1 := time.Now()
@@ -112,7 +113,7 @@ func runCycles(ctx context.Context, client *callbacks.Client, providerID, prefix
 					w.failed++
 					continue
 				}
-				r = w.send(ctx, client, callbacks.Capture, captureService{PayoutID: payout, ProviderID: providerID,
+				r = w.send(ctx, client, claims.Capture, captureService{PayoutID: payout, ProviderID: providerID,
 					HoldReference: r.Str("holdReference"), IdempotencyKey: "c-" + payout})
 				t2 := time.Now()
 				if r == nil || r.Outcome() != "approved" {
@@ -178,7 +179,7 @@ type (
 
 // send posts one callback under the service's retry policy and returns
 // the 200 answer, or nil.
-func (w *cycleWorker) send(ctx context.Context, client *callbacks.Client, endpoint string, svc any) *callbacks.Reply {
+func (w *cycleWorker) send(ctx context.Context, client *caller.Client, endpoint string, svc any) *caller.Reply {
 	deadline := time.Now().Add(maxRetryTime)
 	for attempt := 0; attempt < maxAttempts && ctx.Err() == nil; attempt++ {
 		reply, err := client.Send(ctx, endpoint, svc)

@@ -14,9 +14,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
 
-	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // The retry policy of the service (spec, "Ledger callbacks hosted by the
@@ -31,7 +32,7 @@ const (
 	retryAfterMax = 5 * time.Second
 )
 
-var endpoints = []string{callbacks.Authorize, callbacks.Capture, callbacks.Release, callbacks.CreditAccount}
+var endpoints = []string{claims.Authorize, claims.Capture, claims.Release, claims.CreditAccount}
 
 // endpointIndex is the position of an endpoint in endpoints.
 func endpointIndex(ep string) int { return slices.Index(endpoints, ep) }
@@ -78,7 +79,7 @@ func (e errAbort) Unwrap() error { return e.err }
 // runner sends plans and remembers what was answered: the counts, the
 // latencies, the timeline, and in the model what the ledger must now hold.
 type runner struct {
-	client *callbacks.Client
+	client *caller.Client
 	loop   loop
 	model  *model
 	abort  context.CancelCauseFunc // set by run
@@ -112,7 +113,7 @@ type keyAnswers struct {
 	diff  string // the first answer that differs, if any
 }
 
-func newRunner(client *callbacks.Client, l loop, m *model, start time.Time) *runner {
+func newRunner(client *caller.Client, l loop, m *model, start time.Time) *runner {
 	x := &runner{client: client, loop: l, model: m, tl: newTimeline(start), all: newHist(), answers: map[string]*keyAnswers{}}
 	for i := range x.stats {
 		x.stats[i] = &endpointStats{statuses: map[int]int{}, hist: newHist()}
@@ -283,7 +284,7 @@ func scopeOf(r Request) string {
 	if p, _ := r.Service["payoutID"].(string); p != "" {
 		return p
 	}
-	if r.Endpoint == callbacks.Release {
+	if r.Endpoint == claims.Release {
 		h, _ := r.Service["holdReference"].(string)
 		return h
 	}
@@ -370,7 +371,7 @@ func (x *runner) dropped(ctx context.Context, r Request) {
 	}
 }
 
-func statusOr(r *callbacks.Reply) int {
+func statusOr(r *caller.Reply) int {
 	if r == nil {
 		return 0
 	}
@@ -447,7 +448,7 @@ func (x *runner) send(ctx context.Context, r Request, retrying bool, intended ti
 // of the run would be refused the same way: another provider (403) and a
 // key ledgerd does not know (400 undecryptable); they abort the run with
 // what to do.
-func (x *runner) terminal(r Request, reply *callbacks.Reply) {
+func (x *runner) terminal(r Request, reply *caller.Reply) {
 	pt := problemType(reply)
 	switch {
 	case reply.Status == http.StatusForbidden && strings.HasSuffix(pt, "wrong-provider") && x.abort != nil:
@@ -460,7 +461,7 @@ func (x *runner) terminal(r Request, reply *callbacks.Reply) {
 	x.fail("seq %d %s key %s: terminal status %d %s", r.Seq, r.Endpoint, str(r.Service, "idempotencyKey"), reply.Status, pt)
 }
 
-func problemType(r *callbacks.Reply) string {
+func problemType(r *caller.Reply) string {
 	if r == nil || r.Problem == nil {
 		return ""
 	}
@@ -487,8 +488,8 @@ func (x *runner) record(r Request, service map[string]any) {
 }
 
 // referenceClaim is the reference an approved answer of each endpoint carries.
-var referenceClaim = map[string]string{callbacks.Authorize: "holdReference", callbacks.Capture: "captureReference",
-	callbacks.Release: "releaseReference", callbacks.CreditAccount: "creditReference"}
+var referenceClaim = map[string]string{claims.Authorize: "holdReference", claims.Capture: "captureReference",
+	claims.Release: "releaseReference", claims.CreditAccount: "creditReference"}
 
 // expect checks the answer the caller acts on: every request of a storm is
 // valid and funded, so every one is approved with a reference and echoes

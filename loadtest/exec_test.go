@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/provider-ledger/adapter/envelope"
 )
 
@@ -51,10 +53,10 @@ func (f *fakeLedger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusBadRequest)
 		return
 	}
-	h, _ := envelope.ParseClaims(opened.Claims)
+	h, _ := claims.Parse(opened.Claims)
 	var svc map[string]any
 	_ = json.Unmarshal(h.Service, &svc)
-	claims, _ := envelope.ResponseClaims(time.Now(), map[string]any{"outcome": "approved", "holdReference": f.ref(call), "idempotencyKey": svc["idempotencyKey"]})
+	claims, _ := claims.BuildResponse(time.Now(), map[string]any{"outcome": "approved", "holdReference": f.ref(call), "idempotencyKey": svc["idempotencyKey"]})
 	token, _ := opened.Reply(claims)
 	_ = json.NewEncoder(w).Encode(map[string]string{"response": token})
 }
@@ -69,15 +71,15 @@ func testRunner(t *testing.T, f *fakeLedger) *runner {
 	t.Cleanup(srv.Close)
 	m := newModel("p")
 	m.payouts["p-1"] = &payoutModel{}
-	return newRunner(&callbacks.Client{BaseURL: srv.URL + "/ledger", Key: f.key, HTTP: srv.Client()}, loop{conc: 1}, m, time.Now())
+	return newRunner(&caller.Client{BaseURL: srv.URL + "/ledger", Key: f.key, HTTP: srv.Client()}, loop{conc: 1}, m, time.Now())
 }
 
 func newRound() *roundState { return &roundState{finals: map[int]string{}} }
 
-func authStats(x *runner) *endpointStats { return x.stats[endpointIndex(callbacks.Authorize)] }
+func authStats(x *runner) *endpointStats { return x.stats[endpointIndex(claims.Authorize)] }
 
 func authorizeRequest() Request {
-	return Request{Seq: 1, Endpoint: callbacks.Authorize, Service: map[string]any{"payoutID": "p-1", "providerID": "bank", "idempotencyKey": "k-1"}}
+	return Request{Seq: 1, Endpoint: claims.Authorize, Service: map[string]any{"payoutID": "p-1", "providerID": "bank", "idempotencyKey": "k-1"}}
 }
 
 // TestRetryPolicy: 408, 429 and 5xx are retried with the same key until an
@@ -110,7 +112,7 @@ func TestRetryPolicy(t *testing.T) {
 	}
 	t.Run("RetriesTransportErrors", func(t *testing.T) {
 		t.Parallel()
-		x := newRunner(&callbacks.Client{BaseURL: "http://127.0.0.1:1/ledger", Key: envelope.Key{Secret: bytes.Repeat([]byte{7}, 32)}}, loop{conc: 1}, nil, time.Now())
+		x := newRunner(&caller.Client{BaseURL: "http://127.0.0.1:1/ledger", Key: envelope.Key{Secret: bytes.Repeat([]byte{7}, 32)}}, loop{conc: 1}, nil, time.Now())
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
 		if svc := x.send(ctx, authorizeRequest(), false, time.Time{}, true); svc != nil {
@@ -177,7 +179,7 @@ func TestDeliver(t *testing.T) {
 		t.Parallel()
 		f := &fakeLedger{}
 		x := testRunner(t, f)
-		x.deliver(context.Background(), newRound(), Request{Seq: 3, Endpoint: callbacks.Capture, HoldOf: "p-9", Service: map[string]any{"idempotencyKey": "k"}}, time.Time{})
+		x.deliver(context.Background(), newRound(), Request{Seq: 3, Endpoint: claims.Capture, HoldOf: "p-9", Service: map[string]any{"idempotencyKey": "k"}}, time.Time{})
 		if f.calls != 0 || x.nProblem != 1 {
 			t.Fatalf("calls %d problems %v", f.calls, x.problems)
 		}
@@ -217,7 +219,7 @@ func TestPlan(t *testing.T) {
 		if r.HoldOf != "" && !payouts[r.HoldOf] {
 			t.Fatalf("seq %d: %s of a payout not authorized before", r.Seq, r.Endpoint)
 		}
-		if r.Endpoint == callbacks.Authorize {
+		if r.Endpoint == claims.Authorize {
 			payouts[str(r.Service, "payoutID")] = true
 		}
 		if !strings.HasPrefix(str(r.Service, "idempotencyKey"), shape.Prefix+"-") {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/provider-ledger/adapter/internal/tooltest"
+	"github.com/provider-ledger/adapter/ledger"
 )
 
 // Chromium finds a headless-capable Chromium. Without one the test is
@@ -109,7 +110,7 @@ func fullReport() *Report {
 		Checks: []Check{{Name: "accounts", OK: true, Checked: 20}, {Name: "reconciliation", OK: true, NotChecked: "not checked: no report within 5m0s"},
 			{Name: "holds", OK: false, Checked: 1000, Failed: 1, Detail: []string{"payout x: 2 holds, want 1"}}},
 		Reconciliation: Reconciliation{Available: true, Checked: true, RunID: "rec_1", Expected: 1,
-			Findings: []RunFinding{{Finding: Finding{Kind: "duplicate_credit_attempt", Severity: "warning", Subject: "lt1x2y3-r"}, Expected: true}}},
+			Findings: []RunFinding{{Finding: ledger.Finding{Kind: "duplicate_credit_attempt", Severity: "warning", Subject: "lt1x2y3-r"}, Expected: true}}},
 		Environment: localEnvironment(),
 		Ceiling: &BenchResult{Adapter: CycleReport{Clients: 16, CyclesPerSec: 2100, CPU: &CPUPerCycle{Ledgerd: 200, Postgres: 400, Loadgen: 150}},
 			Ceiling: &CeilingReport{CyclesPerSec: 1900}, Ratio: 1.11},

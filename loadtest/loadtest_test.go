@@ -18,10 +18,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
 	"github.com/provider-ledger/adapter/loadtest"
 	"github.com/provider-ledger/adapter/server"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 const providerID = "bank-lt"
@@ -34,7 +34,7 @@ type ledgerd struct {
 func startLedgerd(t *testing.T, extra ...string) *ledgerd {
 	t.Helper()
 	// Tests check outcomes, not durability: no fsync wait at commit.
-	dbURL := pgtest.URL(t)
+	dbURL := storetest.URL(t)
 	if strings.Contains(dbURL, "?") {
 		dbURL += "&synchronous_commit=off"
 	} else {

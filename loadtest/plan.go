@@ -12,10 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/google/uuid"
 	"github.com/shopspring/decimal"
-
-	"github.com/provider-ledger/adapter/callbacks"
 )
 
 // FormatVersion is the version of the JSON-lines storm format.
@@ -248,7 +248,7 @@ func (g *generator) payout(accounts []AccountSeed) {
 	g.need[ai] = g.need[ai].Add(amount)
 	payout := s.Prefix + "-" + g.newUUID()
 	fraud := float64(g.rng.IntN(50)) / 100 // below every sane step-up threshold
-	auth := Request{Endpoint: callbacks.Authorize, Delivery: g.delivery(), Service: map[string]any{
+	auth := Request{Endpoint: claims.Authorize, Delivery: g.delivery(), Service: map[string]any{
 		"payoutID": payout, "providerID": s.ProviderID, "externalID": a.OwnerExternalID, "fundingSource": a.SourceToken,
 		"amount": moneyClaim(amount), "fraudScore": fraud, "callerSubject": "svc-payouts", "requestID": s.Prefix + "-" + g.newUUID(),
 		"idempotencyKey": g.key()}}
@@ -258,19 +258,19 @@ func (g *generator) payout(accounts []AccountSeed) {
 	case r < s.LeaveHeld:
 		auth.LeaveHeld = true
 	case r < s.LeaveHeld+(1-s.LeaveHeld)*s.CaptureRatio:
-		final = callbacks.Capture
+		final = claims.Capture
 	default:
-		final = callbacks.Release
+		final = claims.Release
 	}
 	g.phases[PhaseAuthorize] = append(g.phases[PhaseAuthorize], auth)
 	g.maybeSecond(PhaseAuthorize, PhaseSecond)
 	switch final {
-	case callbacks.Capture:
-		g.phases[PhaseSettle] = append(g.phases[PhaseSettle], Request{Endpoint: callbacks.Capture, HoldOf: payout, Delivery: g.delivery(),
+	case claims.Capture:
+		g.phases[PhaseSettle] = append(g.phases[PhaseSettle], Request{Endpoint: claims.Capture, HoldOf: payout, Delivery: g.delivery(),
 			Service: map[string]any{"payoutID": payout, "providerID": s.ProviderID, "idempotencyKey": g.key()}})
-	case callbacks.Release:
+	case claims.Release:
 		reason := [...]string{"cancelled", "expired", "review_rejected"}[g.rng.IntN(3)]
-		g.phases[PhaseSettle] = append(g.phases[PhaseSettle], Request{Endpoint: callbacks.Release, HoldOf: payout, Delivery: g.delivery(),
+		g.phases[PhaseSettle] = append(g.phases[PhaseSettle], Request{Endpoint: claims.Release, HoldOf: payout, Delivery: g.delivery(),
 			Service: map[string]any{"payoutID": payout, "providerID": s.ProviderID, "idempotencyKey": g.key(), "reason": reason}})
 	}
 }
@@ -280,7 +280,7 @@ func (g *generator) payout(accounts []AccountSeed) {
 func (g *generator) credit(accounts []AccountSeed) {
 	s := g.s
 	a := accounts[g.rng.IntN(len(accounts))]
-	credit := Request{Endpoint: callbacks.CreditAccount, Delivery: g.delivery(), Service: map[string]any{
+	credit := Request{Endpoint: claims.CreditAccount, Delivery: g.delivery(), Service: map[string]any{
 		"providerID": s.ProviderID, "idempotencyKey": g.key(), "requesterExternalID": a.OwnerExternalID,
 		"fundingDestination": a.DestinationToken, "amount": moneyClaim(g.cents(100, 50000)), "requestID": s.Prefix + "-" + g.newUUID()}}
 	g.phases[PhaseSecond] = append(g.phases[PhaseSecond], credit)
@@ -417,7 +417,7 @@ func Read(r io.Reader, newPrefix string) (Plan, error) {
 
 func validRequest(r Request, index int) error {
 	switch r.Endpoint {
-	case callbacks.Authorize, callbacks.Capture, callbacks.Release, callbacks.CreditAccount:
+	case claims.Authorize, claims.Capture, claims.Release, claims.CreditAccount:
 	default:
 		return fmt.Errorf("unknown endpoint %q", r.Endpoint)
 	}
@@ -427,7 +427,7 @@ func validRequest(r Request, index int) error {
 	if k, _ := r.Service["idempotencyKey"].(string); k == "" {
 		return errors.New("service claims without idempotencyKey")
 	}
-	if (r.Endpoint == callbacks.Capture || r.Endpoint == callbacks.Release) && r.HoldOf == "" {
+	if (r.Endpoint == claims.Capture || r.Endpoint == claims.Release) && r.HoldOf == "" {
 		return fmt.Errorf("%s without holdOf", r.Endpoint)
 	}
 	_ = index

@@ -8,6 +8,7 @@ import (
 
 	"github.com/provider-ledger/adapter/adminapi"
 	"github.com/provider-ledger/adapter/internal/cli"
+	"github.com/provider-ledger/adapter/ledger"
 )
 
 // DefaultReconcileTimeout is how long a run waits for its reconciliation
@@ -15,14 +16,11 @@ import (
 // over a large ledger takes minutes).
 const DefaultReconcileTimeout = 5 * time.Minute
 
-// Finding is one reconciliation finding (design section 5).
-type Finding = adminapi.Finding
-
 // RunFinding is a finding about the run's accounts, holds or requests.
 // Expected marks the run's own doing: a duplicate_credit_attempt of a
 // requestID the storm credited under a second key on purpose.
 type RunFinding struct {
-	Finding
+	ledger.Finding
 	Expected bool `json:"expected,omitempty"`
 }
 

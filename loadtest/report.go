@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/callbacks/claims"
 )
 
 // Report is the JSON report of a run (--report), the source of the table
@@ -167,7 +167,7 @@ func (x *runner) endpointReports() ([]EndpointReport, Overall) {
 	}
 	all.LatencyMs = latencyOf(x.all)
 	if x.authorizeTime > 0 {
-		all.AuthorizeOKPerSec = round(float64(x.stats[endpointIndex(callbacks.Authorize)].ok) / x.authorizeTime.Seconds())
+		all.AuthorizeOKPerSec = round(float64(x.stats[endpointIndex(claims.Authorize)].ok) / x.authorizeTime.Seconds())
 	}
 	return out, all
 }

@@ -1,7 +1,6 @@
 package loadtest
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -14,19 +13,17 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"regexp"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
+
 	"github.com/spf13/cobra"
 
-	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/embedpg"
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/cli"
@@ -578,10 +575,10 @@ func (sp *spawned) teardown(ctx context.Context) {
 	if !sp.embedded {
 		return
 	}
-	pgdir := filepath.Join(sp.dataDir, "pg")
-	if _, err := os.Stat(filepath.Join(pgdir, "postmaster.pid")); err == nil {
-		// A Postgres chaos started outside ledgerd and no ledgerd adopted.
-		_ = sp.pgctl(ctx, "stop", "-D", pgdir, "-m", "fast", "-w", "-t", "30")
+	// A cluster the chaos restarted outside ledgerd, which no ledgerd
+	// adopted.
+	if err := embedpg.StopCluster(ctx, sp.dataDir); err != nil {
+		sp.logf("stopping the embedded cluster: %v", err)
 	}
 }
 
@@ -595,72 +592,13 @@ func (sp *spawned) dropScratch(ctx context.Context) {
 	sp.scratch = nil
 }
 
-// pgctl runs pg_ctl of the installed server binaries, as the postgres OS
-// user when running as root (as ledgerd's embedded cluster does).
-func (sp *spawned) pgctl(ctx context.Context, args ...string) error {
-	binDir, err := embedpg.FindBinaries("")
-	if err != nil {
-		return err
-	}
-	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "pg_ctl"), args...)
-	cmd.Dir = os.TempDir()
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "PG") && !strings.HasPrefix(kv, "LC_") && !strings.HasPrefix(kv, "LANG") {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	cmd.Env = append(cmd.Env, "LC_ALL=C")
-	if os.Geteuid() == 0 {
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			return fmt.Errorf("running pg_ctl as root needs the postgres OS user: %w", err)
-		}
-		uid, _ := strconv.Atoi(u.Uid)
-		gid, _ := strconv.Atoi(u.Gid)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
-	}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("pg_ctl %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
-	}
-	return nil
-}
-
-// postmaster reads the port of the running cluster from postmaster.pid
-// (its fourth line).
-func postmasterPort(pgdir string) (int, error) {
-	f, err := os.Open(filepath.Join(pgdir, "postmaster.pid"))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for i := 1; sc.Scan(); i++ {
-		if i == 4 {
-			return strconv.Atoi(strings.TrimSpace(sc.Text()))
-		}
-	}
-	return 0, errors.New("postmaster.pid has no port line")
-}
-
-// restartPostgres stops the embedded cluster in immediate mode (no
-// checkpoint: the start recovers from the WAL, as after a crash) and
-// starts it again on the same port with the settings ledgerd gives it, so
-// that ledgerd's pool finds it where it was.
+// restartPostgres takes the embedded cluster down as a crash would and
+// starts it again where ledgerd's pool finds it (embedpg.CrashRestart).
 func (sp *spawned) restartPostgres(ctx context.Context) error {
 	if !sp.embedded {
 		return errors.New("spawn restarts only its own embedded cluster")
 	}
-	pgdir := filepath.Join(sp.dataDir, "pg")
-	port, err := postmasterPort(pgdir)
-	if err != nil {
-		return fmt.Errorf("the embedded cluster's port: %w", err)
-	}
-	if err := sp.pgctl(ctx, "stop", "-D", pgdir, "-m", "immediate", "-w", "-t", "30"); err != nil {
-		return err
-	}
-	opts := fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c max_connections=100 -c shared_buffers=128MB -c password_encryption=scram-sha-256 -c logging_collector=off", port)
-	return sp.pgctl(ctx, "start", "-D", pgdir, "-w", "-t", "60", "-l", filepath.Join(pgdir, "loadtest-chaos.log"), "-o", opts)
+	return embedpg.CrashRestart(ctx, sp.dataDir)
 }
 
 // postgresVersion is the version of the server the ledger is on.
@@ -685,28 +623,20 @@ func (sp *spawned) postgresVersion(ctx context.Context) string {
 	return strings.TrimSpace(string(out))
 }
 
-var passwordLine = regexp.MustCompile(`^\S+$`)
-
 // ceilingURL is a scratch database on the ledger's Postgres server for the
 // pgbench ceiling.
 func (sp *spawned) ceilingURL(ctx context.Context) (string, error) {
 	name := "loadtest_ceiling"
 	if sp.embedded {
-		pgdir := filepath.Join(sp.dataDir, "pg")
-		port, err := postmasterPort(pgdir)
+		running, err := embedpg.RunningURL(sp.dataDir, true)
 		if err != nil {
 			return "", err
 		}
-		pw, err := os.ReadFile(filepath.Join(sp.dataDir, "pg-password"))
+		u, err := url.Parse(running)
 		if err != nil {
 			return "", err
 		}
-		p := strings.TrimSpace(string(pw))
-		if !passwordLine.MatchString(p) {
-			return "", errors.New("the embedded cluster's password file is not one line")
-		}
-		u := url.URL{Scheme: "postgres", User: url.UserPassword("postgres", p), Host: fmt.Sprintf("127.0.0.1:%d", port),
-			Path: "/" + name, RawQuery: "sslmode=disable"}
+		u.Path = "/" + name
 		return u.String(), nil
 	}
 	if len(sp.scratch) == 0 {
@@ -739,7 +669,7 @@ func (sp *spawned) ceiling(ctx context.Context, s *session, key envelope.Key, pr
 	}
 	hc := &http.Client{Transport: newTransport(clients), Timeout: 30 * time.Second}
 	defer hc.CloseIdleConnections()
-	client := &callbacks.Client{BaseURL: sp.callbacks, Key: key, HTTP: hc}
+	client := &caller.Client{BaseURL: sp.callbacks, Key: key, HTTP: hc}
 	r := benchOne(ctx, s.adm, client, providerID, prefix+"-c", accounts, clients, d, 3*time.Second, dbURL, logf)
 	return &r
 }

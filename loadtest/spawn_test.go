@@ -11,9 +11,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
 	"github.com/provider-ledger/adapter/loadtest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 func runLong(t *testing.T, args []string) (int, string, string) {
@@ -112,7 +112,7 @@ func TestSpawnDatabaseURL(t *testing.T) {
 	t.Parallel()
 	server := os.Getenv("TEST_DATABASE_URL")
 	if server == "" {
-		server = pgtest.DefaultURL
+		server = storetest.DefaultURL
 	}
 	work := filepath.Join(t.TempDir(), "work")
 	report := filepath.Join(work, "..", "report.json")

@@ -11,8 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/provider-ledger/adapter/adminapi"
-	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/cli"
 )
@@ -195,7 +197,7 @@ func (s *session) drive(ctx context.Context) (*Report, error) {
 func probeCallbacks(ctx context.Context, hc *http.Client, base string) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	u := strings.TrimSuffix(base, "/") + "/" + callbacks.Authorize
+	u := strings.TrimSuffix(base, "/") + "/" + claims.Authorize
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return cli.Usagef("--callbacks: %v", err)
@@ -275,7 +277,7 @@ type stormResult struct {
 // it once more.
 func (s *session) storm(ctx context.Context, src *planSource, first Plan, m *model) stormResult {
 	cfg := s.cfg
-	client := &callbacks.Client{BaseURL: cfg.callbacks, Key: s.key, HTTP: s.hc}
+	client := &caller.Client{BaseURL: cfg.callbacks, Key: s.key, HTTP: s.hc}
 	start := time.Now()
 	smp := newSampler(s.adm, cfg.sample, start)
 	before, _ := smp.read(ctx)
@@ -461,7 +463,7 @@ func (s *session) settings(first Plan) Settings {
 	if cfg.cmd == "replay" {
 		st.Duplicates, st.ConcurrentDupes, st.Drop = deliveryFractions(first)
 		st.CaptureRatio, st.LeaveHeld, st.SecondAttempts = 0, 0, 0
-		st.Payouts, st.Credits = countEndpoint(first, callbacks.Authorize), countEndpoint(first, callbacks.CreditAccount)
+		st.Payouts, st.Credits = countEndpoint(first, claims.Authorize), countEndpoint(first, claims.CreditAccount)
 	}
 	return st
 }

@@ -9,8 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/ledger"
 )
 
 // slowLedger approves every callback after a pause.
@@ -50,7 +53,7 @@ func TestOpenLoop(t *testing.T) {
 	f.ref = func(int) string { return "hold-1" }
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
-	x := newRunner(&callbacks.Client{BaseURL: srv.URL + "/ledger", Key: f.key, HTTP: srv.Client()}, loop{rate: 100, maxInflight: 1}, nil, time.Now())
+	x := newRunner(&caller.Client{BaseURL: srv.URL + "/ledger", Key: f.key, HTTP: srv.Client()}, loop{rate: 100, maxInflight: 1}, nil, time.Now())
 	x.openLoop(context.Background(), newRound(), authorizes(20))
 	h := authStats(x).hist
 	if h.TotalCount() != 20 {
@@ -245,7 +248,7 @@ func TestFindingScope(t *testing.T) {
 			t.Errorf("secondCredit(%q) = %v", tc.subject, got)
 		}
 	}
-	r := Reconciliation{Available: true, Checked: true, Unexpected: 1, Findings: []RunFinding{{Finding: Finding{Kind: "balance_drift", Severity: "critical", Subject: "x"}}}}
+	r := Reconciliation{Available: true, Checked: true, Unexpected: 1, Findings: []RunFinding{{Finding: ledger.Finding{Kind: "balance_drift", Severity: "critical", Subject: "x"}}}}
 	if c := r.check(); c.OK || c.Failed != 1 || len(c.Detail) != 1 {
 		t.Fatalf("%+v", c)
 	}
@@ -262,8 +265,8 @@ func TestProgress(t *testing.T) {
 	x := newRunner(nil, loop{conc: 1}, nil, start)
 	x.total.Store(100)
 	x.done.Store(25)
-	x.attempt(callbacks.Authorize, start, start.Add(3*time.Millisecond), 200, false, true)
-	x.attempt(callbacks.Authorize, start, start.Add(5*time.Millisecond), 503, false, true)
+	x.attempt(claims.Authorize, start, start.Add(3*time.Millisecond), 200, false, true)
+	x.attempt(claims.Authorize, start, start.Add(5*time.Millisecond), 503, false, true)
 	var buf bytes.Buffer
 	p := newProgress(&buf, false, time.Second, "loadtest storm", x, start, 0)
 	p.print(false)

@@ -69,6 +69,7 @@ type Error struct {
 	Body []byte `json:"-"`
 }
 
+// Error implements error: the message of a Error.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString("provider: ")
@@ -137,6 +138,7 @@ type AlreadyRegisteredError struct {
 	Err        *Error
 }
 
+// Error implements error: the message of a AlreadyRegisteredError.
 func (e *AlreadyRegisteredError) Error() string {
 	return fmt.Sprintf("provider: participant %q already registered", e.ExternalID)
 }

@@ -14,11 +14,11 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/provider"
 	"github.com/provider-ledger/adapter/provider/providertest"
 	"github.com/provider-ledger/adapter/reconciliation"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // BenchmarkReconcile times one full run (the invariants, the other
@@ -42,8 +42,8 @@ func BenchmarkReconcile(b *testing.B) {
 
 func benchReconcile(b *testing.B, n int) {
 	ctx := context.Background()
-	url := pgtest.URL(b)
-	pool := pgtest.PoolURL(b, url)
+	url := storetest.URL(b)
+	pool := storetest.PoolURL(b, url)
 	db := store.Wrap(pool, nil)
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	shape := benchShape(n)

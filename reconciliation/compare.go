@@ -15,7 +15,7 @@ import (
 // discrepancy is a finding of the comparison with the service, with what a
 // fix needs to know.
 type discrepancy struct {
-	finding      Finding
+	finding      ledger.Finding
 	hold         candidate // zero for provider_unreachable and missing_credit
 	payoutStatus string
 }

@@ -84,7 +84,7 @@
 //
 // A run is stored in reconciliation_runs when it starts and completed,
 // with its findings in reconciliation_findings, in one transaction when it
-// ends (schema/migrations/005_reconciliation.sql).
+// ends (the tables in schema/schema.sql).
 //
 // Start runs a reconciliation every Config.Every (0: never) until Stop.
 // One run at a time across replicas, scheduled or not: a run takes the

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/provider-ledger/adapter/holds"
-	"github.com/provider-ledger/adapter/store"
 )
 
 // ReleaseReason is the release_reason of a hold released by a fix.
@@ -42,7 +41,7 @@ func (r *Reconciler) fixOne(ctx context.Context, runID string, d *discrepancy) (
 	if d.finding.Kind == KindMissedCapture {
 		status = holds.StatusCaptured
 	}
-	res, err := r.cfg.DB.FixHold(ctx, store.FixParams{RunID: runID, HoldReference: d.hold.HoldReference, PayoutID: d.hold.PayoutID,
+	res, err := r.cfg.DB.FixHold(ctx, holds.FixParams{RunID: runID, HoldReference: d.hold.HoldReference, PayoutID: d.hold.PayoutID,
 		Status: status, PayoutStatus: d.payoutStatus, Reason: ReleaseReason, Now: r.now()})
 	switch {
 	case err != nil:

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/provider-ledger/adapter/holds"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/ledger"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestFixReclassifiesAHoldReleasedSinceTheSnapshot: a missed_capture whose
@@ -15,13 +15,13 @@ import (
 func TestFixReclassifiesAHoldReleasedSinceTheSnapshot(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, _ := pgtest.DB(t)
-	ledgertest.Account(t, db, ledgertest.AccountOpts{AccountID: "fx-1", Owner: "alice", Funds: "10", Source: "src-fx"})
-	d := ledgertest.Hold(t, db, "fx-p", "alice", "src-fx", "4")
+	db, _ := storetest.DB(t)
+	storetest.Account(t, db, storetest.AccountOpts{AccountID: "fx-1", Owner: "alice", Funds: "10", Source: "src-fx"})
+	d := storetest.Hold(t, db, "fx-p", "alice", "src-fx", "4")
 	if !d.Approved() {
 		t.Fatal(d)
 	}
-	if r := ledgertest.Settle(t, db, "fx-p", d.Reference, false); !r.Approved() {
+	if r := storetest.Settle(t, db, "fx-p", d.Reference, false); !r.Approved() {
 		t.Fatal(r)
 	}
 	r, err := New(Config{DB: db})
@@ -29,7 +29,7 @@ func TestFixReclassifiesAHoldReleasedSinceTheSnapshot(t *testing.T) {
 		t.Fatal(err)
 	}
 	ds := []discrepancy{{
-		finding:      Finding{Kind: KindMissedCapture, Severity: SeverityOf(KindMissedCapture), Subject: d.Reference},
+		finding:      ledger.Finding{Kind: KindMissedCapture, Severity: SeverityOf(KindMissedCapture), Subject: d.Reference},
 		hold:         candidate{HoldReference: d.Reference, PayoutID: "fx-p", Status: holds.StatusHeld},
 		payoutStatus: "completed",
 	}}
@@ -40,5 +40,5 @@ func TestFixReclassifiesAHoldReleasedSinceTheSnapshot(t *testing.T) {
 	if f.Kind != KindCaptureReleaseConflict || f.Severity != SeverityCritical || f.Fixed {
 		t.Fatalf("finding = %+v, want an unfixed critical capture_release_conflict", f)
 	}
-	ledgertest.AssertBalances(t, db, "fx-1", "10", "0", "10")
+	storetest.AssertBalances(t, db, "fx-1", "10", "0", "10")
 }

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/reconciliation"
-	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestKinds: Kinds lists every kind a run can report, once each, so that
@@ -37,9 +37,9 @@ func TestKinds(t *testing.T) {
 			t.Errorf("Kinds lacks %s", k)
 		}
 	}
-	db, _ := pgtest.DB(t)
+	db, _ := storetest.DB(t)
 	now := time.Now()
-	snap, err := db.Reconcile(context.Background(), store.ReconcileParams{Now: now, StaleBefore: now, ComparedSince: now, CreditsSince: now})
+	snap, err := db.Reconcile(context.Background(), ledger.ReconcileParams{Now: now, StaleBefore: now, ComparedSince: now, CreditsSince: now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/ledger"
 )
 
 // The reconciliation metrics, read from the database at scrape time: every
@@ -24,6 +24,12 @@ var (
 // metricsTimeout bounds the query of one scrape.
 const metricsTimeout = 2 * time.Second
 
+// LastRunReader reads the last finished run's time and open findings
+// (*store.DB implements it).
+type LastRunReader interface {
+	LastRun(ctx context.Context) (ledger.LastRun, error)
+}
+
 // RegisterMetrics registers the reconciliation metrics of db with reg:
 // ledgerd_reconciliation_last_run_timestamp_seconds and
 // ledgerd_reconciliation_findings{severity} for both severities, present
@@ -31,19 +37,19 @@ const metricsTimeout = 2 * time.Second
 // scrape reports the last values read, so that an alert on them neither
 // fires nor clears because of the outage; log gets the error at debug
 // level (nil: discard).
-func RegisterMetrics(reg prometheus.Registerer, db *store.DB, log *slog.Logger) error {
+func RegisterMetrics(reg prometheus.Registerer, db LastRunReader, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return reg.Register(&collector{db: db, log: log, last: store.LastRun{Open: map[string]int{}}})
+	return reg.Register(&collector{db: db, log: log, last: ledger.LastRun{Open: map[string]int{}}})
 }
 
 type collector struct {
-	db  *store.DB
+	db  LastRunReader
 	log *slog.Logger
 
 	mu   sync.Mutex
-	last store.LastRun
+	last ledger.LastRun
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {

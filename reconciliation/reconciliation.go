@@ -10,10 +10,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/loop"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/provider"
-	"github.com/provider-ledger/adapter/store"
 )
 
 // Severities of a finding.
@@ -90,34 +90,14 @@ func SeverityOf(kind string) string {
 	return SeverityCritical
 }
 
-// Finding is one discrepancy a run found.
-type Finding struct {
-	Kind     string `json:"kind"`
-	Severity string `json:"severity"`
-	// Subject is what the finding is about: an account, a hold reference,
-	// a journal transaction, a requestID, a currency or a participant.
-	Subject string `json:"subject"`
-	Detail  string `json:"detail"`
-	// Fixed is true when this run repaired it (missed_capture and
-	// missed_release with fix only).
-	Fixed bool `json:"fixed"`
-	// FindingID identifies the issue (kind and subject) across runs: the
-	// ID to acknowledge it by. New: this run is the first to see it since
-	// it was last resolved. Acknowledged: an operator acknowledged it; it
-	// no longer counts towards the run's status.
-	FindingID    string `json:"findingID,omitempty"`
-	New          bool   `json:"new"`
-	Acknowledged bool   `json:"acknowledged"`
-}
-
 // Report is the outcome of one run (design section 5).
 type Report struct {
 	RunID      string    `json:"runID"`
 	StartedOn  time.Time `json:"startedOn"`
 	FinishedOn time.Time `json:"finishedOn"`
 	// Status is StatusOf(Findings).
-	Status   string    `json:"status"`
-	Findings []Finding `json:"findings"`
+	Status   string           `json:"status"`
+	Findings []ledger.Finding `json:"findings"`
 	// Stages is how long each stage of the run took, in order (logged by
 	// scheduled runs; neither stored nor on the wire).
 	Stages []Stage `json:"-"`
@@ -145,7 +125,7 @@ const (
 func (r Report) MarshalJSON() ([]byte, error) {
 	type plain Report
 	if r.Findings == nil {
-		r.Findings = []Finding{}
+		r.Findings = []ledger.Finding{}
 	}
 	return json.Marshal(plain(r))
 }
@@ -153,7 +133,7 @@ func (r Report) MarshalJSON() ([]byte, error) {
 // StatusOf returns the worst severity among the unfixed, unacknowledged
 // findings: StatusCritical, StatusWarning, or StatusClean when there is
 // none.
-func StatusOf(findings []Finding) string {
+func StatusOf(findings []ledger.Finding) string {
 	status := StatusClean
 	for _, f := range findings {
 		if f.Fixed || f.Acknowledged {
@@ -167,10 +147,26 @@ func StatusOf(findings []Finding) string {
 	return status
 }
 
+// Store is what a reconciliation needs of the ledger's database: the one
+// snapshot of its checks, the holds it names, the lease of the one run in
+// progress, the run and its findings, fixes and acknowledgements
+// (*store.DB implements it).
+type Store interface {
+	Reconcile(ctx context.Context, p ledger.ReconcileParams) (ledger.ReconcileSnapshot, error)
+	HoldsByReference(ctx context.Context, refs []string) (map[string]holds.Hold, error)
+	AcquireLease(ctx context.Context, runID, holder string, ttl time.Duration) (ok bool, current string, err error)
+	RenewLease(ctx context.Context, runID string, ttl time.Duration) error
+	ReleaseLease(ctx context.Context, runID string) error
+	InsertRun(ctx context.Context, runID string, startedOn time.Time, fix bool) error
+	FinishRun(ctx context.Context, p ledger.FinishParams) ([]ledger.Finding, string, error)
+	FixHold(ctx context.Context, p holds.FixParams) (holds.FixResult, error)
+	AcknowledgeFinding(ctx context.Context, findingID, note string, now time.Time) (ledger.Issue, error)
+}
+
 // Config configures a Reconciler.
 type Config struct {
 	// DB is the ledger's database. Required.
-	DB *store.DB
+	DB Store
 	// Provider is the service's provider API; nil: holds are not compared
 	// with the service.
 	Provider *provider.Client
@@ -221,6 +217,7 @@ const LeaseTTL = 60 * time.Second
 // holds the lease: one run at a time.
 type RunningError struct{ RunID string }
 
+// Error implements error: the message of a RunningError.
 func (e *RunningError) Error() string {
 	return "reconciliation run " + e.RunID + " is in progress; one run at a time"
 }
@@ -282,7 +279,7 @@ func New(cfg Config) (*Reconciler, error) {
 // returns a *RunningError naming it. It fails only when the database fails
 // or ctx ends; an unreachable provider API is a finding.
 func (r *Reconciler) Run(ctx context.Context, fix bool) (Report, error) {
-	rep := Report{RunID: ledger.NewReference("rec_"), StartedOn: r.now(), Findings: []Finding{}}
+	rep := Report{RunID: ledger.NewReference("rec_"), StartedOn: r.now(), Findings: []ledger.Finding{}}
 	ok, current, err := r.cfg.DB.AcquireLease(ctx, rep.RunID, r.cfg.Holder, LeaseTTL)
 	if err != nil {
 		return Report{}, fmt.Errorf("reconciliation: lease: %w", err)
@@ -383,37 +380,27 @@ func (r *Reconciler) now() time.Time { return r.cfg.Now().UTC().Truncate(time.Mi
 // status and writes its findings, in one transaction; rep's findings get
 // their issue's identity and state, and rep its status.
 func (r *Reconciler) store(ctx context.Context, rep *Report, resolve []string) error {
-	rows := make([]store.Finding, len(rep.Findings))
-	for i, f := range rep.Findings {
-		rows[i] = store.Finding{Kind: f.Kind, Severity: f.Severity, Subject: f.Subject, Detail: f.Detail, Fixed: f.Fixed}
-	}
-	stored, status, err := r.cfg.DB.FinishRun(ctx, store.FinishParams{RunID: rep.RunID, FinishedOn: rep.FinishedOn,
-		Findings: rows, Resolve: resolve, Status: func(fs []store.Finding) string {
-			for i := range fs {
-				rep.Findings[i].FindingID, rep.Findings[i].New, rep.Findings[i].Acknowledged = fs[i].FindingID, fs[i].New, fs[i].Acknowledged
-			}
-			return StatusOf(rep.Findings)
-		}})
+	stored, status, err := r.cfg.DB.FinishRun(ctx, ledger.FinishParams{RunID: rep.RunID, FinishedOn: rep.FinishedOn,
+		Findings: rep.Findings, Resolve: resolve, Status: StatusOf})
 	if err != nil {
 		return fmt.Errorf("reconciliation: store findings: %w", err)
 	}
-	_ = stored
-	rep.Status = status
+	rep.Findings, rep.Status = stored, status
 	return nil
 }
 
 // Acknowledge acknowledges the finding (its issue) findingID with a note:
 // later runs report it acknowledged, and it no longer counts towards their
 // status, until it is resolved.
-func (r *Reconciler) Acknowledge(ctx context.Context, findingID, note string) (store.Issue, error) {
+func (r *Reconciler) Acknowledge(ctx context.Context, findingID, note string) (ledger.Issue, error) {
 	return r.cfg.DB.AcknowledgeFinding(ctx, findingID, note, r.now())
 }
 
 // candidate is a hold to compare with the service.
-type candidate = store.Candidate
+type candidate = ledger.Candidate
 
 type snapshot struct {
-	findings   []Finding
+	findings   []ledger.Finding
 	candidates []candidate
 	// recipients are the owners of destination instruments, with the
 	// requests credited to them since the credit lookback.
@@ -427,7 +414,7 @@ type snapshot struct {
 func (r *Reconciler) snapshot(ctx context.Context, now time.Time) (snapshot, error) {
 	var s snapshot
 	start := time.Now()
-	snap, err := r.cfg.DB.Reconcile(ctx, store.ReconcileParams{Now: now, StaleBefore: now.Add(-r.cfg.HoldMaxAge),
+	snap, err := r.cfg.DB.Reconcile(ctx, ledger.ReconcileParams{Now: now, StaleBefore: now.Add(-r.cfg.HoldMaxAge),
 		ComparedSince: now.Add(-r.cfg.HoldMaxAge), CreditsSince: now.Add(-r.cfg.CreditLookback),
 		WithProvider: r.cfg.Provider != nil, Timeout: r.cfg.SnapshotTimeout})
 	if err != nil {
@@ -445,7 +432,7 @@ func (r *Reconciler) snapshot(ctx context.Context, now time.Time) (snapshot, err
 	}
 	for _, q := range []struct {
 		kind string
-		rows []store.Subject
+		rows []ledger.Subject
 	}{
 		{KindStaleHold, snap.StaleHolds},
 		{KindOrphanCapture, snap.OrphanCaptures},
@@ -461,6 +448,6 @@ func (r *Reconciler) snapshot(ctx context.Context, now time.Time) (snapshot, err
 	return s, nil
 }
 
-func newFinding(kind, subject, detail string) Finding {
-	return Finding{Kind: kind, Severity: SeverityOf(kind), Subject: subject, Detail: detail}
+func newFinding(kind, subject, detail string) ledger.Finding {
+	return ledger.Finding{Kind: kind, Severity: SeverityOf(kind), Subject: subject, Detail: detail}
 }

@@ -1,7 +1,7 @@
 package schema
 
 // Exported for the tests of package schema_test, which cannot be in
-// package schema: they use internal/pgtest, which imports schema.
+// package schema: they use store/storetest, which imports schema.
 var (
 	CheckFunctionFile = checkFunctionFile
 	ApplyFunctions    = applyFunctions

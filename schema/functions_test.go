@@ -14,9 +14,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
 	"github.com/provider-ledger/adapter/schema"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestFunctionFilesAreOneFunctionEach: every file of functions/ is one
@@ -59,7 +59,7 @@ func TestFunctionFilesAreOneFunctionEach(t *testing.T) {
 func TestEachFunctionHasOneFile(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	conn := connect(t, pgtest.URL(t))
+	conn := connect(t, storetest.URL(t))
 	rows, err := conn.Query(ctx, `SELECT p.proname, p.prosrc, coalesce(f.checksum, '')
 		FROM pg_proc p LEFT JOIN schema_functions f ON f.name = p.proname
 		WHERE p.pronamespace = (SELECT oid FROM pg_namespace WHERE nspname = current_schema())
@@ -133,7 +133,7 @@ func truncateRefused(t *testing.T, conn *pgx.Conn) bool {
 func TestChangedFunctionFileIsAppliedOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := pgtest.URL(t)
+	url := storetest.URL(t)
 	conn := connect(t, url)
 	outdate(t, conn, "an-older-file")
 	if truncateRefused(t, conn) {
@@ -199,7 +199,7 @@ func TestChangedFunctionFileIsAppliedOnce(t *testing.T) {
 func TestNewerFunctionBodyIsNotReplaced(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := pgtest.URL(t)
+	url := storetest.URL(t)
 	conn := connect(t, url)
 	outdate(t, conn, "a-newer-file")
 	if _, err := conn.Exec(ctx, `UPDATE schema_functions SET superseded = ARRAY[$1::text] WHERE name = 'ledger_no_truncate'`, checksumOf(t, "ledger_no_truncate")); err != nil {
@@ -238,7 +238,7 @@ func checksumOf(t *testing.T, name string) string {
 func TestFunctionFileCannotChangeASignature(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	conn := connect(t, pgtest.URL(t))
+	conn := connect(t, storetest.URL(t))
 	outdate(t, conn, "an-older-file")
 	good := schema.Function{Name: "ledger_no_truncate", Checksum: checksumOf(t, "ledger_no_truncate")}
 	if b, err := os.ReadFile(good.File()); err != nil {

@@ -18,8 +18,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/kylelemons/godebug/diff"
 
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/schema"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 var update = flag.Bool("update", false, "rewrite schema.sql from a database migrated by this build")
@@ -36,7 +36,7 @@ const regenerate = "go test ./schema -run TestSnapshot -update"
 // reviewed as a diff of the resulting schema.
 func TestSnapshot(t *testing.T) {
 	t.Parallel()
-	url := pgtest.URL(t)
+	url := storetest.URL(t)
 	got := dumpSchema(t, url)
 	if *update {
 		if err := os.WriteFile(snapshotFile, []byte(got), 0o644); err != nil {

@@ -11,9 +11,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
 	"github.com/provider-ledger/adapter/schema"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // ternLock is tern's migration lock key (migrate.lockNum).
@@ -50,7 +50,7 @@ func TestUpStatusOfAnEmptyDatabaseListsEveryMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	all, fns := embedded(t)
-	st, err := schema.StatusURL(ctx, pgtest.EmptyURL(t))
+	st, err := schema.StatusURL(ctx, storetest.EmptyURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestUpStatusOfAnEmptyDatabaseListsEveryMigration(t *testing.T) {
 func TestUpPoolSettingsInTheURLAreNotSentToTheServer(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := pgtest.EmptyURL(t)
+	url := storetest.EmptyURL(t)
 	sep := "?"
 	if strings.Contains(url, "?") {
 		sep = "&"
@@ -82,7 +82,7 @@ func TestUpAppliesPendingThenNothing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	all, fns := embedded(t)
-	url := pgtest.EmptyURL(t)
+	url := storetest.EmptyURL(t)
 	var log syncbuf.Buffer
 	before, v, err := schema.UpURL(ctx, url, schema.UpOptions{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil || before.Current != 0 || v != schema.Latest() || len(before.Pending) != len(all) || len(before.PendingFunctions) != len(fns) {
@@ -109,7 +109,7 @@ func TestUpAtTheLatestVersionWithoutTheFunctionsUpDefinesThem(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	all, fns := embedded(t)
-	url := pgtest.EmptyURL(t)
+	url := storetest.EmptyURL(t)
 	conn := connect(t, url)
 	if _, err := conn.Exec(ctx, schema.CreateFunctionTable); err != nil {
 		t.Fatal(err)
@@ -146,7 +146,7 @@ func TestUpRefusesADatabaseOfTheMigrationsBeforeTheBaseline(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	for _, version := range []int{1, 9} {
-		url := pgtest.EmptyURL(t)
+		url := storetest.EmptyURL(t)
 		if _, err := connect(t, url).Exec(ctx, fmt.Sprintf("CREATE TABLE schema_version (version int4 NOT NULL); INSERT INTO schema_version VALUES (%d); "+
 			"CREATE TABLE accounts (account_id text PRIMARY KEY)", version)); err != nil {
 			t.Fatal(err)
@@ -173,7 +173,7 @@ func TestUpRefusesADatabaseOfTheMigrationsBeforeTheBaseline(t *testing.T) {
 func TestUpUpToDateTakesNoLock(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := pgtest.URL(t)
+	url := storetest.URL(t)
 	holder := connect(t, url)
 	if _, err := holder.Exec(ctx, "SELECT pg_advisory_lock($1)", ternLock); err != nil {
 		t.Fatal(err)
@@ -190,7 +190,7 @@ func TestUpUpToDateTakesNoLock(t *testing.T) {
 func TestUpWaitsForTheLockSayingSoThenTimesOut(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := pgtest.EmptyURL(t)
+	url := storetest.EmptyURL(t)
 	holder := connect(t, url)
 	if _, err := holder.Exec(ctx, "SELECT pg_advisory_lock($1)", ternLock); err != nil {
 		t.Fatal(err)
@@ -214,7 +214,7 @@ func TestUpWaitsForTheLockSayingSoThenTimesOut(t *testing.T) {
 func TestUpWaitsForTheLockThenMigratesOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := pgtest.EmptyURL(t)
+	url := storetest.EmptyURL(t)
 	holder := connect(t, url)
 	if _, err := holder.Exec(ctx, "SELECT pg_advisory_lock($1)", ternLock); err != nil {
 		t.Fatal(err)
@@ -266,8 +266,8 @@ func TestUpWaitsForTheLockThenMigratesOnce(t *testing.T) {
 func TestUpRefusesANewerDatabase(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := pgtest.URL(t)
-	if _, err := connect(t, pgtest.AdminURL(t, url)).Exec(ctx, "UPDATE schema_version SET version = version + 1"); err != nil {
+	url := storetest.URL(t)
+	if _, err := connect(t, storetest.AdminURL(t, url)).Exec(ctx, "UPDATE schema_version SET version = version + 1"); err != nil {
 		t.Fatal(err)
 	}
 	st, err := schema.StatusURL(ctx, url)

@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/provider-ledger/adapter/envelope"
 )
 
@@ -20,7 +22,7 @@ type bank struct {
 	admin    string // http://host:port
 	token    string
 	provider string
-	cb       *callbacks.Client
+	cb       *caller.Client
 }
 
 // testSecret is a random signing secret (or KEK) for tests, and its Base64
@@ -33,7 +35,7 @@ func testSecret() ([]byte, string) {
 
 func newBank(t *testing.T, d *daemon, provider string, secret []byte, token string) *bank {
 	return &bank{t: t, admin: "http://" + d.admin, token: token, provider: provider,
-		cb: &callbacks.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret}}}
+		cb: &caller.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret}}}
 }
 
 // do calls the admin API and returns the status and the decoded body.
@@ -88,18 +90,18 @@ func usd(value string) map[string]any {
 	return map[string]any{"currency": map[string]any{"code": "USD", "decimalPlaces": 2}, "value": value}
 }
 
-func (b *bank) authorize(ctx context.Context, payoutID, key, account, owner, value string) (*callbacks.Reply, error) {
-	return b.cb.Send(ctx, callbacks.Authorize, map[string]any{"payoutID": payoutID, "providerID": b.provider,
+func (b *bank) authorize(ctx context.Context, payoutID, key, account, owner, value string) (*caller.Reply, error) {
+	return b.cb.Send(ctx, claims.Authorize, map[string]any{"payoutID": payoutID, "providerID": b.provider,
 		"externalID": owner, "fundingSource": "src-" + account, "fraudScore": 0.1, "idempotencyKey": key, "amount": usd(value)})
 }
 
-func (b *bank) capture(ctx context.Context, payoutID, key, holdReference string) (*callbacks.Reply, error) {
-	return b.cb.Send(ctx, callbacks.Capture, map[string]any{"payoutID": payoutID, "providerID": b.provider,
+func (b *bank) capture(ctx context.Context, payoutID, key, holdReference string) (*caller.Reply, error) {
+	return b.cb.Send(ctx, claims.Capture, map[string]any{"payoutID": payoutID, "providerID": b.provider,
 		"holdReference": holdReference, "idempotencyKey": key})
 }
 
-func (b *bank) credit(ctx context.Context, requestID, key, account, owner, value string) (*callbacks.Reply, error) {
-	return b.cb.Send(ctx, callbacks.CreditAccount, map[string]any{"requestID": requestID, "providerID": b.provider,
+func (b *bank) credit(ctx context.Context, requestID, key, account, owner, value string) (*caller.Reply, error) {
+	return b.cb.Send(ctx, claims.CreditAccount, map[string]any{"requestID": requestID, "providerID": b.provider,
 		"requesterExternalID": owner, "fundingDestination": "dst-" + account, "idempotencyKey": key, "amount": usd(value)})
 }
 

@@ -24,10 +24,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/server"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // childEnv names the open files limit ("soft:hard", either may be empty
@@ -109,7 +111,7 @@ func startChild(t *testing.T, nofile string) *child {
 	}
 	c := &child{secret: randomKey(t), log: &syncWriter{}}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestLedgerdChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), childEnv+"="+nofile, "DATABASE_URL="+pgtest.URL(t), "LEDGER_PROVIDER_ID=bank-fd",
+	cmd.Env = append(os.Environ(), childEnv+"="+nofile, "DATABASE_URL="+storetest.URL(t), "LEDGER_PROVIDER_ID=bank-fd",
 		"LEDGER_SIGNING_SECRETS="+base64.StdEncoding.EncodeToString(c.secret), "LEDGER_LISTEN=127.0.0.1:0",
 		"LEDGER_ADMIN_LISTEN=127.0.0.1:0", "LEDGER_DATA_DIR="+t.TempDir(), "LEDGER_RECONCILE_EVERY=0")
 	stdin, err := cmd.StdinPipe()
@@ -208,12 +210,12 @@ func TestConnectionsUnderALowFileLimit(t *testing.T) {
 		wg.Wait()
 	}
 	// Valid callbacks on new connections, while the idle ones are open.
-	client := &callbacks.Client{BaseURL: "http://" + c.callbacks + "/ledger", Key: envelope.Key{Secret: c.secret},
+	client := &caller.Client{BaseURL: "http://" + c.callbacks + "/ledger", Key: envelope.Key{Secret: c.secret},
 		HTTP: &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}}
 	var took []time.Duration
 	for i := range 6 {
 		t0 := time.Now()
-		r, err := client.Send(context.Background(), callbacks.Capture, map[string]any{"providerID": "bank-fd",
+		r, err := client.Send(context.Background(), claims.Capture, map[string]any{"providerID": "bank-fd",
 			"payoutID": fmt.Sprintf("fd-p%d", i), "holdReference": fmt.Sprintf("hold_fd%d", i), "idempotencyKey": fmt.Sprintf("fd-k%d", i)})
 		if err != nil || r.Status != 200 || r.Outcome() != "approved" {
 			t.Fatalf("callback %d of 6 after 300 idle connections (%d answered): %+v %v\n%s", i+1, answered.Load(), r, err, c.log)

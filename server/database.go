@@ -70,7 +70,7 @@ func (d *daemon) storeOptions() store.Options {
 
 // waitForDatabase probes the database named by env (its URL url) until it
 // answers read-write, logging each failed attempt, and returns what it is.
-func (d *daemon) waitForDatabase(ctx context.Context, env, url string) (store.Server, error) {
+func (d *daemon) waitForDatabase(ctx context.Context, env, url string) (store.ServerInfo, error) {
 	delay := dbRetryFirst
 	for attempt := 1; ; attempt++ {
 		pctx, cancel := context.WithTimeout(ctx, dbProbeLimit)
@@ -100,7 +100,7 @@ func (d *daemon) waitForDatabase(ctx context.Context, env, url string) (store.Se
 
 // migrate brings the schema to this build's version (LEDGER_MIGRATE=auto)
 // or checks that it is there (off).
-func (d *daemon) migrate(ctx context.Context, dbURL string, srv store.Server) error {
+func (d *daemon) migrate(ctx context.Context, dbURL string, srv store.ServerInfo) error {
 	if d.cfg.Migrate == "off" {
 		return d.checkSchema(ctx, dbURL, "run `ledgerctl migrate` (with LEDGER_MIGRATE=off ledgerd does not migrate)")
 	}
@@ -153,7 +153,7 @@ func (d *daemon) checkSchema(ctx context.Context, dbURL, why string) error {
 // default_query_exec_mode, else picks cache_describe behind a pooler (no
 // named prepared statements, which a transaction pooler hands from one
 // client to another) and cache_statement on a direct connection.
-func (d *daemon) execMode(dbURL string, srv store.Server) string {
+func (d *daemon) execMode(dbURL string, srv store.ServerInfo) string {
 	switch {
 	case d.cfg.DBExecMode != "auto":
 		return d.cfg.DBExecMode

@@ -9,18 +9,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/jackc/pgx/v5"
 
-	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestShutdownDrainsInFlightCallbacks: a callback in flight when shutdown
 // begins completes with its answer; Run returns after it.
 func TestShutdownDrainsInFlightCallbacks(t *testing.T) {
 	t.Parallel()
-	url := pgtest.URL(t)
+	url := storetest.URL(t)
 	secret := randomKey(t)
 	d := start(t, config(t, "DATABASE_URL", url, "LEDGER_PROVIDER_ID", "bank-d",
 		"LEDGER_SIGNING_SECRETS", base64.StdEncoding.EncodeToString(secret)))
@@ -47,10 +49,10 @@ func TestShutdownDrainsInFlightCallbacks(t *testing.T) {
 	if _, err := tx.Exec(ctx, `SELECT 1 FROM accounts WHERE account_id = 'dr-1' FOR UPDATE`); err != nil {
 		t.Fatal(err)
 	}
-	c := &callbacks.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret}}
-	answered := make(chan *callbacks.Reply, 1)
+	c := &caller.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret}}
+	answered := make(chan *caller.Reply, 1)
 	go func() {
-		r, err := c.Send(ctx, callbacks.Authorize, map[string]any{"payoutID": "dr-p", "providerID": "bank-d", "externalID": "alice",
+		r, err := c.Send(ctx, claims.Authorize, map[string]any{"payoutID": "dr-p", "providerID": "bank-d", "externalID": "alice",
 			"fundingSource": "src-dr", "fraudScore": 0.1, "idempotencyKey": "dr-k",
 			"amount": map[string]any{"currency": map[string]any{"code": "USD", "decimalPlaces": 2}, "value": "4.00"}})
 		if err != nil {
@@ -61,7 +63,18 @@ func TestShutdownDrainsInFlightCallbacks(t *testing.T) {
 	waitMetric(t, admin, "ledgerd_callback_inflight 1")
 	stopped := make(chan error, 1)
 	go func() { stopped <- d.stop() }()
-	time.Sleep(200 * time.Millisecond)
+	// The shutdown has begun once a new callback is refused (503 while
+	// draining, or the listener closed); the one in flight still holds
+	// Run.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		r, err := c.PostBody(ctx, claims.Authorize, []byte(`{}`))
+		if err != nil || r.Status == http.StatusServiceUnavailable {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the shutdown did not begin: a new callback is answered %d", r.Status)
+		}
+	}
 	select {
 	case err := <-stopped:
 		t.Fatalf("Run returned while a callback was in flight: %v", err)

@@ -13,7 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/provider-ledger/adapter/embedpg"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
 	"github.com/provider-ledger/adapter/server"
@@ -30,7 +31,7 @@ type answer struct {
 }
 
 // refOf is the reference claim of each endpoint's answer.
-var refOf = map[string]string{callbacks.Authorize: "holdReference", callbacks.Capture: "captureReference", callbacks.CreditAccount: "creditReference"}
+var refOf = map[string]string{claims.Authorize: "holdReference", claims.Capture: "captureReference", claims.CreditAccount: "creditReference"}
 
 // storm sends payout lifecycles (authorize, capture) and credits from
 // workers, one account each, until stop is closed, and returns every
@@ -66,13 +67,13 @@ func storm(t *testing.T, b *bank, workers int, stop <-chan struct{}) []answer {
 				default:
 				}
 				id := fmt.Sprintf("%d-%d", w, i)
-				a := send(callbacks.Authorize, map[string]any{"payoutID": "p-" + id, "providerID": b.provider, "externalID": owner,
+				a := send(claims.Authorize, map[string]any{"payoutID": "p-" + id, "providerID": b.provider, "externalID": owner,
 					"fundingSource": "src-" + acct, "fraudScore": 0.1, "idempotencyKey": "ka-" + id, "amount": usd("1.00")})
 				if a.status == 200 && a.outcome == "approved" {
-					send(callbacks.Capture, map[string]any{"payoutID": "p-" + id, "providerID": b.provider,
+					send(claims.Capture, map[string]any{"payoutID": "p-" + id, "providerID": b.provider,
 						"holdReference": a.ref, "idempotencyKey": "kc-" + id})
 				}
-				send(callbacks.CreditAccount, map[string]any{"requestID": "rq-" + id, "providerID": b.provider,
+				send(claims.CreditAccount, map[string]any{"requestID": "rq-" + id, "providerID": b.provider,
 					"requesterExternalID": owner, "fundingDestination": "dst-" + acct, "idempotencyKey": "kr-" + id, "amount": usd("0.25")})
 			}
 		}()

@@ -13,11 +13,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/provider-ledger/adapter/adminapi"
-	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/keyring"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 const rotationProvider = "bank-kek"
@@ -102,10 +104,10 @@ func (r *kekRotation) stream(stop <-chan struct{}) {
 		auth, capt := r.client(live[n%len(live)], r.secret), r.client(live[(n+1)%len(live)], r.secret)
 		id := fmt.Sprintf("kr-%d", n)
 		ctx := context.Background()
-		a, err := auth.Send(ctx, callbacks.Authorize, map[string]any{"payoutID": id, "providerID": rotationProvider, "externalID": "alice",
+		a, err := auth.Send(ctx, claims.Authorize, map[string]any{"payoutID": id, "providerID": rotationProvider, "externalID": "alice",
 			"fundingSource": "src-acc-k", "fraudScore": 0.1, "idempotencyKey": "a-" + id, "amount": usd("1.00")})
 		if err == nil && a.Status == 200 && a.Outcome() == "approved" {
-			a, err = capt.Send(ctx, callbacks.Capture, map[string]any{"payoutID": id, "providerID": rotationProvider,
+			a, err = capt.Send(ctx, claims.Capture, map[string]any{"payoutID": id, "providerID": rotationProvider,
 				"holdReference": a.Str("holdReference"), "idempotencyKey": "c-" + id})
 		}
 		r.mu.RUnlock()
@@ -117,8 +119,8 @@ func (r *kekRotation) stream(stop <-chan struct{}) {
 	}
 }
 
-func (r *kekRotation) client(d *daemon, secret []byte) *callbacks.Client {
-	return &callbacks.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret}}
+func (r *kekRotation) client(d *daemon, secret []byte) *caller.Client {
+	return &caller.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret}}
 }
 
 // progress waits until the stream has approved n more payouts: it runs
@@ -136,9 +138,9 @@ func (r *kekRotation) progress(n int64) {
 
 // probe sends a harmless callback (a credit to no destination) sealed with
 // secret to replica d and returns the answer.
-func (r *kekRotation) probe(d *daemon, secret []byte, id string) *callbacks.Reply {
+func (r *kekRotation) probe(d *daemon, secret []byte, id string) *caller.Reply {
 	r.t.Helper()
-	rep, err := r.client(d, secret).Send(context.Background(), callbacks.CreditAccount, map[string]any{"providerID": rotationProvider,
+	rep, err := r.client(d, secret).Send(context.Background(), claims.CreditAccount, map[string]any{"providerID": rotationProvider,
 		"idempotencyKey": id, "requesterExternalID": "alice", "fundingDestination": "none", "requestID": id, "amount": usd("1.00")})
 	if err != nil {
 		r.t.Fatalf("probe %s: %v", id, err)
@@ -185,7 +187,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func TestKEKRotationWithTwoReplicas(t *testing.T) {
 	t.Parallel()
 	oldKEK, newKEK := randomKey(t), randomKey(t)
-	r := &kekRotation{t: t, dbURL: pgtest.URL(t), token: "tok-kek", secret: randomKey(t)}
+	r := &kekRotation{t: t, dbURL: storetest.URL(t), token: "tok-kek", secret: randomKey(t)}
 	r.slots[0] = r.start(oldKEK, nil)
 	r.slots[1] = r.start(oldKEK, nil)
 	newBank(t, r.slots[0], rotationProvider, r.secret, r.token).customer("acc-k", "alice", "1000.00")
@@ -342,7 +344,7 @@ func (r *kekRotation) assertOldKEKOpensNothing(kek []byte) {
 	r.t.Helper()
 	block, _ := aes.NewCipher(kek)
 	aead, _ := cipher.NewGCM(block)
-	pool := pgtest.PoolURL(r.t, r.dbURL)
+	pool := storetest.PoolURL(r.t, r.dbURL)
 	rows, err := pool.Query(context.Background(), `SELECT secret_id, nonce, ciphertext FROM signing_secrets WHERE ciphertext IS NOT NULL`)
 	if err != nil {
 		r.t.Fatal(err)

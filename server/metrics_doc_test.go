@@ -11,9 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // sample is one line of the text exposition: a series and its labels.
@@ -98,7 +97,7 @@ func documented(t *testing.T) (readme, metricsTxt []string) {
 func TestMetricsDocumented(t *testing.T) {
 	t.Parallel()
 	secret := randomKey(t)
-	url := pgtest.URL(t)
+	url := storetest.URL(t)
 	d := start(t, config(t, "DATABASE_URL", url, "LEDGER_PROVIDER_ID", "bank-m",
 		"LEDGER_SIGNING_SECRETS", base64.StdEncoding.EncodeToString(secret)))
 
@@ -131,11 +130,11 @@ func TestMetricsDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(db.Close)
-	a := ledgertest.Account(t, db, ledgertest.AccountOpts{Owner: "m-alice", Funds: "100.00", Source: "m-card"})
-	hold := ledgertest.Hold(t, db, "m-payout", a.OwnerExternalID, "m-card", "10.00")
+	a := storetest.Account(t, db, storetest.AccountOpts{Owner: "m-alice", Funds: "100.00", Source: "m-card"})
+	hold := storetest.Hold(t, db, "m-payout", a.OwnerExternalID, "m-card", "10.00")
 	later := scrape(t, d.admin)
 	// Settled, its currency's series stay, at zero.
-	ledgertest.Settle(t, db, "m-payout", hold.Reference, true)
+	storetest.Settle(t, db, "m-payout", hold.Reference, true)
 	settled := scrape(t, d.admin)
 	for _, name := range []string{"ledgerd_holds_outstanding", "ledgerd_holds_outstanding_amount", "ledgerd_holds_stale"} {
 		if s := settled[name]; len(s) != 1 || s[0]["currency"] != "USD" || s[0]["__value__"] != "0" {

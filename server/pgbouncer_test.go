@@ -18,13 +18,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/provider-ledger/adapter/embedpg"
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
 	"github.com/provider-ledger/adapter/internal/tooltest"
 	"github.com/provider-ledger/adapter/server"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // pgbouncerPath finds Debian's pgbouncer (in /usr/sbin, outside a user's
@@ -200,7 +202,7 @@ func TestPgbouncer(t *testing.T) {
 
 	t.Run("CallbacksAndAdminAPIWithoutA500AndAFreshKeyring", func(t *testing.T) {
 		t.Parallel()
-		dbURL := pgtest.URL(t)
+		dbURL := storetest.URL(t)
 		pooled := startPgbouncer(t, dbURL, 2)
 		var log syncbuf.Buffer
 		addrs, failed := launch(t, config(t, "DATABASE_URL", pooled, "LEDGER_PROVIDER_ID", "bank-b", "LEDGER_SIGNING_SECRETS", b64), &log)
@@ -268,9 +270,9 @@ func TestPgbouncer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := &callbacks.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: fresh}}
+		c := &caller.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: fresh}}
 		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-			r, err := c.Send(context.Background(), callbacks.Capture, map[string]any{"payoutID": "p-new", "providerID": "bank-b",
+			r, err := c.Send(context.Background(), claims.Capture, map[string]any{"payoutID": "p-new", "providerID": "bank-b",
 				"holdReference": "hold_none", "idempotencyKey": "k-new"})
 			if err == nil && r.Status == 200 {
 				break
@@ -286,7 +288,7 @@ func TestPgbouncer(t *testing.T) {
 
 	t.Run("ForcedNamedStatementsAreRetryableNever500", func(t *testing.T) {
 		t.Parallel()
-		dbURL := pgtest.URL(t)
+		dbURL := storetest.URL(t)
 		pooled := startPgbouncer(t, dbURL, 2)
 		d := start(t, config(t, "DATABASE_URL", pooled, "LEDGER_PROVIDER_ID", "bank-b", "LEDGER_SIGNING_SECRETS", b64,
 			"LEDGER_DB_EXEC_MODE", "cache_statement"))
@@ -321,7 +323,7 @@ func TestPgbouncer(t *testing.T) {
 
 	t.Run("ReplicasStartingTogetherMigrateOnce", func(t *testing.T) {
 		t.Parallel()
-		direct := pgtest.EmptyURL(t)
+		direct := storetest.EmptyURL(t)
 		pooled := startPgbouncer(t, direct, 2)
 		const replicas = 3
 		_, kek := testSecret() // replicas share a KEK
@@ -353,7 +355,7 @@ func TestPgbouncer(t *testing.T) {
 
 	t.Run("APooledURLAloneDoesNotMigrate", func(t *testing.T) {
 		t.Parallel()
-		pooled := startPgbouncer(t, pgtest.EmptyURL(t), 2)
+		pooled := startPgbouncer(t, storetest.EmptyURL(t), 2)
 		err := startErr(t, config(t, "DATABASE_URL", pooled, "LEDGER_PROVIDER_ID", "bank-b", "LEDGER_SIGNING_SECRETS", b64))
 		if err == nil || !strings.Contains(err.Error(), "LEDGER_MIGRATION_DATABASE_URL") || !strings.Contains(err.Error(), "ledgerctl migrate") {
 			t.Fatalf("a pooled URL on an empty database: %v, want a refusal naming LEDGER_MIGRATION_DATABASE_URL", err)

@@ -8,10 +8,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/server"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestCallbackPrefix: LEDGER_CALLBACK_PREFIX=/ serves the callbacks at the
@@ -42,10 +44,10 @@ func TestCallbackPrefix(t *testing.T) {
 	t.Run("RootServesAtTheRoot", func(t *testing.T) {
 		t.Parallel()
 		secret := randomKey(t)
-		d := start(t, config(t, "DATABASE_URL", pgtest.URL(t), "LEDGER_PROVIDER_ID", "bank-root",
+		d := start(t, config(t, "DATABASE_URL", storetest.URL(t), "LEDGER_PROVIDER_ID", "bank-root",
 			"LEDGER_SIGNING_SECRETS", base64.StdEncoding.EncodeToString(secret), "LEDGER_CALLBACK_PREFIX", "/"))
-		c := &callbacks.Client{BaseURL: "http://" + d.callbacks, Key: envelope.Key{Secret: secret}}
-		r, err := c.Send(context.Background(), callbacks.Capture, map[string]any{"providerID": "bank-root", "payoutID": "p",
+		c := &caller.Client{BaseURL: "http://" + d.callbacks, Key: envelope.Key{Secret: secret}}
+		r, err := c.Send(context.Background(), claims.Capture, map[string]any{"providerID": "bank-root", "payoutID": "p",
 			"holdReference": "hold_x", "idempotencyKey": "k"})
 		if err != nil || r.Status != 200 || r.Outcome() != "approved" {
 			t.Fatalf("POST /capture: %+v %v", r, err)

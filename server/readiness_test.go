@@ -9,11 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/jackc/pgx/v5"
 
-	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // readyz returns /readyz's status and the names of its reasons.
@@ -58,13 +60,13 @@ func TestReadiness(t *testing.T) {
 	// a superuser session on that server and the database's name.
 	setup := func(t *testing.T) (*daemon, string, *pgx.Conn, string) {
 		t.Helper()
-		url := pgtest.URL(t)
+		url := storetest.URL(t)
 		secret := base64.StdEncoding.EncodeToString(randomKey(t))
 		d := start(t, config(t, "DATABASE_URL", url, "LEDGER_PROVIDER_ID", "bank-r",
 			"LEDGER_SIGNING_SECRETS", secret, "LEDGER_RECONCILE_EVERY", "0"))
 		// A superuser session on another database of the server: one may
 		// not refuse connections to the database one is connected to.
-		cfg, err := pgx.ParseConfig(pgtest.AdminURL(t, url))
+		cfg, err := pgx.ParseConfig(storetest.AdminURL(t, url))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +88,7 @@ func TestReadiness(t *testing.T) {
 	t.Run("ReadyWhenOnlyThePoolIsBusy", func(t *testing.T) {
 		t.Parallel()
 		secret := randomKey(t)
-		url := pgtest.URL(t)
+		url := storetest.URL(t)
 		// (LEDGER_MIGRATION_DATABASE_URL: the migrations do not take
 		// pool_max_conns.)
 		d := start(t, config(t, "DATABASE_URL", url+"&pool_max_conns=2", "LEDGER_MIGRATION_DATABASE_URL", url, "LEDGER_PROVIDER_ID", "bank-r",
@@ -112,11 +114,11 @@ func TestReadiness(t *testing.T) {
 			t.Fatal(err)
 		}
 		exec(t, locker, `SELECT 1 FROM accounts WHERE account_id = 'busy-1' FOR UPDATE`)
-		c := &callbacks.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret}}
+		c := &caller.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret}}
 		answers := make(chan int, 2)
 		for i := range 2 {
 			go func() {
-				r, err := c.Send(ctx, callbacks.Authorize, map[string]any{"payoutID": fmt.Sprintf("busy-p%d", i), "providerID": "bank-r",
+				r, err := c.Send(ctx, claims.Authorize, map[string]any{"payoutID": fmt.Sprintf("busy-p%d", i), "providerID": "bank-r",
 					"externalID": "alice", "fundingSource": "src-busy", "fraudScore": 0.1, "idempotencyKey": fmt.Sprintf("busy-k%d", i),
 					"amount": map[string]any{"currency": map[string]any{"code": "USD", "decimalPlaces": 2}, "value": "1.00"}})
 				if err != nil {
@@ -127,7 +129,7 @@ func TestReadiness(t *testing.T) {
 				answers <- r.Status
 			}()
 		}
-		admin, err := pgx.Connect(ctx, pgtest.AdminURL(t, url))
+		admin, err := pgx.Connect(ctx, storetest.AdminURL(t, url))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -195,7 +197,7 @@ func TestReadiness(t *testing.T) {
 
 	t.Run("NoActiveSigningSecret", func(t *testing.T) {
 		t.Parallel()
-		url := pgtest.URL(t)
+		url := storetest.URL(t)
 		d := start(t, config(t, "DATABASE_URL", url, "LEDGER_PROVIDER_ID", "bank-r", "LEDGER_RECONCILE_EVERY", "0"))
 		wantReady(t, d, "no-active-signing-secret")
 	})

@@ -9,8 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/server"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestReconciliationRunsOnItsOwnPool: sixteen concurrent manual runs on a
@@ -20,7 +20,7 @@ import (
 // server.ReconcilePoolSize of them, named in pg_stat_activity.
 func TestReconciliationRunsOnItsOwnPool(t *testing.T) {
 	t.Parallel()
-	url := pgtest.URL(t)
+	url := storetest.URL(t)
 	d := start(t, config(t, "DATABASE_URL", url+"&pool_max_conns=2", "LEDGER_PROVIDER_ID", "bank-9", "LEDGER_RECONCILE_EVERY", "0"))
 
 	statuses := map[int]int{}

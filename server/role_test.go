@@ -16,9 +16,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/schema"
 	"github.com/provider-ledger/adapter/server"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // startErr runs ledgerd with cfg and returns the error it stops with, for
@@ -74,14 +74,14 @@ func setupRoles(t *testing.T) roles {
 	t.Helper()
 	suffix := strings.ToLower(rand.Text()[:10])
 	owner, runtime := "ledger_owner_"+suffix, "ledger_runtime_"+suffix
-	password := rand.Text()                    // base32: nothing to quote
-	admin := pgtest.AdminURL(t, pgtest.URL(t)) // any database, as the server's superuser
+	password := rand.Text()                          // base32: nothing to quote
+	admin := storetest.AdminURL(t, storetest.URL(t)) // any database, as the server's superuser
 	if err := sqlExec(t, admin, `CREATE ROLE `+owner+` LOGIN PASSWORD '`+password+`'; CREATE ROLE `+runtime+` LOGIN PASSWORD '`+password+`'`); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sqlExec(t, admin, `DROP ROLE IF EXISTS `+runtime+`; DROP ROLE IF EXISTS `+owner) })
-	empty := pgtest.EmptyURL(t)
-	if err := sqlExec(t, pgtest.AdminURL(t, empty), `ALTER DATABASE "`+dbName(t, empty)+`" OWNER TO `+owner); err != nil {
+	empty := storetest.EmptyURL(t)
+	if err := sqlExec(t, storetest.AdminURL(t, empty), `ALTER DATABASE "`+dbName(t, empty)+`" OWNER TO `+owner); err != nil {
 		t.Fatal(err)
 	}
 	file, err := os.ReadFile("../docs/runtime-role.sql")
@@ -190,7 +190,7 @@ func TestLeastPrivilegeRuntimeRole(t *testing.T) {
 func TestBuildInfoMetric(t *testing.T) {
 	t.Parallel()
 	_, b64 := testSecret()
-	d := start(t, config(t, "DATABASE_URL", pgtest.URL(t), "LEDGER_PROVIDER_ID", "bank-v", "LEDGER_SIGNING_SECRETS", b64))
+	d := start(t, config(t, "DATABASE_URL", storetest.URL(t), "LEDGER_PROVIDER_ID", "bank-v", "LEDGER_SIGNING_SECRETS", b64))
 	resp, err := http.Get("http://" + d.admin + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -214,12 +214,12 @@ func TestBuildInfoMetric(t *testing.T) {
 func TestReadinessOnAReadOnlyDatabase(t *testing.T) {
 	t.Parallel()
 	_, b64 := testSecret()
-	dbURL := pgtest.URL(t)
+	dbURL := storetest.URL(t)
 	d := start(t, config(t, "DATABASE_URL", dbURL, "LEDGER_PROVIDER_ID", "bank-o", "LEDGER_SIGNING_SECRETS", b64))
 	if code := get(t, "http://"+d.admin+"/readyz", nil); code != http.StatusOK {
 		t.Fatalf("readyz = %d", code)
 	}
-	admin := pgtest.AdminURL(t, dbURL)
+	admin := storetest.AdminURL(t, dbURL)
 	db := dbName(t, dbURL)
 	if err := sqlExec(t, admin, `ALTER DATABASE "`+db+`" SET default_transaction_read_only = on`); err != nil {
 		t.Fatal(err)

@@ -60,10 +60,10 @@ type daemon struct {
 	db      *store.DB
 	reconDB *store.DB // reconciliation's own pool
 	reg     *prometheus.Registry
-	keys    *envelope.Keyring
-	secrets *keyring.Store
+	keys    *envelope.KeySet
+	secrets *keyring.Vault
 	loader  *keyring.Loader
-	cb      *callbacks.Server
+	cb      *callbacks.Handler
 	stops   []func()
 	// maxConns is the cap of open connections per listener.
 	maxConns int
@@ -191,7 +191,7 @@ func (d *daemon) startKeyring(ctx context.Context) error {
 		}
 	}
 	var err error
-	if d.secrets, err = keyring.NewStore(d.db, kek, keyring.StoreOptions{Logger: d.log, PreviousKEK: d.cfg.KEKPrevious}); err != nil {
+	if d.secrets, err = keyring.NewVault(d.db, kek, keyring.VaultOptions{Logger: d.log, PreviousKEK: d.cfg.KEKPrevious}); err != nil {
 		return err
 	}
 	if err := d.secrets.RegisterMetrics(d.reg); err != nil {
@@ -199,12 +199,12 @@ func (d *daemon) startKeyring(ctx context.Context) error {
 	}
 	current, previous := d.secrets.KEKFingerprints()
 	d.log.Info("keyring KEKs", "kek", current, "previousKEK", previous)
-	if _, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Store: d.secrets, EnvSecrets: d.cfg.SigningSecrets,
+	if _, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: d.secrets, EnvSecrets: d.cfg.SigningSecrets,
 		Embedded: d.cfg.Embedded(), DataDir: d.cfg.DataDir, Logger: d.log}); err != nil {
 		return err
 	}
-	d.keys = envelope.NewKeyring()
-	if d.loader, err = keyring.NewLoader(keyring.Config{Store: d.secrets, Keyring: d.keys, Logger: d.log}); err != nil {
+	d.keys = envelope.NewKeySet()
+	if d.loader, err = keyring.NewLoader(keyring.Config{Vault: d.secrets, Keyring: d.keys, Logger: d.log}); err != nil {
 		return err
 	}
 	if err := d.loader.Reload(ctx); err != nil {
@@ -229,7 +229,7 @@ func (d *daemon) keyringFresh() error {
 
 // startServices builds the callbacks and the admin API, and starts the
 // purger and the reconciliation schedule.
-func (d *daemon) startServices(ctx context.Context) (*admin.Server, error) {
+func (d *daemon) startServices(ctx context.Context) (*admin.Handler, error) {
 	cfg := d.cfg
 	var err error
 	d.cb, err = callbacks.New(callbacks.Config{
@@ -291,7 +291,7 @@ func serviceClient(cfg Config) (*provider.Client, error) {
 }
 
 // serve listens until ctx ends or a listener fails, then drains.
-func (d *daemon) serve(ctx context.Context, adminAPI *admin.Server, hooks Hooks) error {
+func (d *daemon) serve(ctx context.Context, adminAPI *admin.Handler, hooks Hooks) error {
 	adminLn, cbLn, err := d.listen()
 	if err != nil {
 		return err

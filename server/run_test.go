@@ -14,10 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/server"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // daemon runs server.Run until the test ends and returns its addresses.
@@ -110,7 +112,7 @@ func TestRunWithDatabaseURL(t *testing.T) {
 	t.Parallel()
 	secret := randomKey(t)
 	b64 := base64.StdEncoding.EncodeToString(secret)
-	d := start(t, config(t, "DATABASE_URL", pgtest.URL(t), "LEDGER_PROVIDER_ID", "bank-9",
+	d := start(t, config(t, "DATABASE_URL", storetest.URL(t), "LEDGER_PROVIDER_ID", "bank-9",
 		"LEDGER_SIGNING_SECRETS", b64, "LEDGER_ADMIN_TOKEN", "tok"))
 	if code := get(t, "http://"+d.admin+"/readyz", nil); code != 200 {
 		t.Fatalf("readyz = %d", code)
@@ -126,8 +128,8 @@ func TestRunWithDatabaseURL(t *testing.T) {
 		t.Fatalf("create account: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	c := &callbacks.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret}}
-	r, err := c.Send(context.Background(), callbacks.CreditAccount, map[string]any{"providerID": "bank-9",
+	c := &caller.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret}}
+	r, err := c.Send(context.Background(), claims.CreditAccount, map[string]any{"providerID": "bank-9",
 		"idempotencyKey": "k1", "requesterExternalID": "alice", "fundingDestination": "none", "requestID": "rq-1",
 		"amount": map[string]any{"currency": map[string]any{"code": "USD", "decimalPlaces": 2}, "value": "1.00"}})
 	if err != nil || r.Status != 200 || r.Outcome() != "destination_unavailable" {
@@ -191,8 +193,8 @@ func TestRunEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &callbacks.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret}}
-	r, err := c.Send(context.Background(), callbacks.Capture, map[string]any{"providerID": "local", "payoutID": "p",
+	c := &caller.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret}}
+	r, err := c.Send(context.Background(), claims.Capture, map[string]any{"providerID": "local", "payoutID": "p",
 		"holdReference": "hold_x", "idempotencyKey": "k"})
 	if err != nil || r.Status != 200 {
 		t.Fatalf("callback with the dev secret: %+v %v", r, err)

@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestRunFromSecretFiles: ledgerd runs with its secrets in files (nothing
@@ -34,7 +36,7 @@ func TestRunFromSecretFiles(t *testing.T) {
 		"LEDGER_SIGNING_SECRETS_FILE", write("secrets", []byte(base64.StdEncoding.EncodeToString(secret)+"\n")),
 		"LEDGER_ADMIN_TOKEN_FILE", write("token", []byte("file-token\n")),
 	}
-	url := pgtest.URL(t)
+	url := storetest.URL(t)
 	for _, c := range []struct {
 		name          string
 		public        string
@@ -79,8 +81,8 @@ func TestRunFromSecretFiles(t *testing.T) {
 			if got := status("/v1/holds", "file-token"); got != 200 {
 				t.Errorf("/v1/holds with the token from the file = %d", got)
 			}
-			cb := &callbacks.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret}}
-			r, err := cb.Send(context.Background(), callbacks.Capture, map[string]any{"providerID": "bank-files", "payoutID": "p",
+			cb := &caller.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret}}
+			r, err := cb.Send(context.Background(), claims.Capture, map[string]any{"providerID": "bank-files", "payoutID": "p",
 				"holdReference": "hold_x", "idempotencyKey": "k-" + c.name})
 			if err != nil || r.Status != 200 {
 				t.Fatalf("callback with the secret from the file: %+v %v", r, err)

@@ -18,9 +18,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // selfSigned writes a certificate for 127.0.0.1 and its key, and returns
@@ -61,19 +63,19 @@ func TestRunWithTLS(t *testing.T) {
 	t.Parallel()
 	certFile, keyFile, roots := selfSigned(t)
 	secret := randomKey(t)
-	d := start(t, config(t, "DATABASE_URL", pgtest.URL(t), "LEDGER_PROVIDER_ID", "bank-tls",
+	d := start(t, config(t, "DATABASE_URL", storetest.URL(t), "LEDGER_PROVIDER_ID", "bank-tls",
 		"LEDGER_SIGNING_SECRETS", base64.StdEncoding.EncodeToString(secret),
 		"LEDGER_TLS_CERT", certFile, "LEDGER_TLS_KEY", keyFile))
-	c := &callbacks.Client{BaseURL: "https://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret},
+	c := &caller.Client{BaseURL: "https://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret},
 		HTTP: &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}}
-	r, err := c.Send(context.Background(), callbacks.Capture, map[string]any{"providerID": "bank-tls", "payoutID": "p",
+	r, err := c.Send(context.Background(), claims.Capture, map[string]any{"providerID": "bank-tls", "payoutID": "p",
 		"holdReference": "hold_tls", "idempotencyKey": "k"})
 	if err != nil || r.Status != 200 || r.Outcome() != "approved" {
 		t.Fatalf("callback over TLS: %+v %v", r, err)
 	}
 	// Plain HTTP to the TLS listener gets no callback answer.
-	plain := &callbacks.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret}}
-	if r, err := plain.Send(context.Background(), callbacks.Capture, map[string]any{"providerID": "bank-tls", "payoutID": "p",
+	plain := &caller.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret}}
+	if r, err := plain.Send(context.Background(), claims.Capture, map[string]any{"providerID": "bank-tls", "payoutID": "p",
 		"holdReference": "hold_tls", "idempotencyKey": "k"}); err == nil && r.Status == 200 {
 		t.Fatal("the TLS listener answered a plain-HTTP callback")
 	}

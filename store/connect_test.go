@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // hungHost accepts connections and never answers, as a hung server does.
@@ -43,7 +43,7 @@ func hungHost(t *testing.T) string {
 // host; the pool then tries the primary's host first.
 func TestConnectTimeout(t *testing.T) {
 	t.Parallel()
-	u, err := url.Parse(pgtest.URL(t))
+	u, err := url.Parse(storetest.URL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func sameAddr(a, b string) bool {
 // database being unavailable, 503 to a callback, never a bug (500).
 func TestRefusedConnectionsAreUnavailable(t *testing.T) {
 	t.Parallel()
-	u, err := url.Parse(pgtest.URL(t))
+	u, err := url.Parse(storetest.URL(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgproto3"
 
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestExplain: what a person reads when Postgres cannot be reached is one
@@ -66,7 +66,7 @@ func TestExplain(t *testing.T) {
 	})
 	t.Run("NoSuchDatabase", func(t *testing.T) {
 		t.Parallel()
-		url := strings.Replace(pgtest.EmptyURL(t), "/testdb_", "/nosuch_", 1)
+		url := strings.Replace(storetest.EmptyURL(t), "/testdb_", "/nosuch_", 1)
 		err := connect(t, url)
 		if got := store.ExplainFor(err, "DATABASE_URL").Error(); !strings.Contains(got, `: database "nosuch_`) ||
 			!strings.HasSuffix(got, `" does not exist; check the database name in DATABASE_URL, or create it`) || strings.Contains(got, "\n") {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestHealth: the readiness probe names what is wrong with the database
@@ -39,7 +39,7 @@ func TestHealth(t *testing.T) {
 	// database's name.
 	admin := func(t *testing.T, url string) (*pgx.Conn, string) {
 		t.Helper()
-		c, err := pgx.Connect(ctx, pgtest.AdminURL(t, url))
+		c, err := pgx.Connect(ctx, storetest.AdminURL(t, url))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,14 +53,14 @@ func TestHealth(t *testing.T) {
 
 	t.Run("Healthy", func(t *testing.T) {
 		t.Parallel()
-		if h := probe(t, open(t, pgtest.URL(t))); h != (store.Health{}) {
+		if h := probe(t, open(t, storetest.URL(t))); h != (store.Health{}) {
 			t.Fatalf("a fresh database: %+v", h)
 		}
 	})
 
 	t.Run("BusyPoolIsHealthy", func(t *testing.T) {
 		t.Parallel()
-		pool := pgtest.PoolURL(t, pgtest.URL(t)+"&pool_max_conns=1")
+		pool := storetest.PoolURL(t, storetest.URL(t)+"&pool_max_conns=1")
 		held, err := pool.Acquire(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -81,7 +81,7 @@ func TestHealth(t *testing.T) {
 
 	t.Run("ReadOnly", func(t *testing.T) {
 		t.Parallel()
-		url := pgtest.URL(t)
+		url := storetest.URL(t)
 		db := open(t, url)
 		strict := open(t, url+"&target_session_attrs=read-write")
 		if h := probe(t, db); h != (store.Health{}) {
@@ -109,7 +109,7 @@ func TestHealth(t *testing.T) {
 
 	t.Run("StatementsTimingOut", func(t *testing.T) {
 		t.Parallel()
-		url := pgtest.URL(t)
+		url := storetest.URL(t)
 		db := open(t, url)
 		locker, err := pgx.Connect(ctx, url)
 		if err != nil {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/shopspring/decimal"
 
 	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/ledger"
@@ -28,7 +27,7 @@ WHERE ($1 = '' OR payout_id = $1) AND ($2 = '' OR status = $2) AND ($5 = '' OR a
 ORDER BY placed_at DESC, hold_reference DESC
 LIMIT $6`
 
-	// Read from open_holds (migration 009): as many rows as holds are
+	// Read from open_holds: as many rows as holds are
 	// held, whatever the size of the history.
 	outstandingSQL = `SELECT currency, count(*), sum(amount), count(*) FILTER (WHERE placed_at < $1)
 FROM open_holds GROUP BY currency`
@@ -93,24 +92,15 @@ func (db *DB) ListHolds(ctx context.Context, o holds.ListOptions) (holds.Page, e
 	return p, nil
 }
 
-// Outstanding is the holds still held in one currency.
-type Outstanding struct {
-	Currency string
-	Count    int64
-	Amount   decimal.Decimal
-	// Stale counts those placed before the stale cutoff.
-	Stale int64
-}
-
 // OutstandingHolds returns the held holds per currency, counting those
 // placed before staleBefore as stale.
-func (db *DB) OutstandingHolds(ctx context.Context, staleBefore time.Time) ([]Outstanding, error) {
+func (db *DB) OutstandingHolds(ctx context.Context, staleBefore time.Time) ([]holds.Outstanding, error) {
 	rows, err := db.pool.Query(ctx, outstandingSQL, staleBefore)
 	if err != nil {
 		return nil, interpret(err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Outstanding, error) {
-		var o Outstanding
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (holds.Outstanding, error) {
+		var o holds.Outstanding
 		err := r.Scan(&o.Currency, &o.Count, &o.Amount, &o.Stale)
 		return o, err
 	})

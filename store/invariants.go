@@ -125,9 +125,9 @@ func (db *DB) CheckInvariants(ctx context.Context) ([]ledger.Violation, error) {
 }
 
 // checkInvariants runs every check on tx, timing each.
-func checkInvariants(ctx context.Context, tx pgx.Tx) ([]ledger.Violation, []Timing, error) {
+func checkInvariants(ctx context.Context, tx pgx.Tx) ([]ledger.Violation, []ledger.Timing, error) {
 	var out []ledger.Violation
-	timings := make([]Timing, 0, len(invariantChecks))
+	timings := make([]ledger.Timing, 0, len(invariantChecks))
 	for _, c := range invariantChecks {
 		start := time.Now()
 		rows, err := tx.Query(ctx, c.sql)
@@ -142,7 +142,7 @@ func checkInvariants(ctx context.Context, tx pgx.Tx) ([]ledger.Violation, []Timi
 			return nil, nil, fmt.Errorf("invariant %s %s: %w", c.invariant, c.kind, err)
 		}
 		out = append(out, vs...)
-		timings = append(timings, Timing{Query: c.kind, Invariant: c.invariant, Took: time.Since(start)})
+		timings = append(timings, ledger.Timing{Query: c.kind, Invariant: c.invariant, Took: time.Since(start)})
 	}
 	return out, timings, nil
 }

@@ -12,9 +12,9 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/provider-ledger/adapter/holds"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestOpenHoldReadsSkipHistory: what /metrics reads each scrape (holds
@@ -26,7 +26,7 @@ import (
 func TestOpenHoldReadsSkipHistory(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	_, pool := pgtest.DB(t)
+	_, pool := storetest.DB(t)
 	if _, err := pool.Exec(ctx, planSeed); err != nil {
 		t.Fatal(err)
 	}
@@ -90,11 +90,11 @@ type lookupNode struct {
 func TestOpenHoldsFollowPlacingAndSettling(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, pool := pgtest.DB(t)
-	ledgertest.Account(t, db, ledgertest.AccountOpts{AccountID: "oh-1", Owner: "olga", Source: "oh-src", Funds: "100"})
+	db, pool := storetest.DB(t)
+	storetest.Account(t, db, storetest.AccountOpts{AccountID: "oh-1", Owner: "olga", Source: "oh-src", Funds: "100"})
 	place := func(payout string) string {
 		t.Helper()
-		a, err := db.Authorize(ctx, store.AuthorizeParams{Key: "a-" + payout, Fingerprint: []byte(payout), KeyFingerprint: "kf",
+		a, err := db.Authorize(ctx, holds.AuthorizeParams{Key: "a-" + payout, Fingerprint: []byte(payout), KeyFingerprint: "kf",
 			Now: time.Now(), PayoutID: payout, ExternalID: "olga", FundingSource: "oh-src", Currency: "USD",
 			Amount: decimal.RequireFromString("10"), FraudDeny: 0.9, FraudStepUp: 0.75, HoldReference: "hold_" + payout})
 		if err != nil || a.Outcome != "approved" {
@@ -104,13 +104,13 @@ func TestOpenHoldsFollowPlacingAndSettling(t *testing.T) {
 	}
 	settle := func(payout string, capture bool) {
 		t.Helper()
-		var a store.Answer
+		var a ledger.Answer
 		var err error
 		if capture {
-			a, err = db.Capture(ctx, store.CaptureParams{Key: "c-" + payout, Fingerprint: []byte(payout), KeyFingerprint: "kf",
+			a, err = db.Capture(ctx, holds.CaptureParams{Key: "c-" + payout, Fingerprint: []byte(payout), KeyFingerprint: "kf",
 				Now: time.Now(), PayoutID: payout, HoldReference: "hold_" + payout, CaptureReference: "cap_" + payout, TransactionID: uuid.New()})
 		} else {
-			a, err = db.Release(ctx, store.ReleaseParams{Key: "r-" + payout, Fingerprint: []byte(payout), KeyFingerprint: "kf",
+			a, err = db.Release(ctx, holds.ReleaseParams{Key: "r-" + payout, Fingerprint: []byte(payout), KeyFingerprint: "kf",
 				Now: time.Now(), PayoutID: &payout, HoldReference: "hold_" + payout, ReleaseReference: "rel_" + payout})
 		}
 		if err != nil || a.Outcome != "approved" {
@@ -150,6 +150,6 @@ func TestOpenHoldsFollowPlacingAndSettling(t *testing.T) {
 	if got := open(); len(got) != 0 {
 		t.Fatalf("open holds after settling every hold: %q, want none", got)
 	}
-	ledgertest.AssertBalances(t, db, "oh-1", "80", "0", "80")
-	ledgertest.AssertInvariants(t, db)
+	storetest.AssertBalances(t, db, "oh-1", "80", "0", "80")
+	storetest.AssertInvariants(t, db)
 }

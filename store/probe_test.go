@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestProbe: a direct connection is not taken for a pooler, and the pool
@@ -15,7 +15,7 @@ import (
 func TestProbe(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := pgtest.URL(t)
+	url := storetest.URL(t)
 	srv, err := store.Probe(ctx, url, store.Options{})
 	if err != nil {
 		t.Fatal(err)

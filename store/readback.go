@@ -18,17 +18,11 @@ import (
 
 // Reading the ledger back: customer accounts a page at a time, the journal
 // as transactions and as double-entry entries, and one account's statement
-// for a period (tables accounts and journal; indexes of migration 007).
+// for a period (tables accounts and journal, and their indexes: schema/schema.sql).
 //
 // Pages are keyset pages: a cursor is the position of the last row of the
 // previous page, so a page costs the same at any depth and a row written
 // between two pages never shifts another into or out of them.
-
-// DefaultLimit and MaxLimit bound the page size of the listings.
-const (
-	DefaultLimit = 25
-	MaxLimit     = 100
-)
 
 const (
 	// Accounts by account_id (byte order): the primary key. $1 the last
@@ -88,26 +82,9 @@ WHERE account_id = $1 AND created_at >= $2 AND created_at < $3
 ORDER BY created_at, transaction_id`
 )
 
-// AccountListOptions filter and page GET /v1/accounts: customer accounts
-// in accountID order (byte order).
-type AccountListOptions struct {
-	Currency        string // "" any
-	Status          string // "" any; open, frozen or closed
-	OwnerExternalID string // "" any
-	Cursor          string // NextCursor of the previous page
-	Limit           int    // 1 to MaxLimit; 0 DefaultLimit
-}
-
-// AccountPage is one page of accounts.
-type AccountPage struct {
-	Accounts   []ledger.Account
-	NextCursor string
-	HasMore    bool
-}
-
 // validate checks the options, fills the default limit and returns the
 // accountID the page starts after.
-func (o *AccountListOptions) validate() (string, error) {
+func validateAccountList(o *ledger.AccountListOptions) (string, error) {
 	if err := validLimit(&o.Limit); err != nil {
 		return "", err
 	}
@@ -131,10 +108,10 @@ func (o *AccountListOptions) validate() (string, error) {
 
 // ListAccounts returns customer accounts in accountID order, filtered by
 // currency, status and owner, a page at a time.
-func (db *DB) ListAccounts(ctx context.Context, o AccountListOptions) (AccountPage, error) {
-	after, err := o.validate()
+func (db *DB) ListAccounts(ctx context.Context, o ledger.AccountListOptions) (ledger.AccountPage, error) {
+	after, err := validateAccountList(&o)
 	if err != nil {
-		return AccountPage{}, err
+		return ledger.AccountPage{}, err
 	}
 	sql, args := listAccountsSQL, []any{after, o.Currency, o.Status, o.Limit + 1}
 	if o.OwnerExternalID != "" {
@@ -142,13 +119,13 @@ func (db *DB) ListAccounts(ctx context.Context, o AccountListOptions) (AccountPa
 	}
 	rows, err := db.pool.Query(ctx, sql, args...)
 	if err != nil {
-		return AccountPage{}, interpret(err)
+		return ledger.AccountPage{}, interpret(err)
 	}
 	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Account, error) { return scanAccount(r) })
 	if err != nil {
-		return AccountPage{}, interpret(err)
+		return ledger.AccountPage{}, interpret(err)
 	}
-	p := AccountPage{Accounts: list}
+	p := ledger.AccountPage{Accounts: list}
 	if len(list) > o.Limit {
 		p.Accounts, p.HasMore = list[:o.Limit], true
 		p.NextCursor = encodeCursor(cursorAccounts, p.Accounts[o.Limit-1].AccountID)
@@ -157,77 +134,6 @@ func (db *DB) ListAccounts(ctx context.Context, o AccountListOptions) (AccountPa
 		p.Accounts = []ledger.Account{}
 	}
 	return p, nil
-}
-
-// Journal entry kinds (the kind of the transaction).
-const (
-	KindAdjustment     = "adjustment"     // from the core banking system, against core:<CUR>
-	KindCapture        = "capture"        // a captured hold, against settlement:<CUR>
-	KindCredit         = "credit"         // a credit-account, against settlement:<CUR>
-	KindReconciliation = "reconciliation" // a capture applied by reconciliation's fix
-)
-
-// Entry is one side of a journal transaction: what it did to one account.
-type Entry struct {
-	TransactionID string
-	// AccountID is the account this entry moves; ContraAccountID the
-	// other side of the transaction.
-	AccountID       string
-	ContraAccountID string
-	Currency        string
-	// Amount is signed: the change of AccountID's balance (positive a
-	// credit, negative a debit). The transaction's other entry is its
-	// negation.
-	Amount    decimal.Decimal
-	Kind      string
-	Reference string // the holdReference's capture, the creditReference, the adjustment's key
-	Memo      string // the payoutID, the requestID, the adjustment's memo
-	CreatedAt time.Time
-}
-
-// Transaction is a journal transaction: one transfer between a customer
-// account and a system account, as its two entries.
-type Transaction struct {
-	TransactionID string
-	Kind          string
-	Reference     string
-	Memo          string
-	Currency      string
-	CreatedAt     time.Time
-	// Entries are the customer account's entry, then the system
-	// account's; their amounts sum to zero.
-	Entries [2]Entry
-}
-
-// JournalOptions filter and page the journal listings: oldest first,
-// created in [From, To).
-//
-// A transaction is stamped when its request started and becomes visible
-// when it commits, up to the request timeout later (more with clocks of
-// several replicas apart): a reader that follows the journal as it grows
-// sets To a few minutes in the past, and moves it on.
-type JournalOptions struct {
-	// AccountID keeps the entries (transactions) of one account: a
-	// customer account or a system account (settlement:USD, core:USD).
-	// "" keeps all.
-	AccountID string
-	From, To  time.Time // zero: unbounded
-	Cursor    string    // NextCursor of the previous page
-	Limit     int       // 1 to MaxLimit; 0 DefaultLimit
-}
-
-// TransactionPage is one page of transactions.
-type TransactionPage struct {
-	Transactions []Transaction
-	NextCursor   string
-	HasMore      bool
-}
-
-// EntryPage is one page of entries.
-type EntryPage struct {
-	Entries    []Entry
-	NextCursor string
-	HasMore    bool
 }
 
 // position is where a journal page resumes: after the entry (At, TxID,
@@ -250,7 +156,7 @@ var (
 // validate checks the options, fills defaults and returns the position
 // the page starts after and the end of the range. kind is the cursor kind
 // of the listing.
-func (o *JournalOptions) validate(kind string) (position, time.Time, error) {
+func validateJournal(o *ledger.JournalOptions, kind string) (position, time.Time, error) {
 	if err := validLimit(&o.Limit); err != nil {
 		return position{}, time.Time{}, err
 	}
@@ -324,7 +230,7 @@ func journalQuery(accountID string) (sql string, side int) {
 	return journalByAccountSQL, 0
 }
 
-func (db *DB) journalRows(ctx context.Context, o JournalOptions, start position, to time.Time) ([]Transaction, int, error) {
+func (db *DB) journalRows(ctx context.Context, o ledger.JournalOptions, start position, to time.Time) ([]ledger.Transaction, int, error) {
 	sql, side := journalQuery(o.AccountID)
 	args := []any{start.At, start.TxID, to, o.Limit + 1}
 	if o.AccountID != "" {
@@ -334,31 +240,31 @@ func (db *DB) journalRows(ctx context.Context, o JournalOptions, start position,
 	if err != nil {
 		return nil, 0, interpret(err)
 	}
-	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Transaction, error) { return scanTransaction(r) })
+	list, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Transaction, error) { return scanTransaction(r) })
 	return list, side, interpret(err)
 }
 
 // ListTransactions returns journal transactions oldest first: all, or
 // those of one account, created in the range, a page at a time.
-func (db *DB) ListTransactions(ctx context.Context, o JournalOptions) (TransactionPage, error) {
-	start, to, err := o.validate(cursorTransactions)
+func (db *DB) ListTransactions(ctx context.Context, o ledger.JournalOptions) (ledger.TransactionPage, error) {
+	start, to, err := validateJournal(&o, cursorTransactions)
 	if err != nil {
-		return TransactionPage{}, err
+		return ledger.TransactionPage{}, err
 	}
 	// A transaction position is a row's: its side 1 is the row's last.
 	start.Side = 1
 	list, _, err := db.journalRows(ctx, o, start, to)
 	if err != nil {
-		return TransactionPage{}, err
+		return ledger.TransactionPage{}, err
 	}
-	p := TransactionPage{Transactions: list}
+	p := ledger.TransactionPage{Transactions: list}
 	if len(list) > o.Limit {
 		p.Transactions, p.HasMore = list[:o.Limit], true
 		last := p.Transactions[o.Limit-1]
 		p.NextCursor = encodePosition(cursorTransactions, position{At: last.CreatedAt, TxID: last.TransactionID, Side: 1})
 	}
 	if p.Transactions == nil {
-		p.Transactions = []Transaction{}
+		p.Transactions = []ledger.Transaction{}
 	}
 	return p, nil
 }
@@ -366,40 +272,40 @@ func (db *DB) ListTransactions(ctx context.Context, o JournalOptions) (Transacti
 // ListEntries returns journal entries oldest first, a page at a time:
 // those of one account (one per transaction), or all (two per
 // transaction, the customer account's first), created in the range.
-func (db *DB) ListEntries(ctx context.Context, o JournalOptions) (EntryPage, error) {
-	start, to, err := o.validate(cursorEntries)
+func (db *DB) ListEntries(ctx context.Context, o ledger.JournalOptions) (ledger.EntryPage, error) {
+	start, to, err := validateJournal(&o, cursorEntries)
 	if err != nil {
-		return EntryPage{}, err
+		return ledger.EntryPage{}, err
 	}
-	var list []Entry
+	var list []ledger.Entry
 	if o.AccountID != "" {
 		// One entry per row: its position is the row's.
 		start.Side = 1
 		txs, side, err := db.journalRows(ctx, o, start, to)
 		if err != nil {
-			return EntryPage{}, err
+			return ledger.EntryPage{}, err
 		}
-		list = make([]Entry, len(txs))
+		list = make([]ledger.Entry, len(txs))
 		for i, t := range txs {
 			list[i] = t.Entries[side]
 		}
 	} else {
 		rows, err := db.pool.Query(ctx, entriesSQL, start.At, start.TxID, start.Side, to, o.Limit+1)
 		if err != nil {
-			return EntryPage{}, interpret(err)
+			return ledger.EntryPage{}, interpret(err)
 		}
-		list, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Entry, error) {
-			var e Entry
+		list, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Entry, error) {
+			var e ledger.Entry
 			var side int
 			err := r.Scan(&side, &e.TransactionID, &e.Kind, &e.Reference, &e.Memo, &e.AccountID, &e.ContraAccountID,
 				&e.Currency, &e.Amount, &e.CreatedAt)
 			return e, err
 		})
 		if err != nil {
-			return EntryPage{}, interpret(err)
+			return ledger.EntryPage{}, interpret(err)
 		}
 	}
-	p := EntryPage{Entries: list}
+	p := ledger.EntryPage{Entries: list}
 	if len(list) > o.Limit {
 		p.Entries, p.HasMore = list[:o.Limit], true
 		last := p.Entries[o.Limit-1]
@@ -410,44 +316,22 @@ func (db *DB) ListEntries(ctx context.Context, o JournalOptions) (EntryPage, err
 		p.NextCursor = encodePosition(cursorEntries, position{At: last.CreatedAt, TxID: last.TransactionID, Side: side})
 	}
 	if p.Entries == nil {
-		p.Entries = []Entry{}
+		p.Entries = []ledger.Entry{}
 	}
 	return p, nil
 }
 
-func scanTransaction(r pgx.Row) (Transaction, error) {
-	var t Transaction
+func scanTransaction(r pgx.Row) (ledger.Transaction, error) {
+	var t ledger.Transaction
 	var customer, system string
 	var amount decimal.Decimal
 	err := r.Scan(&t.TransactionID, &t.Kind, &t.Reference, &t.Memo, &customer, &system, &t.Currency, &amount, &t.CreatedAt)
-	e := Entry{TransactionID: t.TransactionID, Currency: t.Currency, Kind: t.Kind, Reference: t.Reference, Memo: t.Memo, CreatedAt: t.CreatedAt}
+	e := ledger.Entry{TransactionID: t.TransactionID, Currency: t.Currency, Kind: t.Kind, Reference: t.Reference, Memo: t.Memo, CreatedAt: t.CreatedAt}
 	t.Entries[0], t.Entries[1] = e, e
 	t.Entries[0].AccountID, t.Entries[0].ContraAccountID, t.Entries[0].Amount = customer, system, amount
 	t.Entries[1].AccountID, t.Entries[1].ContraAccountID, t.Entries[1].Amount = system, customer, amount.Neg()
 	return t, err
 }
-
-// StatementOptions name an account and a period [From, To), both required.
-type StatementOptions struct {
-	AccountID string
-	From, To  time.Time
-}
-
-// StatementSummary is what a statement says before its entries.
-type StatementSummary struct {
-	// Account is the account as it is now (its balance is today's).
-	Account  ledger.Account
-	From, To time.Time
-	// Opening is the balance at From: the sum of the account's entries
-	// before it. Closing is the balance at To: Opening + Credits + Debits.
-	Opening, Closing decimal.Decimal
-	// Credits (≥ 0) and Debits (≤ 0) sum the period's entries by sign.
-	Credits, Debits         decimal.Decimal
-	CreditCount, DebitCount int64
-}
-
-// Count is the number of entries in the period.
-func (s StatementSummary) Count() int64 { return s.CreditCount + s.DebitCount }
 
 // errStatementDrift: the entries read did not add up to the totals read in
 // the same snapshot. It cannot happen; if it does, the statement is
@@ -460,7 +344,7 @@ var errStatementDrift = errors.New("store: a statement's entries do not add up t
 // period's entries, oldest first. An error from either stops the reading
 // and is returned. After the last entry the entries are checked against
 // the totals: the same sums computed twice, by the database and here.
-func (db *DB) Statement(ctx context.Context, o StatementOptions, summary func(StatementSummary) error, entry func(Entry) error) error {
+func (db *DB) Statement(ctx context.Context, o ledger.StatementOptions, summary func(ledger.StatementSummary) error, entry func(ledger.Entry) error) error {
 	from, to, err := period(o.From, o.To, true)
 	if err != nil {
 		return err
@@ -469,7 +353,7 @@ func (db *DB) Statement(ctx context.Context, o StatementOptions, summary func(St
 		return ledger.Invalid("/accountID", "accountID must be valid UTF-8 without NUL")
 	}
 	return db.snapshot(ctx, func(tx pgx.Tx) error {
-		s := StatementSummary{From: from, To: to}
+		s := ledger.StatementSummary{From: from, To: to}
 		var err error
 		if s.Account, err = getAccount(ctx, tx, o.AccountID); err != nil {
 			return err
@@ -513,10 +397,10 @@ func (db *DB) Statement(ctx context.Context, o StatementOptions, summary func(St
 
 func validLimit(limit *int) error {
 	if *limit == 0 {
-		*limit = DefaultLimit
+		*limit = ledger.DefaultLimit
 	}
-	if *limit < 1 || *limit > MaxLimit {
-		return ledger.Invalid("/limit", "limit must be 1 to %d", MaxLimit)
+	if *limit < 1 || *limit > ledger.MaxLimit {
+		return ledger.Invalid("/limit", "limit must be 1 to %d", ledger.MaxLimit)
 	}
 	return nil
 }

@@ -12,29 +12,28 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // readback is a database with a random workload on it, and its record.
 type readback struct {
 	db *store.DB
-	w  *ledgertest.Workload
+	w  *storetest.Workload
 }
 
 func setupReadback(t *testing.T, seed uint64) readback {
 	t.Helper()
-	_, pool := pgtest.DB(t)
-	clock := ledgertest.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
+	_, pool := storetest.DB(t)
+	clock := storetest.NewClock(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC))
 	db := store.Wrap(pool, clock.Now)
-	return readback{db: db, w: ledgertest.RunWorkload(t, db, clock, ledgertest.WorkloadOpts{Seed: seed})}
+	return readback{db: db, w: storetest.RunWorkload(t, db, clock, storetest.WorkloadOpts{Seed: seed})}
 }
 
 // sameEntries fails t unless got and want are the same entries in the same
 // order, field by field (amounts as numbers).
-func sameEntries(t *testing.T, what string, got, want []store.Entry) {
+func sameEntries(t *testing.T, what string, got, want []ledger.Entry) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("%s: %d entries, want %d", what, len(got), len(want))
@@ -50,11 +49,11 @@ func sameEntries(t *testing.T, what string, got, want []store.Entry) {
 }
 
 // allEntries follows every page of ListEntries with random page sizes.
-func allEntries(t *testing.T, db *store.DB, rng *rand.Rand, o store.JournalOptions) []store.Entry {
+func allEntries(t *testing.T, db *store.DB, rng *rand.Rand, o ledger.JournalOptions) []ledger.Entry {
 	t.Helper()
-	var out []store.Entry
+	var out []ledger.Entry
 	for pages := 0; ; pages++ {
-		o.Limit = 1 + rng.IntN(store.MaxLimit)
+		o.Limit = 1 + rng.IntN(ledger.MaxLimit)
 		p, err := db.ListEntries(context.Background(), o)
 		if err != nil {
 			t.Fatalf("ListEntries(%+v): %v", o, err)
@@ -70,11 +69,11 @@ func allEntries(t *testing.T, db *store.DB, rng *rand.Rand, o store.JournalOptio
 	}
 }
 
-func allTransactions(t *testing.T, db *store.DB, rng *rand.Rand, o store.JournalOptions) []store.Transaction {
+func allTransactions(t *testing.T, db *store.DB, rng *rand.Rand, o ledger.JournalOptions) []ledger.Transaction {
 	t.Helper()
-	var out []store.Transaction
+	var out []ledger.Transaction
 	for {
-		o.Limit = 1 + rng.IntN(store.MaxLimit)
+		o.Limit = 1 + rng.IntN(ledger.MaxLimit)
 		p, err := db.ListTransactions(context.Background(), o)
 		if err != nil {
 			t.Fatalf("ListTransactions(%+v): %v", o, err)
@@ -91,14 +90,14 @@ func allTransactions(t *testing.T, db *store.DB, rng *rand.Rand, o store.Journal
 }
 
 // statement reads a statement into its summary and entries.
-func statement(t *testing.T, db *store.DB, o store.StatementOptions) (store.StatementSummary, []store.Entry) {
+func statement(t *testing.T, db *store.DB, o ledger.StatementOptions) (ledger.StatementSummary, []ledger.Entry) {
 	t.Helper()
-	var s store.StatementSummary
-	var es []store.Entry
+	var s ledger.StatementSummary
+	var es []ledger.Entry
 	calls := 0
 	err := db.Statement(context.Background(), o,
-		func(got store.StatementSummary) error { s = got; calls++; return nil },
-		func(e store.Entry) error {
+		func(got ledger.StatementSummary) error { s = got; calls++; return nil },
+		func(e ledger.Entry) error {
 			if calls != 1 {
 				t.Fatal("an entry before the summary")
 			}
@@ -132,7 +131,7 @@ func TestReadBack(t *testing.T) {
 				rng := newRand() // before Parallel: the subtests start one by one
 				t.Parallel()
 				for _, a := range b.w.Accounts {
-					got := allEntries(t, b.db, rng, store.JournalOptions{AccountID: a.AccountID})
+					got := allEntries(t, b.db, rng, ledger.JournalOptions{AccountID: a.AccountID})
 					sameEntries(t, a.AccountID, got, b.w.EntriesOf(a.AccountID, time.Time{}, time.Time{}))
 				}
 			})
@@ -143,7 +142,7 @@ func TestReadBack(t *testing.T) {
 				for range 20 {
 					from, to := window(rng, b.w)
 					a := b.w.Accounts[rng.IntN(len(b.w.Accounts))]
-					got := allEntries(t, b.db, rng, store.JournalOptions{AccountID: a.AccountID, From: from, To: to})
+					got := allEntries(t, b.db, rng, ledger.JournalOptions{AccountID: a.AccountID, From: from, To: to})
 					sameEntries(t, fmt.Sprintf("%s [%s, %s)", a.AccountID, from, to), got, b.w.EntriesOf(a.AccountID, from, to))
 				}
 			})
@@ -152,7 +151,7 @@ func TestReadBack(t *testing.T) {
 				rng := newRand() // before Parallel: the subtests start one by one
 				t.Parallel()
 				from, to := window(rng, b.w)
-				got := allEntries(t, b.db, rng, store.JournalOptions{From: from, To: to})
+				got := allEntries(t, b.db, rng, ledger.JournalOptions{From: from, To: to})
 				want := b.w.EntriesOf("", from, to)
 				if len(got) != 2*len(want) {
 					t.Fatalf("%d entries for %d transactions", len(got), len(want))
@@ -160,7 +159,7 @@ func TestReadBack(t *testing.T) {
 				sums := map[string]decimal.Decimal{}
 				for i, w := range want {
 					customer, system := got[2*i], got[2*i+1]
-					sameEntries(t, "customer side", []store.Entry{customer}, []store.Entry{w})
+					sameEntries(t, "customer side", []ledger.Entry{customer}, []ledger.Entry{w})
 					if system.TransactionID != w.TransactionID || system.AccountID != w.ContraAccountID ||
 						system.ContraAccountID != w.AccountID || !system.Amount.Equal(w.Amount.Neg()) || system.Kind != w.Kind {
 						t.Fatalf("system side %+v of %+v", system, w)
@@ -179,8 +178,8 @@ func TestReadBack(t *testing.T) {
 				t.Parallel()
 				for _, cur := range []string{"USD", "JPY", "KWD"} {
 					for _, sys := range []string{"settlement:" + cur, "core:" + cur} {
-						got := allEntries(t, b.db, rng, store.JournalOptions{AccountID: sys})
-						var want []store.Entry
+						got := allEntries(t, b.db, rng, ledger.JournalOptions{AccountID: sys})
+						var want []ledger.Entry
 						for _, e := range b.w.Entries {
 							if e.ContraAccountID == sys {
 								e.AccountID, e.ContraAccountID, e.Amount = e.ContraAccountID, e.AccountID, e.Amount.Neg()
@@ -198,7 +197,7 @@ func TestReadBack(t *testing.T) {
 			t.Run("Transactions", func(t *testing.T) {
 				rng := newRand() // before Parallel: the subtests start one by one
 				t.Parallel()
-				got := allTransactions(t, b.db, rng, store.JournalOptions{})
+				got := allTransactions(t, b.db, rng, ledger.JournalOptions{})
 				if len(got) != len(b.w.Entries) {
 					t.Fatalf("%d transactions, want %d", len(got), len(b.w.Entries))
 				}
@@ -208,13 +207,13 @@ func TestReadBack(t *testing.T) {
 						!tx.CreatedAt.Equal(w.CreatedAt) || tx.Currency != w.Currency {
 						t.Fatalf("transaction %d %+v, want %+v", i, tx, w)
 					}
-					sameEntries(t, "first entry", tx.Entries[:1], []store.Entry{w})
+					sameEntries(t, "first entry", tx.Entries[:1], []ledger.Entry{w})
 					if sum := tx.Entries[0].Amount.Add(tx.Entries[1].Amount); !sum.IsZero() || tx.Entries[1].AccountID != w.ContraAccountID {
 						t.Fatalf("transaction %s: entries %+v sum to %s", tx.TransactionID, tx.Entries, sum)
 					}
 				}
 				a := b.w.Accounts[0]
-				mine := allTransactions(t, b.db, rng, store.JournalOptions{AccountID: a.AccountID})
+				mine := allTransactions(t, b.db, rng, ledger.JournalOptions{AccountID: a.AccountID})
 				if len(mine) != len(b.w.EntriesOf(a.AccountID, time.Time{}, time.Time{})) {
 					t.Fatalf("%d transactions of %s", len(mine), a.AccountID)
 				}
@@ -232,7 +231,7 @@ func TestReadBack(t *testing.T) {
 					if to.IsZero() {
 						to = b.w.End
 					}
-					s, es := statement(t, b.db, store.StatementOptions{AccountID: a.AccountID, From: from, To: to})
+					s, es := statement(t, b.db, ledger.StatementOptions{AccountID: a.AccountID, From: from, To: to})
 					what := fmt.Sprintf("%s [%s, %s)", a.AccountID, from, to)
 					want := b.w.EntriesOf(a.AccountID, from, to)
 					sameEntries(t, what, es, want)
@@ -250,7 +249,7 @@ func TestReadBack(t *testing.T) {
 				// Up to the end, the closing balance is the account's
 				// balance: the accounts table, a path apart from the journal.
 				for _, a := range b.w.Accounts {
-					s, _ := statement(t, b.db, store.StatementOptions{AccountID: a.AccountID, From: b.w.Times[0], To: b.w.End})
+					s, _ := statement(t, b.db, ledger.StatementOptions{AccountID: a.AccountID, From: b.w.Times[0], To: b.w.End})
 					now, err := b.db.GetAccount(ctx, a.AccountID)
 					if err != nil || !s.Closing.Equal(now.Balance) || !s.Opening.IsZero() || s.Account.AccountID != a.AccountID {
 						t.Fatalf("%s: closing %s, balance %s (%v); opening %s", a.AccountID, s.Closing, now.Balance, err, s.Opening)
@@ -272,7 +271,7 @@ func TestReadBack(t *testing.T) {
 				n := 0
 				prev := decimal.Zero
 				for i := range len(cuts) - 1 {
-					s, es := statement(t, b.db, store.StatementOptions{AccountID: a.AccountID, From: cuts[i], To: cuts[i+1]})
+					s, es := statement(t, b.db, ledger.StatementOptions{AccountID: a.AccountID, From: cuts[i], To: cuts[i+1]})
 					if !s.Opening.Equal(prev) {
 						t.Fatalf("period %d opens at %s, the previous closed at %s", i, s.Opening, prev)
 					}
@@ -288,7 +287,7 @@ func TestReadBack(t *testing.T) {
 
 // window picks a random range among the workload's times: an end may be
 // open (zero), a bound may fall exactly on a write.
-func window(rng *rand.Rand, w *ledgertest.Workload) (time.Time, time.Time) {
+func window(rng *rand.Rand, w *storetest.Workload) (time.Time, time.Time) {
 	pick := func() time.Time {
 		switch rng.IntN(4) {
 		case 0:
@@ -313,16 +312,16 @@ func TestListAccounts(t *testing.T) {
 	ctx := context.Background()
 	setup := func(t *testing.T) (*store.DB, []string) {
 		t.Helper()
-		db, _ := pgtest.DB(t)
+		db, _ := storetest.DB(t)
 		ids := []string{"b-2", "B-1", "a-10", "a-9", "é-1", "z", "a-1"}
 		for i, id := range ids {
-			ledgertest.Account(t, db, ledgertest.AccountOpts{AccountID: id, Owner: []string{"olga", "oscar"}[i%2],
+			storetest.Account(t, db, storetest.AccountOpts{AccountID: id, Owner: []string{"olga", "oscar"}[i%2],
 				Currency: []string{"USD", "EUR", "JPY"}[i%3], Status: []string{"open", "frozen", "open", "closed"}[i%4]})
 		}
 		slices.Sort(ids) // byte order, as the database's "C" collation
 		return db, ids
 	}
-	list := func(t *testing.T, db *store.DB, o store.AccountListOptions) []string {
+	list := func(t *testing.T, db *store.DB, o ledger.AccountListOptions) []string {
 		t.Helper()
 		var out []string
 		for {
@@ -347,11 +346,11 @@ func TestListAccounts(t *testing.T) {
 		t.Parallel()
 		db, ids := setup(t)
 		for limit := 1; limit <= len(ids)+1; limit++ {
-			if got := list(t, db, store.AccountListOptions{Limit: limit}); !slices.Equal(got, ids) {
+			if got := list(t, db, ledger.AccountListOptions{Limit: limit}); !slices.Equal(got, ids) {
 				t.Fatalf("limit %d: %v, want %v", limit, got, ids)
 			}
 		}
-		p, err := db.ListAccounts(ctx, store.AccountListOptions{})
+		p, err := db.ListAccounts(ctx, ledger.AccountListOptions{})
 		if err != nil || len(p.Accounts) != len(ids) || p.HasMore || p.Accounts[0].Available.String() != "0" {
 			t.Fatalf("default page %+v %v", p, err)
 		}
@@ -368,7 +367,7 @@ func TestListAccounts(t *testing.T) {
 			}
 			all[id] = a
 		}
-		for _, o := range []store.AccountListOptions{
+		for _, o := range []ledger.AccountListOptions{
 			{Currency: "USD"}, {Currency: "EUR", Status: "frozen"}, {OwnerExternalID: "olga"},
 			{OwnerExternalID: "oscar", Status: "open"}, {OwnerExternalID: "oscar", Currency: "JPY", Limit: 1},
 			{Status: "closed"}, {OwnerExternalID: "nobody"}, {Currency: "GBP"},
@@ -390,13 +389,13 @@ func TestListAccounts(t *testing.T) {
 	t.Run("AnAccountCreatedBetweenPages", func(t *testing.T) {
 		t.Parallel()
 		db, _ := setup(t)
-		p, err := db.ListAccounts(ctx, store.AccountListOptions{Limit: 2}) // A-…: B-1, a-1
+		p, err := db.ListAccounts(ctx, ledger.AccountListOptions{Limit: 2}) // A-…: B-1, a-1
 		if err != nil || !p.HasMore {
 			t.Fatal(p, err)
 		}
-		ledgertest.Account(t, db, ledgertest.AccountOpts{AccountID: "A-0"}) // before the cursor: not seen
-		ledgertest.Account(t, db, ledgertest.AccountOpts{AccountID: "y"})   // after it: seen once
-		got := list(t, db, store.AccountListOptions{Cursor: p.NextCursor, Limit: 3})
+		storetest.Account(t, db, storetest.AccountOpts{AccountID: "A-0"}) // before the cursor: not seen
+		storetest.Account(t, db, storetest.AccountOpts{AccountID: "y"})   // after it: seen once
+		got := list(t, db, ledger.AccountListOptions{Cursor: p.NextCursor, Limit: 3})
 		if want := []string{"a-10", "a-9", "b-2", "y", "z", "é-1"}; !slices.Equal(got, want) {
 			t.Fatalf("after the first page: %v, want %v", got, want)
 		}
@@ -404,23 +403,23 @@ func TestListAccounts(t *testing.T) {
 
 	t.Run("BadOptions", func(t *testing.T) {
 		t.Parallel()
-		db, _ := pgtest.DB(t)
+		db, _ := storetest.DB(t)
 		journalCursor := base64.RawURLEncoding.EncodeToString([]byte("e1|0|00000000-0000-0000-0000-000000000000|0"))
 		for _, c := range []struct {
-			o       store.AccountListOptions
+			o       ledger.AccountListOptions
 			pointer string
 		}{
-			{store.AccountListOptions{Limit: -1}, "/limit"},
-			{store.AccountListOptions{Limit: store.MaxLimit + 1}, "/limit"},
-			{store.AccountListOptions{Currency: "usd"}, "/currency"},
-			{store.AccountListOptions{Currency: "XXY"}, "/currency"},
-			{store.AccountListOptions{Status: "gone"}, "/status"},
-			{store.AccountListOptions{OwnerExternalID: "o\x00"}, "/ownerExternalID"},
-			{store.AccountListOptions{OwnerExternalID: "\xff"}, "/ownerExternalID"},
-			{store.AccountListOptions{Cursor: "!!"}, "/cursor"},
-			{store.AccountListOptions{Cursor: journalCursor}, "/cursor"},
-			{store.AccountListOptions{Cursor: base64.RawURLEncoding.EncodeToString([]byte("a1|\x00"))}, "/cursor"},
-			{store.AccountListOptions{Cursor: base64.RawURLEncoding.EncodeToString([]byte("a1|"))}, "/cursor"},
+			{ledger.AccountListOptions{Limit: -1}, "/limit"},
+			{ledger.AccountListOptions{Limit: ledger.MaxLimit + 1}, "/limit"},
+			{ledger.AccountListOptions{Currency: "usd"}, "/currency"},
+			{ledger.AccountListOptions{Currency: "XXY"}, "/currency"},
+			{ledger.AccountListOptions{Status: "gone"}, "/status"},
+			{ledger.AccountListOptions{OwnerExternalID: "o\x00"}, "/ownerExternalID"},
+			{ledger.AccountListOptions{OwnerExternalID: "\xff"}, "/ownerExternalID"},
+			{ledger.AccountListOptions{Cursor: "!!"}, "/cursor"},
+			{ledger.AccountListOptions{Cursor: journalCursor}, "/cursor"},
+			{ledger.AccountListOptions{Cursor: base64.RawURLEncoding.EncodeToString([]byte("a1|\x00"))}, "/cursor"},
+			{ledger.AccountListOptions{Cursor: base64.RawURLEncoding.EncodeToString([]byte("a1|"))}, "/cursor"},
 		} {
 			_, err := db.ListAccounts(ctx, c.o)
 			assertInvalid(t, fmt.Sprintf("%+v", c.o), err, c.pointer)
@@ -441,50 +440,50 @@ func assertInvalid(t *testing.T, what string, err error, pointer string) {
 func TestJournalBadOptions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, _ := pgtest.DB(t)
+	db, _ := storetest.DB(t)
 	day := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	cursor := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 	const tx = "018f0e2a-0000-7000-8000-000000000000"
 	for _, c := range []struct {
-		o       store.JournalOptions
+		o       ledger.JournalOptions
 		pointer string
 	}{
-		{store.JournalOptions{Limit: 101}, "/limit"},
-		{store.JournalOptions{AccountID: "a\x00"}, "/accountID"},
-		{store.JournalOptions{From: day, To: day}, "/to"},
-		{store.JournalOptions{From: day.Add(time.Hour), To: day}, "/to"},
-		{store.JournalOptions{From: time.Date(0, 12, 31, 0, 0, 0, 0, time.UTC)}, "/from"},
-		{store.JournalOptions{To: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, "/to"},
-		{store.JournalOptions{Cursor: "%%"}, "/cursor"},
-		{store.JournalOptions{Cursor: cursor("a1|acc")}, "/cursor"},
-		{store.JournalOptions{Cursor: cursor("e1|1|" + tx)}, "/cursor"},
-		{store.JournalOptions{Cursor: cursor("e1|x|" + tx + "|0")}, "/cursor"},
-		{store.JournalOptions{Cursor: cursor("e1|1|" + tx + "|2")}, "/cursor"},
-		{store.JournalOptions{Cursor: cursor("e1|1|018F0E2A-0000-7000-8000-000000000000|0")}, "/cursor"},
-		{store.JournalOptions{Cursor: cursor("e1|1|not-a-uuid|0")}, "/cursor"},
-		{store.JournalOptions{Cursor: cursor("e1|999999999999999999|" + tx + "|0")}, "/cursor"},
+		{ledger.JournalOptions{Limit: 101}, "/limit"},
+		{ledger.JournalOptions{AccountID: "a\x00"}, "/accountID"},
+		{ledger.JournalOptions{From: day, To: day}, "/to"},
+		{ledger.JournalOptions{From: day.Add(time.Hour), To: day}, "/to"},
+		{ledger.JournalOptions{From: time.Date(0, 12, 31, 0, 0, 0, 0, time.UTC)}, "/from"},
+		{ledger.JournalOptions{To: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, "/to"},
+		{ledger.JournalOptions{Cursor: "%%"}, "/cursor"},
+		{ledger.JournalOptions{Cursor: cursor("a1|acc")}, "/cursor"},
+		{ledger.JournalOptions{Cursor: cursor("e1|1|" + tx)}, "/cursor"},
+		{ledger.JournalOptions{Cursor: cursor("e1|x|" + tx + "|0")}, "/cursor"},
+		{ledger.JournalOptions{Cursor: cursor("e1|1|" + tx + "|2")}, "/cursor"},
+		{ledger.JournalOptions{Cursor: cursor("e1|1|018F0E2A-0000-7000-8000-000000000000|0")}, "/cursor"},
+		{ledger.JournalOptions{Cursor: cursor("e1|1|not-a-uuid|0")}, "/cursor"},
+		{ledger.JournalOptions{Cursor: cursor("e1|999999999999999999|" + tx + "|0")}, "/cursor"},
 	} {
 		_, err := db.ListEntries(ctx, c.o)
 		assertInvalid(t, fmt.Sprintf("entries %+v", c.o), err, c.pointer)
 	}
 	// A cursor of the entries is not one of the transactions.
-	_, err := db.ListTransactions(ctx, store.JournalOptions{Cursor: cursor("e1|1|" + tx + "|0")})
+	_, err := db.ListTransactions(ctx, ledger.JournalOptions{Cursor: cursor("e1|1|" + tx + "|0")})
 	assertInvalid(t, "an entries cursor for transactions", err, "/cursor")
 
-	noop := func(store.StatementSummary) error { return nil }
+	noop := func(ledger.StatementSummary) error { return nil }
 	for _, c := range []struct {
-		o       store.StatementOptions
+		o       ledger.StatementOptions
 		pointer string
 	}{
-		{store.StatementOptions{AccountID: "a", To: day}, "/from"},
-		{store.StatementOptions{AccountID: "a", From: day}, "/to"},
-		{store.StatementOptions{AccountID: "a", From: day, To: day}, "/to"},
-		{store.StatementOptions{AccountID: "a\xff", From: day, To: day.Add(time.Hour)}, "/accountID"},
+		{ledger.StatementOptions{AccountID: "a", To: day}, "/from"},
+		{ledger.StatementOptions{AccountID: "a", From: day}, "/to"},
+		{ledger.StatementOptions{AccountID: "a", From: day, To: day}, "/to"},
+		{ledger.StatementOptions{AccountID: "a\xff", From: day, To: day.Add(time.Hour)}, "/accountID"},
 	} {
-		err := db.Statement(ctx, c.o, noop, func(store.Entry) error { return nil })
+		err := db.Statement(ctx, c.o, noop, func(ledger.Entry) error { return nil })
 		assertInvalid(t, fmt.Sprintf("statement %+v", c.o), err, c.pointer)
 	}
-	err = db.Statement(ctx, store.StatementOptions{AccountID: "settlement:USD", From: day, To: day.Add(time.Hour)}, noop, nil)
+	err = db.Statement(ctx, ledger.StatementOptions{AccountID: "settlement:USD", From: day, To: day.Add(time.Hour)}, noop, nil)
 	if !errors.Is(err, ledger.ErrAccountNotFound) {
 		t.Fatalf("a statement of a system account: %v", err)
 	}
@@ -495,18 +494,18 @@ func TestJournalBadOptions(t *testing.T) {
 func TestStatementStops(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, _ := pgtest.DB(t)
-	ledgertest.Account(t, db, ledgertest.AccountOpts{AccountID: "stop-1", Funds: "10"})
+	db, _ := storetest.DB(t)
+	storetest.Account(t, db, storetest.AccountOpts{AccountID: "stop-1", Funds: "10"})
 	if _, err := db.Adjust(ctx, "stop-1", decimal.RequireFromString("5"), "k2", ""); err != nil {
 		t.Fatal(err)
 	}
-	o := store.StatementOptions{AccountID: "stop-1", From: time.Now().Add(-time.Hour), To: time.Now().Add(time.Hour)}
+	o := ledger.StatementOptions{AccountID: "stop-1", From: time.Now().Add(-time.Hour), To: time.Now().Add(time.Hour)}
 	boom := errors.New("boom")
-	if err := db.Statement(ctx, o, func(store.StatementSummary) error { return boom }, nil); !errors.Is(err, boom) {
+	if err := db.Statement(ctx, o, func(ledger.StatementSummary) error { return boom }, nil); !errors.Is(err, boom) {
 		t.Fatalf("summary error: %v", err)
 	}
 	n := 0
-	err := db.Statement(ctx, o, func(store.StatementSummary) error { return nil }, func(store.Entry) error { n++; return boom })
+	err := db.Statement(ctx, o, func(ledger.StatementSummary) error { return nil }, func(ledger.Entry) error { n++; return boom })
 	if !errors.Is(err, boom) || n != 1 {
 		t.Fatalf("entry error: %v after %d entries", err, n)
 	}

@@ -15,89 +15,6 @@ import (
 	"github.com/provider-ledger/adapter/ledger"
 )
 
-// Finding is a reconciliation finding as stored (table
-// reconciliation_findings), with its issue's identity and state (table
-// reconciliation_issues).
-type Finding struct {
-	Kind, Severity, Subject, Detail string
-	Fixed                           bool
-	// FindingID identifies the issue (kind and subject) across runs; New
-	// is true when this run is the first to see it (since it was last
-	// resolved); Acknowledged when an operator acknowledged it.
-	FindingID         string
-	New, Acknowledged bool
-}
-
-// Issue is a finding's state across runs.
-type Issue struct {
-	FindingID, Kind, Subject string
-	FirstRunID, LastRunID    string
-	FirstSeenOn, LastSeenOn  time.Time
-	AcknowledgedOn           *time.Time
-	AckNote                  string
-}
-
-// Subject is one row of a check: what it is about, and what was found.
-type Subject struct {
-	Subject, Detail string
-}
-
-// Candidate is a hold to compare with the service's view of its payout:
-// only what the comparison needs, since a run holds every candidate (a
-// finding's detail reads the hold again, HoldsByReference). Owner and
-// Status share one string per value.
-type Candidate struct {
-	HoldReference string
-	PayoutID      string
-	Owner         string
-	Status        string
-	PlacedAt      time.Time
-}
-
-// ReconcileSnapshot is what one reconciliation reads, from one consistent
-// snapshot.
-type ReconcileSnapshot struct {
-	Violations              []ledger.Violation
-	StaleHolds              []Subject
-	OrphanCaptures          []Subject
-	OrphanReleases          []Subject
-	DuplicateCreditAttempts []Subject
-	// Candidates: every held hold, and captured and released holds placed
-	// since the cutoff, ordered by owner (when asked for).
-	Candidates []Candidate
-	// Recipients: the owners of destination instruments, each with the
-	// requestIDs credited to their accounts since the credit cutoff (when
-	// asked for).
-	Recipients map[string]map[string]bool
-	// Timings: how long each query of the snapshot took, in the order
-	// run (the invariants by kind, then the other checks).
-	Timings []Timing
-}
-
-// Timing is how long one query of a reconciliation took.
-type Timing struct {
-	// Query is the invariant's kind (Invariant set) or the check's name.
-	Query, Invariant string
-	Took             time.Duration
-}
-
-// ReconcileParams shape one reconciliation's snapshot.
-type ReconcileParams struct {
-	Now time.Time
-	// StaleBefore: a hold held since before it is stale.
-	StaleBefore time.Time
-	// ComparedSince: captured and released holds placed since it are
-	// compared with the service (held holds always are).
-	ComparedSince time.Time
-	// CreditsSince: credits since it are compared with the service's
-	// completed requests for payment.
-	CreditsSince time.Time
-	// WithProvider reads the candidates and recipients.
-	WithProvider bool
-	// Timeout bounds each statement (0: no bound).
-	Timeout time.Duration
-}
-
 // Reconciliation's queries: runs and findings (tables
 // reconciliation_runs, reconciliation_findings, reconciliation_fixes) and
 // the checks beyond the invariants.
@@ -213,26 +130,13 @@ func (db *DB) InsertRun(ctx context.Context, runID string, startedOn time.Time, 
 	return interpret(err)
 }
 
-// FinishParams complete a run.
-type FinishParams struct {
-	RunID      string
-	FinishedOn time.Time
-	Findings   []Finding
-	// Resolve lists the kinds this run checked in full: their issues that
-	// it did not see are resolved.
-	Resolve []string
-	// Status computes the run's status from its findings, once their
-	// issues' state (New, Acknowledged) is known.
-	Status func([]Finding) string
-}
-
 // FinishRun records the run's findings as issues (new, or seen again),
 // resolves the issues of the kinds it checked that it did not see, and
 // completes the run with its status and findings, in one transaction. It
 // returns the findings with their issue's identity and state, and the
 // status.
-func (db *DB) FinishRun(ctx context.Context, p FinishParams) ([]Finding, string, error) {
-	var out []Finding
+func (db *DB) FinishRun(ctx context.Context, p ledger.FinishParams) ([]ledger.Finding, string, error) {
+	var out []ledger.Finding
 	var status string
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		out = append(out[:0], p.Findings...)
@@ -268,7 +172,7 @@ func (db *DB) FinishRun(ctx context.Context, p FinishParams) ([]Finding, string,
 }
 
 // recordIssues upserts the issue of each finding and fills in its state.
-func recordIssues(ctx context.Context, tx pgx.Tx, runID string, now time.Time, fs []Finding) error {
+func recordIssues(ctx context.Context, tx pgx.Tx, runID string, now time.Time, fs []ledger.Finding) error {
 	if len(fs) == 0 {
 		return nil
 	}
@@ -305,17 +209,17 @@ func recordIssues(ctx context.Context, tx pgx.Tx, runID string, now time.Time, f
 // AcknowledgeFinding acknowledges the issue findingID with a note: runs go
 // on reporting it, acknowledged, until it is resolved.
 // ledger.ErrFindingNotFound when there is no such issue.
-func (db *DB) AcknowledgeFinding(ctx context.Context, findingID, note string, now time.Time) (Issue, error) {
+func (db *DB) AcknowledgeFinding(ctx context.Context, findingID, note string, now time.Time) (ledger.Issue, error) {
 	if !ledger.ValidText(findingID) {
-		return Issue{}, ledger.ErrFindingNotFound
+		return ledger.Issue{}, ledger.ErrFindingNotFound
 	}
-	var is Issue
+	var is ledger.Issue
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		return tx.QueryRow(ctx, acknowledgeSQL, findingID, now, note).Scan(&is.FindingID, &is.Kind, &is.Subject,
 			&is.FirstRunID, &is.LastRunID, &is.FirstSeenOn, &is.LastSeenOn, &is.AcknowledgedOn, &is.AckNote)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Issue{}, ledger.ErrFindingNotFound
+		return ledger.Issue{}, ledger.ErrFindingNotFound
 	}
 	return is, err
 }
@@ -369,8 +273,8 @@ func (db *DB) ReleaseLease(ctx context.Context, runID string) error {
 // that a run cannot hold a snapshot open for ever. Every query is a scan or
 // a hash join of whole tables, linear in their size (see
 // TestReconciliationQueriesAreLinear).
-func (db *DB) Reconcile(ctx context.Context, p ReconcileParams) (ReconcileSnapshot, error) {
-	var s ReconcileSnapshot
+func (db *DB) Reconcile(ctx context.Context, p ledger.ReconcileParams) (ledger.ReconcileSnapshot, error) {
+	var s ledger.ReconcileSnapshot
 	err := db.snapshot(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, snapshotTimeoutSQL, strconv.FormatInt(p.Timeout.Milliseconds(), 10)); err != nil {
 			return err
@@ -387,7 +291,7 @@ func (db *DB) Reconcile(ctx context.Context, p ReconcileParams) (ReconcileSnapsh
 			if err := q.read(ctx, tx); err != nil {
 				return fmt.Errorf("%s: %w", q.name, err)
 			}
-			s.Timings = append(s.Timings, Timing{Query: q.name, Took: time.Since(start)})
+			s.Timings = append(s.Timings, ledger.Timing{Query: q.name, Took: time.Since(start)})
 		}
 		return nil
 	})
@@ -403,15 +307,15 @@ type reconcileQuery struct {
 
 // reconcileQueries are the checks of a snapshot beyond the invariants,
 // each reading into s; the comparison's are skipped without a provider.
-func reconcileQueries(p ReconcileParams, s *ReconcileSnapshot) []reconcileQuery {
-	subjects := func(dst *[]Subject, sql string, args ...any) func(context.Context, pgx.Tx) error {
+func reconcileQueries(p ledger.ReconcileParams, s *ledger.ReconcileSnapshot) []reconcileQuery {
+	subjects := func(dst *[]ledger.Subject, sql string, args ...any) func(context.Context, pgx.Tx) error {
 		return func(ctx context.Context, tx pgx.Tx) error {
 			rows, err := tx.Query(ctx, sql, args...)
 			if err != nil {
 				return err
 			}
-			*dst, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Subject, error) {
-				var x Subject
+			*dst, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Subject, error) {
+				var x ledger.Subject
 				return x, r.Scan(&x.Subject, &x.Detail)
 			})
 			return err
@@ -435,17 +339,17 @@ func reconcileQueries(p ReconcileParams, s *ReconcileSnapshot) []reconcileQuery 
 
 // candidates reads the candidates in the snapshot's order (by owner),
 // one string per distinct owner and status: a run holds them all.
-func candidates(ctx context.Context, tx pgx.Tx, since time.Time) ([]Candidate, error) {
+func candidates(ctx context.Context, tx pgx.Tx, since time.Time) ([]ledger.Candidate, error) {
 	rows, err := tx.Query(ctx, candidatesSQL, since)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Candidate
+	var out []ledger.Candidate
 	var owner, status pgtype.DriverBytes
 	var owners, statuses interned
 	for rows.Next() {
-		var c Candidate
+		var c ledger.Candidate
 		if err := rows.Scan(&c.HoldReference, &c.PayoutID, &owner, &status, &c.PlacedAt); err != nil {
 			return nil, err
 		}
@@ -515,37 +419,14 @@ func recipients(ctx context.Context, tx pgx.Tx, since time.Time) (map[string]map
 	return out, rows.Err()
 }
 
-// FixParams is a fix of one hold by a reconciliation run.
-type FixParams struct {
-	RunID         string
-	HoldReference string
-	PayoutID      string
-	// Status is what the hold becomes: holds.StatusCaptured or
-	// holds.StatusReleased.
-	Status       string
-	PayoutStatus string // the payout's status at the service that calls for the fix
-	Reason       string // the release reason
-	Now          time.Time
-}
-
-// FixResult is the outcome of FixHold.
-type FixResult struct {
-	// Fixed: the hold was held and is settled now by this fix.
-	Fixed bool
-	// EndedAs is the hold's status when it was not held any more.
-	EndedAs       string
-	Reference     string
-	TransactionID string // the capture's journal transaction
-}
-
 // FixHold settles a held hold as a reconciliation fix: by hold_settle, the
 // callbacks' own decision (a capture journaled as kind reconciliation),
 // with a row of reconciliation_fixes in the same transaction. A hold that
 // is no longer held (a late callback, a concurrent run) is left alone.
-func (db *DB) FixHold(ctx context.Context, p FixParams) (FixResult, error) {
-	var res FixResult
+func (db *DB) FixHold(ctx context.Context, p holds.FixParams) (holds.FixResult, error) {
+	var res holds.FixResult
 	err := db.tx(ctx, func(tx pgx.Tx) error {
-		res = FixResult{}
+		res = holds.FixResult{}
 		action, prefix, kind := "release", "rel_", any(nil)
 		txID := ledger.NewTransactionID()
 		var txArg *uuid.UUID

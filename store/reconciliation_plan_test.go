@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // planSeed gives the planner tables of a few thousand rows (statistics,
@@ -57,7 +57,7 @@ ANALYZE accounts, instruments, holds, hold_settlements, open_holds, journal, adj
 func TestReconciliationQueriesAreLinear(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	_, pool := pgtest.DB(t)
+	_, pool := storetest.DB(t)
 	if _, err := pool.Exec(ctx, planSeed); err != nil {
 		t.Fatal(err)
 	}

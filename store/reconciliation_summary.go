@@ -2,18 +2,9 @@ package store
 
 import (
 	"context"
-	"time"
-)
 
-// LastRun sums up the last finished reconciliation run, for the
-// reconciliation metrics.
-type LastRun struct {
-	// FinishedOn is when it finished; zero when no run has finished.
-	FinishedOn time.Time
-	// Open counts its findings by severity that are neither fixed nor
-	// acknowledged (as of now: an acknowledgement after the run counts).
-	Open map[string]int
-}
+	"github.com/provider-ledger/adapter/ledger"
+)
 
 // lastRunSQL: runs go one at a time (the lease), so the last started of
 // the finished runs is the last finished, found through the started_on
@@ -26,10 +17,10 @@ FROM last l LEFT JOIN reconciliation_findings f ON f.run_id = l.run_id AND NOT f
     AND NOT EXISTS (SELECT 1 FROM reconciliation_issues i WHERE i.finding_id = f.finding_id AND i.acknowledged_on IS NOT NULL)
 GROUP BY l.finished_on, f.severity`
 
-// LastRun reads the last finished reconciliation run's time and open
+// ledger.LastRun reads the last finished reconciliation run's time and open
 // findings.
-func (db *DB) LastRun(ctx context.Context) (LastRun, error) {
-	out := LastRun{Open: map[string]int{}}
+func (db *DB) LastRun(ctx context.Context) (ledger.LastRun, error) {
+	out := ledger.LastRun{Open: map[string]int{}}
 	rows, err := db.pool.Query(ctx, lastRunSQL)
 	if err != nil {
 		return out, interpret(err)

@@ -6,23 +6,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/provider-ledger/adapter/envelope"
 )
 
-// SecretRow is one row of signing_secrets (the keyring): the secret
-// encrypted under a KEK, never in clear. Package keyring encrypts and
-// decrypts; this package only stores.
-type SecretRow struct {
-	SecretID       string
-	Fingerprint    string
-	KEKFingerprint string
-	Nonce          []byte // nil once retired
-	Ciphertext     []byte // nil once retired
-	Source         string
-	AddedOn        time.Time
-	RetiredOn      *time.Time
-}
-
-// Queries on signing_secrets (schema/migrations/004_signing_secrets.sql).
+// Queries on signing_secrets (its table in schema/schema.sql).
 const (
 	secretColumns = `secret_id, fingerprint, kek_fingerprint, nonce, ciphertext, source, added_on, retired_on`
 
@@ -68,28 +56,28 @@ WHERE secret_id = $1 AND retired_on IS NULL AND kek_fingerprint = $2 AND nonce =
 	bootstrapLockSQL = `SELECT pg_advisory_xact_lock(7240190817223431001)`
 )
 
-func scanSecret(row pgx.Row) (SecretRow, error) {
-	var s SecretRow
+func scanSecret(row pgx.Row) (envelope.StoredSecret, error) {
+	var s envelope.StoredSecret
 	err := row.Scan(&s.SecretID, &s.Fingerprint, &s.KEKFingerprint, &s.Nonce, &s.Ciphertext, &s.Source, &s.AddedOn, &s.RetiredOn)
 	return s, err
 }
 
-func (db *DB) secrets(ctx context.Context, sql string) ([]SecretRow, error) {
+func (db *DB) secrets(ctx context.Context, sql string) ([]envelope.StoredSecret, error) {
 	rows, err := db.pool.Query(ctx, sql)
 	if err != nil {
 		return nil, interpret(err)
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (SecretRow, error) { return scanSecret(r) })
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (envelope.StoredSecret, error) { return scanSecret(r) })
 	return out, interpret(err)
 }
 
 // ListSecrets returns every secret, active and retired, newest first.
-func (db *DB) ListSecrets(ctx context.Context) ([]SecretRow, error) {
+func (db *DB) ListSecrets(ctx context.Context) ([]envelope.StoredSecret, error) {
 	return db.secrets(ctx, listSecretsSQL)
 }
 
 // ActiveSecrets returns the active secrets, newest first.
-func (db *DB) ActiveSecrets(ctx context.Context) ([]SecretRow, error) {
+func (db *DB) ActiveSecrets(ctx context.Context) ([]envelope.StoredSecret, error) {
 	return db.secrets(ctx, activeSecretsSQL)
 }
 
@@ -104,8 +92,8 @@ func (db *DB) CountActiveSecrets(ctx context.Context) (int, error) {
 // then it reads that row and returns it with created false, after same
 // (when not nil) accepted it (the keyring checks that it holds the same
 // secret; its error is returned as is).
-func (db *DB) AddSecret(ctx context.Context, row SecretRow, same func(SecretRow) error) (SecretRow, bool, error) {
-	var out SecretRow
+func (db *DB) AddSecret(ctx context.Context, row envelope.StoredSecret, same func(envelope.StoredSecret) error) (envelope.StoredSecret, bool, error) {
+	var out envelope.StoredSecret
 	var created bool
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		var err error
@@ -115,21 +103,21 @@ func (db *DB) AddSecret(ctx context.Context, row SecretRow, same func(SecretRow)
 	return out, created, err
 }
 
-func addSecret(ctx context.Context, tx pgx.Tx, row SecretRow, same func(SecretRow) error) (SecretRow, bool, error) {
+func addSecret(ctx context.Context, tx pgx.Tx, row envelope.StoredSecret, same func(envelope.StoredSecret) error) (envelope.StoredSecret, bool, error) {
 	out, err := scanSecret(tx.QueryRow(ctx, insertSecretSQL, row.SecretID, row.Fingerprint, row.KEKFingerprint,
 		row.Nonce, row.Ciphertext, row.Source, row.AddedOn))
 	if err == nil {
 		return out, true, nil
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
-		return SecretRow{}, false, err
+		return envelope.StoredSecret{}, false, err
 	}
 	if out, err = scanSecret(tx.QueryRow(ctx, secretByFingerprintSQL, row.Fingerprint)); err != nil {
-		return SecretRow{}, false, err
+		return envelope.StoredSecret{}, false, err
 	}
 	if same != nil {
 		if err := same(out); err != nil {
-			return SecretRow{}, false, err
+			return envelope.StoredSecret{}, false, err
 		}
 	}
 	return out, false, nil
@@ -140,7 +128,7 @@ func addSecret(ctx context.Context, tx pgx.Tx, row SecretRow, same func(SecretRo
 // before, when not nil, runs after the row is written and before the
 // commit (the embedded bootstrap writes the secret's file there: a failed
 // write stores nothing). It reports whether row was added.
-func (db *DB) AddSecretIfNone(ctx context.Context, row SecretRow, before func() error) (bool, error) {
+func (db *DB) AddSecretIfNone(ctx context.Context, row envelope.StoredSecret, before func() error) (bool, error) {
 	added := false
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		added = false
@@ -183,23 +171,11 @@ func (db *DB) RetireSecret(ctx context.Context, secretID string, now time.Time) 
 	return deref(fp), found, err
 }
 
-// SecretRekey is the re-encryption of one active row: from the material
-// the caller read and decrypted (FromKEKFingerprint, FromNonce) to a new
-// one.
-type SecretRekey struct {
-	SecretID           string
-	FromKEKFingerprint string
-	FromNonce          []byte
-	KEKFingerprint     string
-	Nonce              []byte
-	Ciphertext         []byte
-}
-
 // RekeySecret replaces an active row's encrypted secret with r's, in one
 // transaction, when the row still holds the material r was made from. It
 // reports whether it did: false when the row was retired, deleted or
 // re-encrypted meanwhile (by another replica, say).
-func (db *DB) RekeySecret(ctx context.Context, r SecretRekey) (bool, error) {
+func (db *DB) RekeySecret(ctx context.Context, r envelope.SecretRekey) (bool, error) {
 	var done bool
 	err := db.tx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, rekeySecretSQL, r.SecretID, r.FromKEKFingerprint, r.FromNonce, r.KEKFingerprint, r.Nonce, r.Ciphertext)

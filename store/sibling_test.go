@@ -7,8 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestSibling: a sibling pool answers while every connection of its
@@ -18,7 +18,7 @@ func TestSibling(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	url := pgtest.URL(t)
+	url := storetest.URL(t)
 	db, err := store.Open(ctx, url, store.Options{MaxConns: 3})
 	if err != nil {
 		t.Fatal(err)

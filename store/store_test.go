@@ -9,10 +9,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/provider-ledger/adapter/holds"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestLedgerThroughTheFunctions builds a ledger through the server-side
@@ -23,7 +22,7 @@ import (
 func TestLedgerThroughTheFunctions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := pgtest.URL(t)
+	url := storetest.URL(t)
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
 		t.Fatal(err)
@@ -69,8 +68,8 @@ p_fraud_deny => 0.9, p_fraud_stepup => 0.75, p_hold_reference => 'hold_' || $2::
 	}
 	defer db.Close()
 	// 100 + 7 - 10 captured; held: the 12 of mp-3.
-	ledgertest.AssertBalances(t, db, "m-1", "97", "12", "85")
-	ledgertest.AssertInvariants(t, db)
+	storetest.AssertBalances(t, db, "m-1", "97", "12", "85")
+	storetest.AssertInvariants(t, db)
 	for ref, want := range map[string]string{"hold_mp-1": holds.StatusCaptured, "hold_mp-2": holds.StatusReleased, "hold_mp-3": holds.StatusHeld} {
 		if h, err := db.GetHold(ctx, ref); err != nil || h.Status != want {
 			t.Errorf("hold %s: %+v %v, want %s", ref, h, err, want)
@@ -104,7 +103,7 @@ p_fraud_deny => 0.9, p_fraud_stepup => 0.75, p_hold_reference => 'unused')`, key
 // parameter of its function, and every parameter is given.
 func TestNamedCallsMatchTheFunctions(t *testing.T) {
 	t.Parallel()
-	_, pool := pgtest.DB(t)
+	_, pool := storetest.DB(t)
 	for fn, sql := range store.CallSQL() {
 		var names []string
 		if err := pool.QueryRow(context.Background(), `SELECT array_agg(n) FROM pg_proc p, unnest(p.proargnames[1:p.pronargs]) n
@@ -127,8 +126,8 @@ WHERE p.proname = $1`, fn).Scan(&names); err != nil {
 // ledger ten times larger costs ten times more, not a hundred.
 func TestInvariantChecksAreLinear(t *testing.T) {
 	t.Parallel()
-	db, pool := pgtest.DB(t)
-	ledgertest.Account(t, db, ledgertest.AccountOpts{AccountID: "lin-1", Funds: "5"})
+	db, pool := storetest.DB(t)
+	storetest.Account(t, db, storetest.AccountOpts{AccountID: "lin-1", Funds: "5"})
 	for name, sql := range store.InvariantSQL() {
 		rows, err := pool.Query(context.Background(), "EXPLAIN "+sql)
 		if err != nil {
@@ -152,8 +151,8 @@ func TestInvariantChecksAreLinear(t *testing.T) {
 // caller learns ErrTimeout, and nothing commits later.
 func TestDeadlineCancelsAndRollsBack(t *testing.T) {
 	t.Parallel()
-	db, pool := pgtest.DB(t)
-	ledgertest.Account(t, db, ledgertest.AccountOpts{AccountID: "dl-1", Owner: "dora", Funds: "10", Source: "src-dl"})
+	db, pool := storetest.DB(t)
+	storetest.Account(t, db, storetest.AccountOpts{AccountID: "dl-1", Owner: "dora", Funds: "10", Source: "src-dl"})
 	ctx := context.Background()
 	lock, err := pool.Begin(ctx)
 	if err != nil {
@@ -164,8 +163,8 @@ func TestDeadlineCancelsAndRollsBack(t *testing.T) {
 	}
 	dctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 	defer cancel()
-	_, err = db.Authorize(dctx, store.AuthorizeParams{Key: "k", Fingerprint: make([]byte, 32), KeyFingerprint: "t", Now: time.Now(),
-		PayoutID: "dl-p", ExternalID: "dora", FundingSource: "src-dl", Currency: "USD", Amount: ledgertest.USD("1").Value,
+	_, err = db.Authorize(dctx, holds.AuthorizeParams{Key: "k", Fingerprint: make([]byte, 32), KeyFingerprint: "t", Now: time.Now(),
+		PayoutID: "dl-p", ExternalID: "dora", FundingSource: "src-dl", Currency: "USD", Amount: storetest.USD("1").Value,
 		FraudDeny: 0.9, FraudStepUp: 0.75, HoldReference: ledger.NewReference("hold_")})
 	if ledger.CodeOf(err) != ledger.CodeTimeout {
 		t.Fatalf("blocked past the deadline: %v, want a timeout", err)
@@ -173,10 +172,10 @@ func TestDeadlineCancelsAndRollsBack(t *testing.T) {
 	if err := lock.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // anything still running would commit now
+	storetest.WaitForIdle(t, pool) // anything still running has committed or rolled back now
 	var n int
 	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM holds) + (SELECT count(*) FROM callback_authorize)`).Scan(&n); err != nil || n != 0 {
 		t.Fatalf("%d rows committed after the timeout (%v)", n, err)
 	}
-	ledgertest.AssertBalances(t, db, "dl-1", "10", "0", "10")
+	storetest.AssertBalances(t, db, "dl-1", "10", "0", "10")
 }

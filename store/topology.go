@@ -29,6 +29,7 @@ type Identity struct {
 	Timeline uint32
 }
 
+// String implements fmt.Stringer: the Identity in one line.
 func (id Identity) String() string {
 	return fmt.Sprintf("system %d timeline %d", id.SystemID, id.Timeline)
 }

@@ -12,10 +12,9 @@ import (
 	"testing"
 
 	"github.com/provider-ledger/adapter/admin"
-	"github.com/provider-ledger/adapter/internal/ledgertest"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 type adminCLI struct {
@@ -28,12 +27,12 @@ func newAdminCLI(t *testing.T) adminCLI { return newAdminCLIToken(t, "") }
 // newAdminCLIToken is newAdminCLI with an admin API that requires token.
 func newAdminCLIToken(t *testing.T, token string) adminCLI {
 	t.Helper()
-	db, _ := pgtest.DB(t)
+	db, _ := storetest.DB(t)
 	kek := make([]byte, 32)
 	if _, err := rand.Read(kek); err != nil {
 		t.Fatal(err)
 	}
-	secrets, err := keyring.NewStore(db, kek, keyring.StoreOptions{})
+	secrets, err := keyring.NewVault(db, kek, keyring.VaultOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,10 +135,10 @@ func TestAdminCommands(t *testing.T) {
 	})
 
 	t.Run("Holds", func(t *testing.T) {
-		ledgertest.Account(t, c.db, ledgertest.AccountOpts{AccountID: "cli-h", Owner: "hank", Funds: "10", Source: "src-cli-h"})
+		storetest.Account(t, c.db, storetest.AccountOpts{AccountID: "cli-h", Owner: "hank", Funds: "10", Source: "src-cli-h"})
 		var refs []string
 		for _, p := range []string{"cp-1", "cp-2", "cp-3"} {
-			d := ledgertest.Hold(t, c.db, p, "hank", "src-cli-h", "1")
+			d := storetest.Hold(t, c.db, p, "hank", "src-cli-h", "1")
 			if !d.Approved() {
 				t.Fatal(d)
 			}
@@ -268,7 +267,7 @@ func TestAdminTokenFromTheEnvironment(t *testing.T) {
 }
 
 func TestMigrate(t *testing.T) { // not parallel: it sets DATABASE_URL
-	url := pgtest.URL(t)
+	url := storetest.URL(t)
 	var out, errb bytes.Buffer
 	if code := run(context.Background(), []string{"migrate", "--database-url", url}, &out, &errb); code != 0 || !strings.Contains(out.String(), "schema at version") {
 		t.Fatalf("migrate: %d %q %q", code, out.String(), errb.String())

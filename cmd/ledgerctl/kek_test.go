@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/provider-ledger/adapter/admin"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/keyring"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 func randomKEK(t *testing.T) []byte {
@@ -39,10 +39,10 @@ type kekReplicas struct {
 
 func newKEKReplicas(t *testing.T) kekReplicas {
 	t.Helper()
-	db, pool := pgtest.DB(t)
+	db, pool := storetest.DB(t)
 	r := kekReplicas{oldKEK: randomKEK(t), newKEK: randomKEK(t), pool: pool}
-	serve := func(kek, previous []byte) (adminCLI, *keyring.Store) {
-		s, err := keyring.NewStore(db, kek, keyring.StoreOptions{PreviousKEK: previous})
+	serve := func(kek, previous []byte) (adminCLI, *keyring.Vault) {
+		s, err := keyring.NewVault(db, kek, keyring.VaultOptions{PreviousKEK: previous})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +50,7 @@ func newKEKReplicas(t *testing.T) kekReplicas {
 		t.Cleanup(srv.Close)
 		return adminCLI{url: srv.URL, db: db}, s
 	}
-	var oldStore *keyring.Store
+	var oldStore *keyring.Vault
 	r.old, oldStore = serve(r.oldKEK, nil)
 	r.rotated, _ = serve(r.newKEK, r.oldKEK)
 	for range 2 {

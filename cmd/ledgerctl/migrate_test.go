@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/provider-ledger/adapter/embedpg"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/schema"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 func runCtl(args ...string) (code int, stdout, stderr string) {
@@ -35,7 +35,7 @@ func TestMigrateStatusAndUp(t *testing.T) {
 
 	t.Run("StatusDryRunUpStatus", func(t *testing.T) {
 		t.Parallel()
-		url := pgtest.EmptyURL(t)
+		url := storetest.EmptyURL(t)
 		code, out, errs := runCtl("migrate", "status", "--database-url", url)
 		if code != 1 || !strings.Contains(out, "database version  0") || !strings.Contains(out, all[0].Name) ||
 			!strings.Contains(out, all[len(all)-1].Name) || !strings.Contains(out, "ledgerctl migrate") {
@@ -67,7 +67,7 @@ func TestMigrateStatusAndUp(t *testing.T) {
 
 	t.Run("UpWaitsForTheLockThenGivesUp", func(t *testing.T) {
 		t.Parallel()
-		url := pgtest.EmptyURL(t)
+		url := storetest.EmptyURL(t)
 		ctx := context.Background()
 		holder, err := pgx.Connect(ctx, url)
 		if err != nil {
@@ -90,7 +90,7 @@ func TestMigrateStatusAndUp(t *testing.T) {
 func TestMigrateAppliesAChangedFunctionFile(t *testing.T) {
 	t.Parallel()
 	latest := schema.Latest()
-	url := pgtest.URL(t)
+	url := storetest.URL(t)
 	conn, err := pgx.Connect(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)

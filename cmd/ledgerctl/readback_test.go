@@ -10,7 +10,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/provider-ledger/adapter/internal/ledgertest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestReadbackCommands drives accounts list, holds list --account, journal
@@ -20,17 +20,17 @@ func TestReadbackCommands(t *testing.T) {
 	setup := func(t *testing.T) adminCLI {
 		t.Helper()
 		c := newAdminCLI(t)
-		ledgertest.Account(t, c.db, ledgertest.AccountOpts{AccountID: "rb-1", Owner: "rita", Funds: "100.10", Source: "src-rb-1"})
-		ledgertest.Account(t, c.db, ledgertest.AccountOpts{AccountID: "rb-2", Owner: "rita", Currency: "EUR", Status: "frozen"})
-		ledgertest.Account(t, c.db, ledgertest.AccountOpts{AccountID: "rb-3", Owner: "ron", Funds: "7"})
+		storetest.Account(t, c.db, storetest.AccountOpts{AccountID: "rb-1", Owner: "rita", Funds: "100.10", Source: "src-rb-1"})
+		storetest.Account(t, c.db, storetest.AccountOpts{AccountID: "rb-2", Owner: "rita", Currency: "EUR", Status: "frozen"})
+		storetest.Account(t, c.db, storetest.AccountOpts{AccountID: "rb-3", Owner: "ron", Funds: "7"})
 		if code, _, errs := c.run(t, "adjust", "rb-1", "-0.35", "--key", "fee-1", "--memo", "fee, \"monthly\""); code != 0 {
 			t.Fatalf("adjust: %s", errs)
 		}
-		d := ledgertest.Hold(t, c.db, "rb-p1", "rita", "src-rb-1", "20")
-		if !d.Approved() || !ledgertest.Settle(t, c.db, "rb-p1", d.Reference, true).Approved() {
+		d := storetest.Hold(t, c.db, "rb-p1", "rita", "src-rb-1", "20")
+		if !d.Approved() || !storetest.Settle(t, c.db, "rb-p1", d.Reference, true).Approved() {
 			t.Fatal("hold and capture")
 		}
-		if !ledgertest.Hold(t, c.db, "rb-p2", "rita", "src-rb-1", "5").Approved() {
+		if !storetest.Hold(t, c.db, "rb-p2", "rita", "src-rb-1", "5").Approved() {
 			t.Fatal("hold")
 		}
 		return c

@@ -10,6 +10,7 @@ import (
 
 	"github.com/provider-ledger/adapter/adminapi"
 	"github.com/provider-ledger/adapter/internal/cli"
+	"github.com/provider-ledger/adapter/ledger"
 )
 
 // Exit codes of `ledgerctl reconcile`. 1 and 2 are the run's verdict, so an
@@ -108,7 +109,7 @@ longer sees it); seen again after that, it is new.`,
 
 // verdict comes from the findings themselves, not the status member, so
 // that it cannot disagree with what is printed.
-func verdict(findings []adminapi.Finding) int {
+func verdict(findings []ledger.Finding) int {
 	code := reconcileClean
 	for _, f := range findings {
 		switch {

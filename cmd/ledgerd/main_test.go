@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/provider-ledger/adapter/internal/buildinfo"
-	"github.com/provider-ledger/adapter/internal/pgtest"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 var (
@@ -166,102 +166,98 @@ func httpOK(url string) bool {
 	return resp.StatusCode == 200
 }
 
-func TestLedgerd(t *testing.T) {
+// TestLedgerdVersion: the release of CHANGELOG.md (as internal/buildinfo
+// holds it), then the revision go build recorded, then the Go version.
+func TestLedgerdVersion(t *testing.T) {
 	t.Parallel()
+	out, err := exec.Command(ledgerd(t), "--version").Output()
+	line := string(out)
+	if err != nil || !strings.HasPrefix(line, "ledgerd "+buildinfo.Version+", revision ") || !strings.HasSuffix(line, ", "+runtime.Version()+"\n") {
+		t.Fatalf("ledgerd --version: %q %v; want \"ledgerd %s, revision …, %s\"", out, err, buildinfo.Version, runtime.Version())
+	}
+}
 
-	t.Run("Version", func(t *testing.T) {
-		// The release of CHANGELOG.md (as internal/buildinfo holds it),
-		// then the revision go build recorded, then the Go version.
-		t.Parallel()
-		out, err := exec.Command(ledgerd(t), "--version").Output()
-		line := string(out)
-		if err != nil || !strings.HasPrefix(line, "ledgerd "+buildinfo.Version+", revision ") || !strings.HasSuffix(line, ", "+runtime.Version()+"\n") {
-			t.Fatalf("ledgerd --version: %q %v; want \"ledgerd %s, revision …, %s\"", out, err, buildinfo.Version, runtime.Version())
-		}
-	})
+func TestLedgerdTakenPortStopsItBeforeInitdb(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dir := filepath.Join(t.TempDir(), "data")
+	p := startProc(t, "DATABASE_URL=", "LEDGER_DATA_DIR="+dir, "LEDGER_LISTEN=127.0.0.1:0", "LEDGER_ADMIN_LISTEN="+ln.Addr().String())
+	if code := p.exit(t); code != 1 || !strings.Contains(p.log(), "LEDGER_ADMIN_LISTEN "+ln.Addr().String()+" cannot be listened on") {
+		t.Fatalf("exit %d, log:\n%s", code, p.log())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "pg")); err == nil {
+		t.Fatal("the embedded cluster was created before the port was checked")
+	}
+}
 
-	t.Run("TakenPortStopsItBeforeInitdb", func(t *testing.T) {
-		t.Parallel()
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
+func TestLedgerdWaitsForTheDatabaseThenServes(t *testing.T) {
+	t.Parallel()
+	target := storetest.URL(t) // 127.0.0.1:5432 or TEST_DATABASE_URL's host
+	dbAddr, admin := freeAddr(t), freeAddr(t)
+	url := strings.Replace(target, hostPort(t, target), dbAddr, 1)
+	p := startProc(t, "DATABASE_URL="+url, "LEDGER_PROVIDER_ID=bank-w", "LEDGER_LISTEN="+freeAddr(t), "LEDGER_ADMIN_LISTEN="+admin,
+		"LEDGER_SIGNING_SECRETS="+randomKey(t), "LEDGER_LOG_LEVEL=warn")
+	p.waitLog(t, "waiting for the database", 2)
+	proxy(t, dbAddr, hostPort(t, target)) // the database comes up
+	for deadline := time.Now().Add(60 * time.Second); !httpOK("http://" + admin + "/readyz"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready within 60s of the database coming up; log:\n%s", p.log())
 		}
-		defer ln.Close()
-		dir := filepath.Join(t.TempDir(), "data")
-		p := startProc(t, "DATABASE_URL=", "LEDGER_DATA_DIR="+dir, "LEDGER_LISTEN=127.0.0.1:0", "LEDGER_ADMIN_LISTEN="+ln.Addr().String())
-		if code := p.exit(t); code != 1 || !strings.Contains(p.log(), "LEDGER_ADMIN_LISTEN "+ln.Addr().String()+" cannot be listened on") {
-			t.Fatalf("exit %d, log:\n%s", code, p.log())
-		}
-		if _, err := os.Stat(filepath.Join(dir, "pg")); err == nil {
-			t.Fatal("the embedded cluster was created before the port was checked")
-		}
-	})
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.exit(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM", code)
+	}
+	if log := p.log(); strings.Contains(log, "ledgerd listening") || !strings.Contains(log, "connection refused") {
+		t.Fatalf("at LEDGER_LOG_LEVEL=warn the log should hold the waits with their cause and no info line:\n%s", log)
+	}
+}
 
-	t.Run("WaitsForTheDatabaseThenServes", func(t *testing.T) {
-		t.Parallel()
-		target := pgtest.URL(t) // 127.0.0.1:5432 or TEST_DATABASE_URL's host
-		dbAddr, admin := freeAddr(t), freeAddr(t)
-		url := strings.Replace(target, hostPort(t, target), dbAddr, 1)
-		p := startProc(t, "DATABASE_URL="+url, "LEDGER_PROVIDER_ID=bank-w", "LEDGER_LISTEN="+freeAddr(t), "LEDGER_ADMIN_LISTEN="+admin,
-			"LEDGER_SIGNING_SECRETS="+randomKey(t), "LEDGER_LOG_LEVEL=warn")
-		p.waitLog(t, "waiting for the database", 2)
-		proxy(t, dbAddr, hostPort(t, target)) // the database comes up
-		for deadline := time.Now().Add(60 * time.Second); !httpOK("http://" + admin + "/readyz"); time.Sleep(50 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("not ready within 60s of the database coming up; log:\n%s", p.log())
-			}
-		}
-		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		if code := p.exit(t); code != 0 {
-			t.Fatalf("exit %d after SIGTERM", code)
-		}
-		if log := p.log(); strings.Contains(log, "ledgerd listening") || !strings.Contains(log, "connection refused") {
-			t.Fatalf("at LEDGER_LOG_LEVEL=warn the log should hold the waits with their cause and no info line:\n%s", log)
-		}
-	})
+func TestLedgerdSIGTERMWhileWaitingIsACleanExit(t *testing.T) {
+	t.Parallel()
+	db := freeAddr(t)
+	p := startProc(t, "DATABASE_URL=postgres://nobody@"+db+"/none", "LEDGER_PROVIDER_ID=bank-w",
+		"LEDGER_LISTEN="+freeAddr(t), "LEDGER_ADMIN_LISTEN="+freeAddr(t))
+	p.waitLog(t, "waiting for the database", 1)
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.exit(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM while waiting", code)
+	}
+	// The driver's error (a line per address tried) is summarized.
+	if want := `"err":"cannot connect to Postgres at ` + db + `: connection refused; is Postgres running there? (DATABASE_URL)"`; !strings.Contains(p.log(), want) {
+		t.Fatalf("the wait does not say %s:\n%s", want, p.log())
+	}
+}
 
-	t.Run("SIGTERMWhileWaitingIsACleanExit", func(t *testing.T) {
-		t.Parallel()
-		db := freeAddr(t)
-		p := startProc(t, "DATABASE_URL=postgres://nobody@"+db+"/none", "LEDGER_PROVIDER_ID=bank-w",
-			"LEDGER_LISTEN="+freeAddr(t), "LEDGER_ADMIN_LISTEN="+freeAddr(t))
-		p.waitLog(t, "waiting for the database", 1)
-		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		if code := p.exit(t); code != 0 {
-			t.Fatalf("exit %d after SIGTERM while waiting", code)
-		}
-		// The driver's error (a line per address tried) is summarized.
-		if want := `"err":"cannot connect to Postgres at ` + db + `: connection refused; is Postgres running there? (DATABASE_URL)"`; !strings.Contains(p.log(), want) {
-			t.Fatalf("the wait does not say %s:\n%s", want, p.log())
-		}
-	})
-
-	t.Run("EmbeddedPrintsItsURLWithoutThePassword", func(t *testing.T) {
-		t.Parallel()
-		dir := t.TempDir()
-		admin := freeAddr(t)
-		p := startProc(t, "DATABASE_URL=", "LEDGER_DATA_DIR="+dir, "LEDGER_LISTEN="+freeAddr(t), "LEDGER_ADMIN_LISTEN="+admin)
-		p.waitLog(t, "ledgerd listening", 1)
-		pw, err := os.ReadFile(filepath.Join(dir, "pg-password"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		log := p.log()
-		if !strings.Contains(log, "embedded Postgres ready") || !strings.Contains(log, "passfile="+filepath.Join(dir, "pgpass")) ||
-			strings.Contains(log, strings.TrimSpace(string(pw))) {
-			t.Fatalf("the start-up log should name the URL with its passfile and never the password:\n%s", log)
-		}
-		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		if code := p.exit(t); code != 0 {
-			t.Fatalf("exit %d after SIGTERM", code)
-		}
-	})
+func TestLedgerdEmbeddedPrintsItsURLWithoutThePassword(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	admin := freeAddr(t)
+	p := startProc(t, "DATABASE_URL=", "LEDGER_DATA_DIR="+dir, "LEDGER_LISTEN="+freeAddr(t), "LEDGER_ADMIN_LISTEN="+admin)
+	p.waitLog(t, "ledgerd listening", 1)
+	pw, err := os.ReadFile(filepath.Join(dir, "pg-password"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := p.log()
+	if !strings.Contains(log, "embedded Postgres ready") || !strings.Contains(log, "passfile="+filepath.Join(dir, "pgpass")) ||
+		strings.Contains(log, strings.TrimSpace(string(pw))) {
+		t.Fatalf("the start-up log should name the URL with its passfile and never the password:\n%s", log)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.exit(t); code != 0 {
+		t.Fatalf("exit %d after SIGTERM", code)
+	}
 }
 
 func hostPort(t *testing.T, url string) string {

@@ -18,11 +18,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
 
 	"github.com/provider-ledger/adapter/adminapi"
-	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/cli"
 	"github.com/provider-ledger/adapter/internal/datadir"
@@ -158,7 +160,7 @@ func cents2(c int64) string { return decimal.New(c, -2).StringFixed(2) }
 // driver holds one run's state.
 type driver struct {
 	cfg     DriveConfig
-	cb      *callbacks.Client
+	cb      *caller.Client
 	admin   *adminapi.Client
 	out     io.Writer
 	rng     *mrand.Rand // amounts and lifecycle choices
@@ -180,7 +182,7 @@ const maxAttempts = 5
 // send posts one callback, retrying 408, 429, 5xx and transport errors with
 // the same claims (so the same idempotency key), re-sealed per attempt. Any
 // other non-200 is terminal.
-func (d *driver) send(ctx context.Context, endpoint string, service map[string]any) (*callbacks.Reply, error) {
+func (d *driver) send(ctx context.Context, endpoint string, service map[string]any) (*caller.Reply, error) {
 	backoff := 50 * time.Millisecond
 	var last string
 	var lastErr error // the last transport error, if the last attempt had one
@@ -220,7 +222,7 @@ func (d *driver) send(ctx context.Context, endpoint string, service map[string]a
 }
 
 // refusalHint is the next step after a refusal a person can fix.
-func refusalHint(r *callbacks.Reply, secretFile string) string {
+func refusalHint(r *caller.Reply, secretFile string) string {
 	typ, _ := r.Problem["type"].(string)
 	switch {
 	case r.Status == http.StatusBadRequest && strings.HasSuffix(typ, ":undecryptable"):
@@ -233,7 +235,7 @@ func refusalHint(r *callbacks.Reply, secretFile string) string {
 }
 
 // replay sends the same claims again and requires the same answer.
-func (d *driver) replay(ctx context.Context, endpoint string, service map[string]any, first *callbacks.Reply) error {
+func (d *driver) replay(ctx context.Context, endpoint string, service map[string]any, first *caller.Reply) error {
 	r, err := d.send(ctx, endpoint, service)
 	if err != nil {
 		return err
@@ -245,7 +247,7 @@ func (d *driver) replay(ctx context.Context, endpoint string, service map[string
 	return nil
 }
 
-func expect(r *callbacks.Reply, endpoint, refClaim string) error {
+func expect(r *caller.Reply, endpoint, refClaim string) error {
 	if r.Outcome() != "approved" || r.Str(refClaim) == "" {
 		return fmt.Errorf("%s answered %s, want approved with %s", endpoint, r.Raw, refClaim)
 	}
@@ -320,7 +322,7 @@ func newDriver(cfg DriveConfig, secret []byte, seed uint64, out io.Writer) (*dri
 	}
 	return &driver{
 		cfg:   cfg,
-		cb:    &callbacks.Client{BaseURL: cfg.CallbacksURL, Key: envelope.Key{Secret: secret}, HTTP: hc},
+		cb:    &caller.Client{BaseURL: cfg.CallbacksURL, Key: envelope.Key{Secret: secret}, HTTP: hc},
 		admin: adm,
 		out:   out,
 		rng:   rng,
@@ -360,7 +362,7 @@ func (d *driver) seedAccounts(ctx context.Context) error {
 
 // sendApproved sends one callback and requires it approved with the
 // reference claim refClaim.
-func (d *driver) sendApproved(ctx context.Context, endpoint string, service map[string]any, refClaim string) (*callbacks.Reply, error) {
+func (d *driver) sendApproved(ctx context.Context, endpoint string, service map[string]any, refClaim string) (*caller.Reply, error) {
 	r, err := d.send(ctx, endpoint, service)
 	if err != nil {
 		return nil, err
@@ -380,7 +382,7 @@ func (d *driver) payout(ctx context.Context, i int) error {
 	auth := map[string]any{"payoutID": payout, "providerID": d.cfg.ProviderID, "externalID": d.run + "-alice",
 		"fundingSource": d.source, "amount": usd(amount), "fraudScore": 0, "callerSubject": "servicesim",
 		"requestID": payout + "-rq", "idempotencyKey": payout + "-auth"}
-	ar, err := d.sendApproved(ctx, callbacks.Authorize, auth, "holdReference")
+	ar, err := d.sendApproved(ctx, claims.Authorize, auth, "holdReference")
 	if err != nil {
 		return fmt.Errorf("payout %s: %w", payout, err)
 	}
@@ -392,7 +394,7 @@ func (d *driver) payout(ctx context.Context, i int) error {
 	if err != nil {
 		return fmt.Errorf("payout %s: %w", payout, err)
 	}
-	if endpoint == callbacks.Capture {
+	if endpoint == claims.Capture {
 		d.captured += amount
 		d.nCaptured++
 		line += " → capture approved " + fr.Str(ref)
@@ -403,7 +405,7 @@ func (d *driver) payout(ctx context.Context, i int) error {
 	// Every third payout, the service delivers both callbacks again
 	// under their keys: the stored answers must come back.
 	if i%3 == 0 {
-		if err := d.replay(ctx, callbacks.Authorize, auth, ar); err != nil {
+		if err := d.replay(ctx, claims.Authorize, auth, ar); err != nil {
 			return fmt.Errorf("payout %s: %w", payout, err)
 		}
 		if err := d.replay(ctx, endpoint, final, fr); err != nil {
@@ -418,14 +420,14 @@ func (d *driver) payout(ctx context.Context, i int) error {
 // settlement draws how an authorized payout ends: a capture one time in
 // four, else a release (cancelled, expired or review_rejected). It returns
 // the endpoint, the reference claim of its answer and its claims.
-func (d *driver) settlement(payout, hold string) (endpoint, ref string, claims map[string]any) {
+func (d *driver) settlement(payout, hold string) (endpoint, ref string, service map[string]any) {
 	choice := d.rng.IntN(4)
 	if choice == 0 {
-		return callbacks.Capture, "captureReference",
+		return claims.Capture, "captureReference",
 			map[string]any{"payoutID": payout, "providerID": d.cfg.ProviderID, "holdReference": hold, "idempotencyKey": payout + "-capture"}
 	}
 	reason := []string{"cancelled", "expired", "review_rejected"}[choice-1]
-	return callbacks.Release, "releaseReference",
+	return claims.Release, "releaseReference",
 		map[string]any{"payoutID": payout, "providerID": d.cfg.ProviderID, "holdReference": hold,
 			"idempotencyKey": payout + "-release", "reason": reason}
 }
@@ -437,11 +439,11 @@ func (d *driver) request(ctx context.Context, i int) error {
 	amount := 100 + d.rng.Int64N(maxCredit-100+1)
 	credit := map[string]any{"providerID": d.cfg.ProviderID, "idempotencyKey": req + "-credit",
 		"requesterExternalID": d.run + "-bob", "fundingDestination": d.dest, "amount": usd(amount), "requestID": req}
-	cr, err := d.sendApproved(ctx, callbacks.CreditAccount, credit, "creditReference")
+	cr, err := d.sendApproved(ctx, claims.CreditAccount, credit, "creditReference")
 	if err != nil {
 		return fmt.Errorf("request %s: %w", req, err)
 	}
-	if err := d.replay(ctx, callbacks.CreditAccount, credit, cr); err != nil {
+	if err := d.replay(ctx, claims.CreditAccount, credit, cr); err != nil {
 		return fmt.Errorf("request %s: %w", req, err)
 	}
 	d.credited += amount

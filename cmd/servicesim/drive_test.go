@@ -16,18 +16,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
+
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/datadir"
-	"github.com/provider-ledger/adapter/internal/pgtest"
 	"github.com/provider-ledger/adapter/server"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // startLedgerd runs a real ledgerd in-process until the test ends and
 // returns its callback and admin addresses.
 func startLedgerd(t *testing.T, secretB64 string) (cb, admin string) {
 	t.Helper()
-	env := map[string]string{"DATABASE_URL": pgtest.URL(t), "LEDGER_PROVIDER_ID": "local",
+	env := map[string]string{"DATABASE_URL": storetest.URL(t), "LEDGER_PROVIDER_ID": "local",
 		"LEDGER_SIGNING_SECRETS": secretB64, "LEDGER_LISTEN": "127.0.0.1:0",
 		"LEDGER_ADMIN_LISTEN": "127.0.0.1:0", "LEDGER_DATA_DIR": t.TempDir()}
 	cfg, err := server.LoadConfig(nil, func(k string) string { return env[k] }, io.Discard)
@@ -193,8 +195,8 @@ func TestDriveRetryPolicy(t *testing.T) {
 		_, _ = w.Write([]byte(`{"type":"urn:provider-ledger:problem:x"}`))
 	}))
 	defer srv.Close()
-	d := &driver{cb: &callbacks.Client{BaseURL: srv.URL + "/ledger", Key: envelope.Key{Secret: make([]byte, 32)}}}
-	_, err := d.send(context.Background(), callbacks.Capture, map[string]any{"idempotencyKey": "k"})
+	d := &driver{cb: &caller.Client{BaseURL: srv.URL + "/ledger", Key: envelope.Key{Secret: make([]byte, 32)}}}
+	_, err := d.send(context.Background(), claims.Capture, map[string]any{"idempotencyKey": "k"})
 	if err == nil || !strings.Contains(err.Error(), "refused: 422") || d.sent != 4 || d.retry != 3 {
 		t.Fatalf("err %v, sent %d, retried %d; want a 422 after 3 retries", err, d.sent, d.retry)
 	}

@@ -2,6 +2,7 @@ package strictjson
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"unicode/utf8"
 )
@@ -131,3 +132,19 @@ func skipValue(b []byte, i int) int {
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// AppendString appends s to b as a JSON string, escaped as encoding/json
+// escapes it (HTML-safe); the common case, printable ASCII without quotes,
+// backslashes or <>&, appends without allocating.
+func AppendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}

@@ -71,6 +71,7 @@ type Error struct {
 	Reason  Reason
 }
 
+// Error implements error: the message of a Error.
 func (e *Error) Error() string {
 	if e.Pointer == "" {
 		return "strictjson: " + e.Reason.Detail()
@@ -83,7 +84,30 @@ type Options struct {
 	// RefuseNUL refuses strings (names and values) holding U+0000, which
 	// Postgres text cannot store.
 	RefuseNUL bool
+	// Visit, when set, is told of every member of every object as the
+	// check passes it, so that a caller decodes what it needs in the same
+	// pass (see Visitor).
+	Visit Visitor
 }
+
+// Step is one step of the path to a value: a member name (decoded) or an
+// array index.
+type Step struct {
+	Name    []byte
+	Index   int
+	IsIndex bool
+}
+
+// A Visitor is called by Check for each member of each object, once the
+// member's value is checked: path leads to the member (its last step is
+// the member's own name, path[0] a top-level member), value is the raw
+// value token, and text is the decoded content of a string value (nil for
+// any other value). A member is visited only if everything before its end
+// is exact, but a problem after it may still fail the check: a visitor
+// records, and the caller trusts what it recorded once Check returns nil.
+// path, value and text are only valid during the call (value and text
+// may alias data).
+type Visitor func(path []Step, value, text []byte)
 
 // Check reports whether data is exactly one JSON value whose every string,
 // member names included, is exact (valid UTF-8, and only escapes of Unicode
@@ -122,24 +146,18 @@ func Unquote(raw []byte) (string, error) {
 	return string(s), nil
 }
 
-// seg is one step of the path to the value being checked: a member name
-// or an array index.
-type seg struct {
-	name  []byte
-	index int
-	isIdx bool
-}
-
 type checker struct {
 	data []byte
 	opts Options
-	path []seg
+	path []Step
 	// names holds the decoded member names of the objects being checked,
 	// innermost last; each object remembers where its own start.
 	names [][]byte
 	err   error
+	// text is the content of the last string value scanned while visiting.
+	text []byte
 	// Backing arrays for path and names, enough for callback claims.
-	pathBuf  [8]seg
+	pathBuf  [8]Step
 	namesBuf [32][]byte
 }
 
@@ -152,11 +170,11 @@ func (c *checker) pointer() string {
 	var b strings.Builder
 	for _, s := range c.path {
 		b.WriteByte('/')
-		if s.isIdx {
-			b.WriteString(strconv.Itoa(s.index))
+		if s.IsIndex {
+			b.WriteString(strconv.Itoa(s.Index))
 			continue
 		}
-		for _, ch := range string(s.name) {
+		for _, ch := range string(s.Name) {
 			switch ch {
 			case '~':
 				b.WriteString("~0")
@@ -193,7 +211,8 @@ func (c *checker) value(i, depth int) (int, bool) {
 	case ch == '[':
 		return c.array(i, depth+1)
 	case ch == '"':
-		end, s, r := scanString(c.data, i, false)
+		end, s, r := scanString(c.data, i, c.opts.Visit != nil)
+		c.text = s
 		if r == 0 && c.opts.RefuseNUL && hasNUL(c.data[i:end], s) {
 			r = NUL
 		}
@@ -230,9 +249,9 @@ func (c *checker) array(i, depth int) (int, bool) {
 	}
 	// After a problem the state is not used again: only a complete array
 	// drops its path step.
-	c.path = append(c.path, seg{isIdx: true})
+	c.path = append(c.path, Step{IsIndex: true})
 	for n := 0; ; n++ {
-		c.path[len(c.path)-1].index = n
+		c.path[len(c.path)-1].Index = n
 		var ok bool
 		if i, ok = c.value(i, depth); !ok {
 			return i, false
@@ -283,28 +302,9 @@ func (c *checker) object(i, depth int) (int, bool) {
 			}
 			return end, c.fail(r, c.pointer()) // the object: the name cannot be shown
 		}
-		dup := false
-		switch earlier := c.names[start:]; {
-		case seen != nil:
-			_, dup = seen[string(name)]
-			seen[string(name)] = struct{}{}
-		case len(earlier) >= manyMembers:
-			seen = make(map[string]struct{}, 2*len(earlier))
-			for _, n := range earlier {
-				seen[string(n)] = struct{}{}
-			}
-			_, dup = seen[string(name)]
-			seen[string(name)] = struct{}{}
-		default:
-			for _, n := range earlier {
-				if string(n) == string(name) {
-					dup = true
-					break
-				}
-			}
-		}
+		dup := c.seen(c.names[start:], &seen, name)
 		c.names = append(c.names, name)
-		c.path = append(c.path, seg{name: name})
+		c.path = append(c.path, Step{Name: name})
 		if dup {
 			ptr := c.pointer()
 			c.path = c.path[:len(c.path)-1]
@@ -316,7 +316,10 @@ func (c *checker) object(i, depth int) (int, bool) {
 			return i, c.fail(Syntax, "")
 		}
 		var ok bool
-		i, ok = c.value(c.ws(i+1), depth)
+		vstart := c.ws(i + 1)
+		if i, ok = c.value(vstart, depth); ok && c.opts.Visit != nil {
+			c.visit(vstart, i)
+		}
 		c.path = c.path[:len(c.path)-1]
 		if !ok {
 			return i, false
@@ -335,6 +338,41 @@ func (c *checker) object(i, depth int) (int, bool) {
 			return i, c.fail(Syntax, "")
 		}
 	}
+}
+
+// seen reports whether name is among the earlier names of its object,
+// comparing with each of them, or, from manyMembers on, through *set.
+func (c *checker) seen(earlier [][]byte, set *map[string]struct{}, name []byte) bool {
+	switch {
+	case *set != nil:
+	case len(earlier) >= manyMembers:
+		*set = make(map[string]struct{}, 2*len(earlier))
+		for _, n := range earlier {
+			(*set)[string(n)] = struct{}{}
+		}
+	default:
+		for _, n := range earlier {
+			if string(n) == string(name) {
+				return true
+			}
+		}
+		return false
+	}
+	_, dup := (*set)[string(name)]
+	(*set)[string(name)] = struct{}{}
+	return dup
+}
+
+// visit tells the visitor of the member whose value is data[start:end].
+func (c *checker) visit(start, end int) {
+	var text []byte
+	if c.data[start] == '"' {
+		text = c.text
+		if text == nil {
+			text = c.data[start+1 : start+1] // "": empty, not absent
+		}
+	}
+	c.opts.Visit(c.path, c.data[start:end], text)
 }
 
 // hasNUL reports whether a checked string token holds U+0000: decoded is

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 )
 
-// Keyring is the set of active keys, safe for concurrent use, that opens
+// KeySet is the set of active keys, safe for concurrent use, that opens
 // envelopes trying the most recently successful key first. The zero value is
 // an empty keyring.
 //
@@ -15,15 +15,15 @@ import (
 // a copy with that key moved to the front; the copy is made under a TryLock
 // so concurrent Opens never wait for each other, and a promotion skipped
 // because another writer holds the lock is simply retried by a later success.
-type Keyring struct {
+type KeySet struct {
 	mu   sync.Mutex            // serialises writers of keys
 	keys atomic.Pointer[[]Key] // immutable once stored
 }
 
-// NewKeyring returns an empty keyring.
-func NewKeyring() *Keyring { return &Keyring{} }
+// NewKeySet returns an empty key set.
+func NewKeySet() *KeySet { return &KeySet{} }
 
-func (r *Keyring) load() []Key {
+func (r *KeySet) load() []Key {
 	if p := r.keys.Load(); p != nil {
 		return *p
 	}
@@ -34,7 +34,7 @@ func (r *Keyring) load() []Key {
 // order learned so far and take the ID given here; new keys follow in the
 // given order. A secret given twice is kept once. Set copies the secrets, and
 // refuses the whole set (changing nothing) if any secret is not 32 bytes.
-func (r *Keyring) Set(keys []Key) error {
+func (r *KeySet) Set(keys []Key) error {
 	for i, k := range keys {
 		if !k.valid() {
 			return fmt.Errorf("%w: key %d is not 32 bytes", ErrInvalidSecret, i)
@@ -68,7 +68,7 @@ func (r *Keyring) Set(keys []Key) error {
 }
 
 // Keys returns the active keys in the current trial order, as copies.
-func (r *Keyring) Keys() []Key {
+func (r *KeySet) Keys() []Key {
 	cur := r.load()
 	out := make([]Key, len(cur))
 	for i, k := range cur {
@@ -78,11 +78,11 @@ func (r *Keyring) Keys() []Key {
 }
 
 // Len returns the number of active keys.
-func (r *Keyring) Len() int { return len(r.load()) }
+func (r *KeySet) Len() int { return len(r.load()) }
 
 // Open opens compact with the active keys, most recently successful first,
 // with the checks and errors of the package function Open.
-func (r *Keyring) Open(compact string) (Opened, error) {
+func (r *KeySet) Open(compact string) (Opened, error) {
 	o, i, err := open(compact, r.load())
 	if err == nil && i > 0 {
 		r.promote(o.Key)
@@ -92,7 +92,7 @@ func (r *Keyring) Open(compact string) (Opened, error) {
 
 // promote moves k to the front of the order, unless another writer holds the
 // lock or k has meanwhile reached the front or left the set.
-func (r *Keyring) promote(k Key) {
+func (r *KeySet) promote(k Key) {
 	if !r.mu.TryLock() {
 		return
 	}

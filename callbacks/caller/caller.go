@@ -1,4 +1,9 @@
-package callbacks
+// Package caller is the payments service's side of the ledger callbacks:
+// a Client seals a request's claims with a signing secret, posts it to a
+// callback route, and opens and checks the answer. The load tester, the
+// sandbox and the tests use it; it imports no database code, so they link
+// no database driver.
+package caller
 
 import (
 	"bytes"
@@ -10,7 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/provider-ledger/adapter/callbacks/claims"
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/internal/strictjson"
 )
 
 // Client plays the payments service: it seals callback requests with a
@@ -51,9 +58,9 @@ func (r *Reply) Str(name string) string {
 		return s
 	}
 	var out string
-	_ = envelope.EachMember(r.Raw, func(n, v []byte) error {
+	_ = strictjson.EachMember(r.Raw, func(n, v []byte) error {
 		if len(n) == len(name)+2 && string(n[1:len(n)-1]) == name {
-			if u, ok := envelope.Unquote(v); ok && len(v) > 0 && v[0] == '"' {
+			if u, ok := strictjson.UnquoteBytes(v); ok && len(v) > 0 && v[0] == '"' {
 				out = string(u)
 			}
 		}
@@ -74,7 +81,7 @@ func (c *Client) Send(ctx context.Context, endpoint string, service any) (*Reply
 	if c.Now != nil {
 		now = c.Now
 	}
-	claims, err := envelope.RequestClaims(now(), endpoint, service)
+	body, err := claims.BuildRequest(now(), endpoint, service)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +89,7 @@ func (c *Client) Send(ctx context.Context, endpoint string, service any) (*Reply
 	if form == 0 {
 		form = envelope.FormClaims
 	}
-	token, err := envelope.Seal(c.Key, form, claims)
+	token, err := envelope.Seal(c.Key, form, body)
 	if err != nil {
 		return nil, err
 	}
@@ -126,28 +133,28 @@ func (c *Client) PostBody(ctx context.Context, endpoint string, body []byte) (*R
 	}
 	token, ok := responseToken(raw)
 	if !ok {
-		return r, fmt.Errorf("callbacks: 200 without a response token")
+		return r, fmt.Errorf("caller: 200 without a response token")
 	}
 	opened, err := envelope.Open(token, []envelope.Key{c.Key})
 	if err != nil {
-		return r, fmt.Errorf("callbacks: opening the response: %w", err)
+		return r, fmt.Errorf("caller: opening the response: %w", err)
 	}
 	if opened.Form != c.formOrDefault() {
-		return r, fmt.Errorf("callbacks: response in form %v, request in %v", opened.Form, c.formOrDefault())
+		return r, fmt.Errorf("caller: response in form %v, request in %v", opened.Form, c.formOrDefault())
 	}
-	hdr, err := envelope.ParseClaims(opened.Claims)
+	hdr, err := claims.Parse(opened.Claims)
 	if err != nil {
-		return r, fmt.Errorf("callbacks: response claims: %w", err)
+		return r, fmt.Errorf("caller: response claims: %w", err)
 	}
 	if hdr.Typ != "" || hdr.Exp != hdr.Iat+300 {
-		return r, fmt.Errorf("callbacks: response claims typ %q, exp-iat %d", hdr.Typ, hdr.Exp-hdr.Iat)
+		return r, fmt.Errorf("caller: response claims typ %q, exp-iat %d", hdr.Typ, hdr.Exp-hdr.Iat)
 	}
 	r.Raw = hdr.Service
 	if c.RawOnly {
 		return r, nil
 	}
 	if err := json.Unmarshal(hdr.Service, &r.Service); err != nil {
-		return r, fmt.Errorf("callbacks: response service claims: %w", err)
+		return r, fmt.Errorf("caller: response service claims: %w", err)
 	}
 	return r, nil
 }
@@ -158,9 +165,9 @@ func responseToken(body []byte) (string, bool) {
 		return "", false
 	}
 	var token string
-	_ = envelope.EachMember(body, func(n, v []byte) error {
+	_ = strictjson.EachMember(body, func(n, v []byte) error {
 		if string(n) == `"response"` && len(v) > 0 && v[0] == '"' {
-			if u, ok := envelope.Unquote(v); ok {
+			if u, ok := strictjson.UnquoteBytes(v); ok {
 				token = string(u)
 			}
 		}

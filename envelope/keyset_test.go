@@ -14,16 +14,16 @@ import (
 func TestKeyring(t *testing.T) {
 	t.Parallel()
 
-	ids := func(r *envelope.Keyring) string {
+	ids := func(r *envelope.KeySet) string {
 		var s []string
 		for _, k := range r.Keys() {
 			s = append(s, k.ID)
 		}
 		return strings.Join(s, ",")
 	}
-	setup := func(t *testing.T, n int) (*envelope.Keyring, []envelope.Key) {
+	setup := func(t *testing.T, n int) (*envelope.KeySet, []envelope.Key) {
 		t.Helper()
-		r := envelope.NewKeyring()
+		r := envelope.NewKeySet()
 		keys := testKeys(n)
 		if err := r.Set(keys); err != nil {
 			t.Fatal(err)
@@ -33,7 +33,7 @@ func TestKeyring(t *testing.T) {
 
 	t.Run("EmptyUndecryptable", func(t *testing.T) {
 		t.Parallel()
-		var r envelope.Keyring // zero value is usable
+		var r envelope.KeySet // zero value is usable
 		token := seal(t, testKey(0), envelope.FormClaims, requestClaims(t, "e"))
 		if _, err := r.Open(token); !errors.Is(err, envelope.ErrUndecryptable) {
 			t.Fatalf("Open = %v", err)
@@ -106,7 +106,7 @@ func TestKeyring(t *testing.T) {
 
 	t.Run("CopiesSecrets", func(t *testing.T) {
 		t.Parallel()
-		r := envelope.NewKeyring()
+		r := envelope.NewKeySet()
 		k := testKey(0)
 		mine := envelope.Key{ID: k.ID, Secret: append([]byte(nil), k.Secret...)}
 		if err := r.Set([]envelope.Key{mine}); err != nil {

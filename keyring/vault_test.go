@@ -333,8 +333,8 @@ VALUES ('sec_aaaaaaaaaaaaaaaaaaaaaaaaaa', '0123456789abcdef', '0123456789abcdef'
 		t.Parallel()
 		b := setup(t)
 		for _, kek := range [][]byte{nil, make([]byte, 16), make([]byte, 32), make([]byte, 33)} {
-			if _, err := keyring.NewStore(store.Wrap(b.pool, nil), kek, keyring.StoreOptions{}); err == nil {
-				t.Fatalf("NewStore accepted a KEK of %d bytes (all zero)", len(kek))
+			if _, err := keyring.NewVault(store.Wrap(b.pool, nil), kek, keyring.VaultOptions{}); err == nil {
+				t.Fatalf("NewVault accepted a KEK of %d bytes (all zero)", len(kek))
 			}
 		}
 		if keyring.KEKFingerprint(b.kek) == keyring.KEKFingerprint(randomBytes(t, 32)) || len(keyring.KEKFingerprint(b.kek)) != 16 {

@@ -1,4 +1,4 @@
-package ledgertest
+package storetest
 
 import (
 	"cmp"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
 )
@@ -48,7 +49,7 @@ type WorkloadOpts struct {
 type Workload struct {
 	Accounts []ledger.Account // as created (balances zero)
 	// Entries are in journal order: created_at, then transaction ID.
-	Entries []store.Entry
+	Entries []ledger.Entry
 	// Times are the distinct times writes were stamped with, ascending;
 	// End is after the last.
 	Times []time.Time
@@ -82,7 +83,7 @@ func RunWorkload(t testing.TB, db *store.DB, clock *Clock, o WorkloadOpts) *Work
 		r.step()
 	}
 	w := r.w
-	slices.SortStableFunc(w.Entries, func(x, y store.Entry) int {
+	slices.SortStableFunc(w.Entries, func(x, y ledger.Entry) int {
 		return cmp.Or(x.CreatedAt.Compare(y.CreatedAt), cmp.Compare(x.TransactionID, y.TransactionID))
 	})
 	w.End = clock.Now().Add(time.Microsecond)
@@ -160,10 +161,10 @@ func (r *workloadRun) amount(a *workloadAccount, maxMinor int64) decimal.Decimal
 // updates a's balance.
 func (r *workloadRun) record(a *workloadAccount, txID, kind, ref, memo string, amt decimal.Decimal, at time.Time) {
 	contra := "settlement:" + a.Currency
-	if kind == store.KindAdjustment {
+	if kind == ledger.JournalAdjustment {
 		contra = "core:" + a.Currency
 	}
-	r.w.Entries = append(r.w.Entries, store.Entry{TransactionID: txID, AccountID: a.AccountID, ContraAccountID: contra,
+	r.w.Entries = append(r.w.Entries, ledger.Entry{TransactionID: txID, AccountID: a.AccountID, ContraAccountID: contra,
 		Currency: a.Currency, Amount: amt, Kind: kind, Reference: ref, Memo: memo, CreatedAt: at.Truncate(time.Microsecond)})
 	a.balance = a.balance.Add(amt)
 }
@@ -198,7 +199,7 @@ func (r *workloadRun) adjust(a *workloadAccount, amt decimal.Decimal) {
 	if err != nil {
 		r.t.Fatalf("workload: adjust %s by %s: %v", a.AccountID, amt, err)
 	}
-	r.record(a, adj.TransactionID, store.KindAdjustment, key, memo, amt, at)
+	r.record(a, adj.TransactionID, ledger.JournalAdjustment, key, memo, amt, at)
 }
 
 // hold authorizes a payout from a, checks that it is refused only for
@@ -206,7 +207,7 @@ func (r *workloadRun) adjust(a *workloadAccount, amt decimal.Decimal) {
 func (r *workloadRun) hold(a *workloadAccount) {
 	amt := r.amount(a, 100_000)
 	payout := Unique("wl-payout-")
-	hold, err := r.db.Authorize(r.ctx, store.AuthorizeParams{Key: "a-" + payout, Fingerprint: fingerprint(payout),
+	hold, err := r.db.Authorize(r.ctx, holds.AuthorizeParams{Key: "a-" + payout, Fingerprint: fingerprint(payout),
 		KeyFingerprint: "test", Now: r.stamp(), PayoutID: payout, ExternalID: a.owner, FundingSource: a.src,
 		Currency: a.Currency, Amount: amt, FraudDeny: 0.9, FraudStepUp: 0.75, HoldReference: ledger.NewReference("hold_")})
 	if err != nil {
@@ -230,20 +231,20 @@ func (r *workloadRun) hold(a *workloadAccount) {
 // capture captures a's approved hold of amt for payout.
 func (r *workloadRun) capture(a *workloadAccount, payout, holdRef string, amt decimal.Decimal) {
 	at, txID, ref := r.stamp(), ledger.NewTransactionID(), ledger.NewReference("cap_")
-	d, err := r.db.Capture(r.ctx, store.CaptureParams{Key: "c-" + payout, Fingerprint: fingerprint("c" + payout),
+	d, err := r.db.Capture(r.ctx, holds.CaptureParams{Key: "c-" + payout, Fingerprint: fingerprint("c" + payout),
 		KeyFingerprint: "test", Now: at, PayoutID: payout, HoldReference: holdRef,
 		CaptureReference: ref, TransactionID: txID})
 	if err != nil || !d.Approved() || d.Reference != ref {
 		r.t.Fatalf("workload: capture: %+v %v", d, err)
 	}
 	a.held = a.held.Sub(amt)
-	r.record(a, txID.String(), store.KindCapture, ref, payout, amt.Neg(), at)
+	r.record(a, txID.String(), ledger.JournalCapture, ref, payout, amt.Neg(), at)
 }
 
 // release releases a's approved hold of amt for payout.
 func (r *workloadRun) release(a *workloadAccount, payout, holdRef string, amt decimal.Decimal) {
 	reason := "cancelled"
-	d, err := r.db.Release(r.ctx, store.ReleaseParams{Key: "r-" + payout, Fingerprint: fingerprint("r" + payout),
+	d, err := r.db.Release(r.ctx, holds.ReleaseParams{Key: "r-" + payout, Fingerprint: fingerprint("r" + payout),
 		KeyFingerprint: "test", Now: r.stamp(), PayoutID: &payout, HoldReference: holdRef, Reason: &reason,
 		ReleaseReference: ledger.NewReference("rel_")})
 	if err != nil || !d.Approved() {
@@ -256,18 +257,18 @@ func (r *workloadRun) release(a *workloadAccount, payout, holdRef string, amt de
 func (r *workloadRun) credit(a *workloadAccount) {
 	amt := r.amount(a, 150_000)
 	at, txID, ref, req := r.stamp(), ledger.NewTransactionID(), ledger.NewReference("cred_"), Unique("wl-req-")
-	d, err := r.db.Credit(r.ctx, store.CreditParams{Key: "k-" + req, Fingerprint: fingerprint(req), KeyFingerprint: "test",
+	d, err := r.db.Credit(r.ctx, ledger.CreditParams{Key: "k-" + req, Fingerprint: fingerprint(req), KeyFingerprint: "test",
 		Now: at, RequestID: req, Destination: a.dst, Requester: a.owner, Currency: a.Currency, Amount: amt,
 		CreditReference: ref, TransactionID: txID})
 	if err != nil || !d.Approved() {
 		r.t.Fatalf("workload: credit: %+v %v", d, err)
 	}
-	r.record(a, txID.String(), store.KindCredit, ref, req, amt, at)
+	r.record(a, txID.String(), ledger.JournalCredit, ref, req, amt, at)
 }
 
 // EntriesOf returns the entries of one account in [from, to) (zero: open).
-func (w *Workload) EntriesOf(accountID string, from, to time.Time) []store.Entry {
-	var out []store.Entry
+func (w *Workload) EntriesOf(accountID string, from, to time.Time) []ledger.Entry {
+	var out []ledger.Entry
 	for _, e := range w.Entries {
 		if (accountID == "" || e.AccountID == accountID) && (from.IsZero() || !e.CreatedAt.Before(from)) && (to.IsZero() || e.CreatedAt.Before(to)) {
 			out = append(out, e)

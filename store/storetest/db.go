@@ -1,4 +1,7 @@
-// Package pgtest gives each test its own migrated Postgres database, cloned
+// Package storetest is the kit of the database tests, beside the store it
+// serves (as net/http/httptest is beside net/http).
+//
+// It gives each test its own migrated Postgres database, cloned
 // in milliseconds from a template database that is migrated once per schema
 // version (peterldowns/pgtestdb), so database tests run in parallel without
 // sharing state.
@@ -15,7 +18,7 @@
 // those of failed tests for inspection (their URL is in the test's log).
 // The template of each schema version (testdb_tpl_<hash>) is kept and
 // reused by later runs.
-package pgtest
+package storetest
 
 import (
 	"context"
@@ -46,7 +49,7 @@ func serverConfig(t testing.TB) pgtestdb.Config {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		t.Fatalf("pgtest: TEST_DATABASE_URL: %v", err)
+		t.Fatalf("storetest: TEST_DATABASE_URL: %v", err)
 	}
 	pw, _ := u.User.Password()
 	port := u.Port()
@@ -129,12 +132,12 @@ func drop(t testing.TB, cfg pgtestdb.Config, name string) {
 	defer cancel()
 	conn, err := pgx.Connect(ctx, cfg.URL())
 	if err != nil {
-		t.Errorf("pgtest: dropping %s: %v", name, store.ExplainFor(err, "TEST_DATABASE_URL"))
+		t.Errorf("storetest: dropping %s: %v", name, store.ExplainFor(err, "TEST_DATABASE_URL"))
 		return
 	}
 	defer conn.Close(ctx)
 	if _, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)"); err != nil {
-		t.Errorf("pgtest: dropping %s: %v", name, err)
+		t.Errorf("storetest: dropping %s: %v", name, err)
 	}
 }
 
@@ -171,9 +174,9 @@ func reachable(t testing.TB) {
 	case p.err == nil:
 		return
 	case p.told.CompareAndSwap(false, true):
-		t.Fatalf("pgtest: %v\n%s", p.err, Hint)
+		t.Fatalf("storetest: %v\n%s", p.err, Hint)
 	}
-	t.Fatalf("pgtest: no test database server at %s:%s (the first test that needed it says why, and how to get one)", cfg.Host, cfg.Port)
+	t.Fatalf("storetest: no test database server at %s:%s (the first test that needed it says why, and how to get one)", cfg.Host, cfg.Port)
 }
 
 // Hint says how to give the tests a Postgres.
@@ -219,7 +222,7 @@ func PoolURL(t testing.TB, url string) *pgxpool.Pool {
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = sync
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
-		t.Fatalf("pgtest: pool: %v", err)
+		t.Fatalf("storetest: pool: %v", err)
 	}
 	t.Cleanup(pool.Close)
 	return pool

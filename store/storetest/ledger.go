@@ -1,6 +1,7 @@
-// Package ledgertest has factories for tests that need accounts, funds and
-// instruments in a real database, and an invariant assertion.
-package ledgertest
+package storetest
+
+// Factories for tests that need accounts, funds and instruments in a real
+// database, and an invariant assertion.
 
 import (
 	"context"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
 )
@@ -48,11 +50,11 @@ func Account(t testing.TB, db *store.DB, o AccountOpts) ledger.Account {
 	}
 	status := o.Status
 	if _, err := db.CreateAccount(ctx, ledger.NewAccount{AccountID: o.AccountID, OwnerExternalID: o.Owner, Currency: o.Currency}); err != nil {
-		t.Fatalf("ledgertest: create account: %v", err)
+		t.Fatalf("storetest: create account: %v", err)
 	}
 	if o.Funds != "" {
 		if _, err := db.Adjust(ctx, o.AccountID, decimal.RequireFromString(o.Funds), Unique("fund-"), "test funds"); err != nil {
-			t.Fatalf("ledgertest: fund account: %v", err)
+			t.Fatalf("storetest: fund account: %v", err)
 		}
 	}
 	for kind, token := range map[string]string{ledger.InstrumentSource: o.Source, ledger.InstrumentDestination: o.Dest} {
@@ -60,17 +62,17 @@ func Account(t testing.TB, db *store.DB, o AccountOpts) ledger.Account {
 			continue
 		}
 		if _, _, err := db.AddInstrument(ctx, ledger.Instrument{Token: token, Kind: kind, AccountID: o.AccountID}); err != nil {
-			t.Fatalf("ledgertest: instrument: %v", err)
+			t.Fatalf("storetest: instrument: %v", err)
 		}
 	}
 	if status != "" && status != ledger.StatusOpen {
 		if _, err := db.SetAccountStatus(ctx, o.AccountID, status); err != nil {
-			t.Fatalf("ledgertest: status: %v", err)
+			t.Fatalf("storetest: status: %v", err)
 		}
 	}
 	a, err := db.GetAccount(ctx, o.AccountID)
 	if err != nil {
-		t.Fatalf("ledgertest: read account: %v", err)
+		t.Fatalf("storetest: read account: %v", err)
 	}
 	return a
 }
@@ -119,12 +121,12 @@ func USD(v string) ledger.Money {
 // decision; it fails t on an error, not on a denial.
 func Hold(t testing.TB, db *store.DB, payoutID, owner, source, amount string) ledger.Decision {
 	t.Helper()
-	a, err := db.Authorize(context.Background(), store.AuthorizeParams{Key: "k-" + payoutID, Fingerprint: fingerprint(payoutID),
+	a, err := db.Authorize(context.Background(), holds.AuthorizeParams{Key: "k-" + payoutID, Fingerprint: fingerprint(payoutID),
 		KeyFingerprint: "test", Now: time.Now(), PayoutID: payoutID, ExternalID: owner, FundingSource: source,
 		Currency: "USD", Amount: decimal.RequireFromString(amount), FraudDeny: 0.9, FraudStepUp: 0.75,
 		HoldReference: ledger.NewReference("hold_")})
 	if err != nil {
-		t.Fatalf("ledgertest: authorize %s: %v", payoutID, err)
+		t.Fatalf("storetest: authorize %s: %v", payoutID, err)
 	}
 	return a.Decision
 }
@@ -134,20 +136,20 @@ func Hold(t testing.TB, db *store.DB, payoutID, owner, source, amount string) le
 func Settle(t testing.TB, db *store.DB, payoutID, holdReference string, capture bool) ledger.Decision {
 	t.Helper()
 	ctx := context.Background()
-	var a store.Answer
+	var a ledger.Answer
 	var err error
 	if capture {
-		a, err = db.Capture(ctx, store.CaptureParams{Key: "c-" + payoutID + "-" + holdReference, Fingerprint: fingerprint("c" + payoutID + holdReference),
+		a, err = db.Capture(ctx, holds.CaptureParams{Key: "c-" + payoutID + "-" + holdReference, Fingerprint: fingerprint("c" + payoutID + holdReference),
 			KeyFingerprint: "test", Now: time.Now(), PayoutID: payoutID, HoldReference: holdReference,
 			CaptureReference: ledger.NewReference("cap_"), TransactionID: ledger.NewTransactionID()})
 	} else {
 		reason := "cancelled"
-		a, err = db.Release(ctx, store.ReleaseParams{Reason: &reason, Key: "r-" + payoutID + "-" + holdReference, Fingerprint: fingerprint("r" + payoutID + holdReference),
+		a, err = db.Release(ctx, holds.ReleaseParams{Reason: &reason, Key: "r-" + payoutID + "-" + holdReference, Fingerprint: fingerprint("r" + payoutID + holdReference),
 			KeyFingerprint: "test", Now: time.Now(), PayoutID: &payoutID, HoldReference: holdReference,
 			ReleaseReference: ledger.NewReference("rel_")})
 	}
 	if err != nil {
-		t.Fatalf("ledgertest: settle %s: %v", payoutID, err)
+		t.Fatalf("storetest: settle %s: %v", payoutID, err)
 	}
 	return a.Decision
 }

@@ -1,0 +1,85 @@
+package claims
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/provider-ledger/adapter/internal/strictjson"
+	"github.com/provider-ledger/adapter/ledger"
+)
+
+// BuildResponse builds the claims of an answer (design 2.1):
+// {"iat":now,"exp":now+300,"service":service}, without typ. service must
+// marshal to a JSON object (a struct, a map, a json.RawMessage object).
+func BuildResponse(now time.Time, service any) ([]byte, error) {
+	return build(now, "", service)
+}
+
+// BuildRequest builds the claims of a request, as the service sends them:
+// {"iat":now,"exp":now+300,"typ":typ,"service":service}.
+func BuildRequest(now time.Time, typ string, service any) ([]byte, error) {
+	if typ == "" {
+		return nil, claimErr("typ", ErrInvalidClaims)
+	}
+	return build(now, typ, service)
+}
+
+func build(now time.Time, typ string, service any) ([]byte, error) {
+	svc, err := json.Marshal(service)
+	if err != nil || len(svc) == 0 || svc[0] != '{' {
+		return nil, claimErr("service", ErrInvalidClaims)
+	}
+	iat := now.Unix()
+	b := make([]byte, 0, len(svc)+len(typ)+64)
+	b = append(b, `{"iat":`...)
+	b = strconv.AppendInt(b, iat, 10)
+	b = append(b, `,"exp":`...)
+	b = strconv.AppendInt(b, iat+int64(Lifetime/time.Second), 10)
+	if typ != "" {
+		b = append(b, `,"typ":`...)
+		b = strictjson.AppendString(b, typ)
+	}
+	b = append(b, `,"service":`...)
+	b = append(b, svc...)
+	return append(b, '}'), nil
+}
+
+// referenceClaims names the reference each endpoint answers.
+var referenceClaims = map[string]string{
+	Authorize:     "holdReference",
+	Capture:       "captureReference",
+	Release:       "releaseReference",
+	CreditAccount: "creditReference",
+}
+
+// ReferenceClaim is the name of the reference endpoint answers when it
+// approves: holdReference, captureReference, releaseReference or
+// creditReference.
+func ReferenceClaim(endpoint string) string { return referenceClaims[endpoint] }
+
+// Answer is the service object of every callback's answer, the one
+// declaration of its wire shape (design 2.1 and 2.3 to 2.6):
+//
+//	{"outcome": "...", "<reference claim>": "...", "reason": "...", "idempotencyKey": "..."}
+//
+// with the reference only when one is answered (approved) and the reason
+// only for a refusal. It is rebuilt from the stored answer on every replay.
+func Answer(endpoint, key string, d ledger.Decision) json.RawMessage {
+	b := make([]byte, 0, 64+len(d.Outcome)+len(d.Reference)+len(d.Reason)+len(key))
+	b = append(b, `{"outcome":`...)
+	b = strictjson.AppendString(b, d.Outcome)
+	if d.Reference != "" {
+		b = append(b, `,"`...)
+		b = append(b, referenceClaims[endpoint]...)
+		b = append(b, `":`...)
+		b = strictjson.AppendString(b, d.Reference)
+	}
+	if d.Reason != "" {
+		b = append(b, `,"reason":`...)
+		b = strictjson.AppendString(b, d.Reason)
+	}
+	b = append(b, `,"idempotencyKey":`...)
+	b = strictjson.AppendString(b, key)
+	return append(b, '}')
+}
