@@ -1,6 +1,7 @@
 package callbacks
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -82,6 +83,10 @@ type Config struct {
 	// StaleHoldAge is the age past which a held hold counts in
 	// ledgerd_holds_stale (LEDGER_HOLD_MAX_AGE; default 264h).
 	StaleHoldAge time.Duration
+	// MetricsDB, when set, is the pool the holds metrics are read on
+	// (ledgerd gives them one of their own, so that a scrape never waits
+	// for the callbacks' connections); nil means DB.
+	MetricsDB *store.DB
 	// KeysMissing, when set and true, says that this replica knows of
 	// active signing secrets it cannot decrypt (ledgerd: encrypted under a
 	// KEK it was not given, during a KEK rotation): a request no key opens
@@ -161,7 +166,7 @@ func New(cfg Config) (*Server, error) {
 		router:  httprouter.New(),
 		sem:     make(chan struct{}, cfg.MaxInflight),
 		reading: make(chan struct{}, cfg.MaxBodyReads),
-		m:       newMetrics(cfg.Registerer, cfg.DB, cfg.StaleHoldAge),
+		m:       newMetrics(cfg.Registerer, cmp.Or(cfg.MetricsDB, cfg.DB), cfg.StaleHoldAge, cfg.Logger),
 		reads: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "ledgerd_callback_body_reads",
 			Help: "Callback bodies being read (before an in-flight slot is taken).",
