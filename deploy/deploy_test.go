@@ -21,7 +21,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/tooltest"
 	"github.com/provider-ledger/adapter/server"
 )
 
@@ -60,21 +59,33 @@ type dashboard struct {
 	Title      string  `json:"title"`
 	Panels     []panel `json:"panels"`
 	Templating struct {
-		List []struct {
-			Name       string          `json:"name"`
-			Type       string          `json:"type"`
-			Query      json.RawMessage `json:"query"`
-			Datasource json.RawMessage `json:"datasource"`
-		} `json:"list"`
+		List []templateVar `json:"list"`
 	} `json:"templating"`
 }
 
-type panel struct {
-	ID         int             `json:"id"`
+// templateVar is a Grafana template variable.
+type templateVar struct {
+	Name       string          `json:"name"`
 	Type       string          `json:"type"`
-	Title      string          `json:"title"`
+	Query      json.RawMessage `json:"query"`
 	Datasource json.RawMessage `json:"datasource"`
-	Targets    []struct {
+	Current    struct {
+		Value any `json:"value"`
+	} `json:"current"`
+}
+
+type panel struct {
+	ID          int             `json:"id"`
+	Type        string          `json:"type"`
+	Title       string          `json:"title"`
+	Datasource  json.RawMessage `json:"datasource"`
+	FieldConfig struct {
+		Defaults struct {
+			Unit    string `json:"unit"`
+			NoValue string `json:"noValue"`
+		} `json:"defaults"`
+	} `json:"fieldConfig"`
+	Targets []struct {
 		RefID      string          `json:"refId"`
 		Expr       string          `json:"expr"`
 		Datasource json.RawMessage `json:"datasource"`
@@ -413,14 +424,22 @@ func TestDeploy(t *testing.T) {
 		if len(b.dsUIDs) != 1 {
 			t.Fatalf("provisioned datasources %q, want one", b.dsUIDs)
 		}
+		// Every query goes to the datasource variable, whose default is the
+		// provisioned Prometheus: another Grafana picks its own.
+		dsVar := slices.IndexFunc(b.dash.Templating.List, func(v templateVar) bool { return v.Name == "datasource" })
+		if dsVar < 0 || b.dash.Templating.List[dsVar].Type != "datasource" || string(b.dash.Templating.List[dsVar].Query) != `"prometheus"` {
+			t.Fatal(`the dashboard has no variable "datasource" of type datasource and query "prometheus"`)
+		} else if cur := b.dash.Templating.List[dsVar].Current.Value; cur != b.dsUIDs[0] {
+			t.Errorf("the datasource variable defaults to %v, but the provisioned one is %q", cur, b.dsUIDs[0])
+		}
 		checkDS := func(where string, raw json.RawMessage) {
 			if len(raw) == 0 {
 				return // inherits the panel's
 			}
 			if uid, err := datasourceUID(raw); err != nil {
 				t.Errorf("%s: %v", where, err)
-			} else if uid != b.dsUIDs[0] {
-				t.Errorf("%s: datasource uid %q, but the provisioned one is %q", where, uid, b.dsUIDs[0])
+			} else if uid != "${datasource}" {
+				t.Errorf("%s: datasource uid %q, want the variable ${datasource}", where, uid)
 			}
 		}
 		ids := map[int]string{}
@@ -468,7 +487,7 @@ func TestDeploy(t *testing.T) {
 	t.Run("DashboardQueriesParse", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		promtool := tooltest.Require(t, "promtool")
+		promtool := promtool(t, b)
 		// Each query as a recording rule, with Grafana's variables replaced
 		// by values, for promtool to parse.
 		grafanaVar := regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?`)
