@@ -750,12 +750,26 @@ func TestDeploy(t *testing.T) {
 				}
 			}
 		}
-		pgpass := strings.Split(contents[fileOf["passfile"]], ":")
-		if len(pgpass) != 5 || pgpass[3] != dbURL.User.Username() || pgpass[4] != contents[fileOf["POSTGRES_PASSWORD_FILE"]] {
-			t.Errorf("passfile %q is not a pgpass line for user %s with the Postgres password", contents[fileOf["passfile"]], dbURL.User.Username())
+		// ledgerd's passfile and the migrate service's are pgpass lines for
+		// the users of their URLs; the postgres image's first start creates
+		// those users (deploy/postgres/init-roles.sh) from the same files.
+		migrateURL, err := url.Parse(environment(t, b.compose.Services["migrate"].Environment)["LEDGER_MIGRATION_DATABASE_URL"])
+		if err != nil {
+			t.Fatalf("LEDGER_MIGRATION_DATABASE_URL: %v", err)
 		}
-		if dbUser := environment(t, b.compose.Services["postgres"].Environment)["POSTGRES_USER"]; dbUser != dbURL.User.Username() {
-			t.Errorf("DATABASE_URL's user %q is not POSTGRES_USER %q", dbURL.User.Username(), dbUser)
+		fileOf["migrate passfile"] = mountedSecret(t, b, "migrate", migrateURL.Query().Get("passfile"))
+		for _, c := range []struct {
+			file string
+			u    *url.URL
+		}{{"passfile", dbURL}, {"migrate passfile", migrateURL}} {
+			pgpass := strings.Split(contents[fileOf[c.file]], ":")
+			if len(pgpass) != 5 || pgpass[3] != c.u.User.Username() || len(pgpass[4]) < 24 {
+				t.Errorf("%s %q is not a pgpass line for user %s with a password", c.file, contents[fileOf[c.file]], c.u.User.Username())
+			}
+			mountedSecret(t, b, "postgres", "/run/secrets/"+fileOf[c.file])
+		}
+		if dbURL.User.Username() == migrateURL.User.Username() {
+			t.Errorf("ledgerd and the migrations both connect as %s", dbURL.User.Username())
 		}
 		run()
 		for name, s := range b.compose.Secrets {
@@ -825,8 +839,8 @@ func TestDeploy(t *testing.T) {
 		if len(stages) < 2 {
 			t.Fatalf("%d stages, want a builder and a runtime stage", len(stages))
 		}
-		if want := "FROM golang:" + goVersion[1] + " "; !strings.HasPrefix(stages[0][0], want) {
-			t.Errorf("builder %q, want %s… (go.mod's Go)", stages[0][0], want)
+		if want := regexp.MustCompile(`^FROM golang:` + regexp.QuoteMeta(goVersion[1]) + `[.-]`); !want.MatchString(stages[0][0]) {
+			t.Errorf("builder %q, want golang:%s… (go.mod's Go)", stages[0][0], goVersion[1])
 		}
 		if !slices.ContainsFunc(stages[0], func(s string) bool {
 			return strings.HasPrefix(s, "RUN ") && strings.Contains(s, "go build") && strings.Contains(s, "./cmd/...")
