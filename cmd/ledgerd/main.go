@@ -37,6 +37,7 @@ func main() {
 	}
 	cfg, err := server.LoadConfig(os.Args[1:], os.Getenv, os.Stdout)
 	if errors.Is(err, flag.ErrHelp) {
+		fmt.Println("\nledgerd healthcheck [--admin-listen ADDR] [--timeout D]: exit 0 when the ledgerd at LEDGER_ADMIN_LISTEN is ready, 1 otherwise.")
 		os.Exit(0)
 	}
 	if errors.Is(err, server.ErrVersion) {
