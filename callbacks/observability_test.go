@@ -137,7 +137,15 @@ ledgerd_holds_outstanding{currency="USD"} 1
 # TYPE ledgerd_holds_outstanding_amount gauge
 ledgerd_holds_outstanding_amount{currency="USD"} 12.5
 `
-	if err := testutil.GatherAndCompare(b.reg, strings.NewReader(expected), "ledgerd_holds_outstanding", "ledgerd_holds_outstanding_amount"); err != nil {
-		t.Fatal(err)
+	// A scrape waits for the database at most dbgauge.Budget and then
+	// serves the values read before: wait for one that read the hold.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		err := testutil.GatherAndCompare(b.reg, strings.NewReader(expected), "ledgerd_holds_outstanding", "ledgerd_holds_outstanding_amount")
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(err)
+		}
 	}
 }

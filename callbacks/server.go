@@ -50,8 +50,9 @@ type Decisions interface {
 // pooled is a Decisions on a pool of connections.
 type pooled interface{ MaxConns() int }
 
-// outstanding is a Decisions that counts the holds still held.
-type outstanding interface {
+// HoldCounter counts the holds still held, for the holds gauges
+// (*store.DB implements it).
+type HoldCounter interface {
 	OutstandingHolds(ctx context.Context, staleBefore time.Time) ([]holds.Outstanding, error)
 }
 
@@ -95,12 +96,27 @@ type Config struct {
 	// StaleHoldAge is the age past which a held hold counts in
 	// ledgerd_holds_stale (LEDGER_HOLD_MAX_AGE; default 264h).
 	StaleHoldAge time.Duration
+	// MetricsDB, when set, is what the holds gauges are read on (ledgerd
+	// gives them a pool of their own, so that a scrape never waits for the
+	// callbacks' connections); nil means DB when DB is a HoldCounter too,
+	// else no holds gauges.
+	MetricsDB HoldCounter
 	// KeysMissing, when set and true, says that this replica knows of
 	// active signing secrets it cannot decrypt (ledgerd: encrypted under a
 	// KEK it was not given, during a KEK rotation): a request no key opens
 	// is then answered 503 keyring-incomplete (retry: another replica may
 	// open it) instead of 400 undecryptable.
 	KeysMissing func() bool
+}
+
+// holdCounter is what the holds gauges are read on: MetricsDB, else DB
+// when it counts holds too, else nil (no holds gauges).
+func (c *Config) holdCounter() HoldCounter {
+	if c.MetricsDB != nil {
+		return c.MetricsDB
+	}
+	hc, _ := c.DB.(HoldCounter)
+	return hc
 }
 
 func (c *Config) defaults() error {
@@ -177,7 +193,7 @@ func New(cfg Config) (*Handler, error) {
 		router:  httprouter.New(),
 		sem:     make(chan struct{}, cfg.MaxInflight),
 		reading: make(chan struct{}, cfg.MaxBodyReads),
-		m:       newMetrics(cfg.Registerer, cfg.DB, cfg.StaleHoldAge),
+		m:       newMetrics(cfg.Registerer, cfg.holdCounter(), cfg.StaleHoldAge, cfg.Logger),
 		reads: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "ledgerd_callback_body_reads",
 			Help: "Callback bodies being read (before an in-flight slot is taken).",

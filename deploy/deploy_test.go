@@ -21,7 +21,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/tooltest"
 	"github.com/provider-ledger/adapter/server"
 )
 
@@ -60,21 +59,33 @@ type dashboard struct {
 	Title      string  `json:"title"`
 	Panels     []panel `json:"panels"`
 	Templating struct {
-		List []struct {
-			Name       string          `json:"name"`
-			Type       string          `json:"type"`
-			Query      json.RawMessage `json:"query"`
-			Datasource json.RawMessage `json:"datasource"`
-		} `json:"list"`
+		List []templateVar `json:"list"`
 	} `json:"templating"`
 }
 
-type panel struct {
-	ID         int             `json:"id"`
+// templateVar is a Grafana template variable.
+type templateVar struct {
+	Name       string          `json:"name"`
 	Type       string          `json:"type"`
-	Title      string          `json:"title"`
+	Query      json.RawMessage `json:"query"`
 	Datasource json.RawMessage `json:"datasource"`
-	Targets    []struct {
+	Current    struct {
+		Value any `json:"value"`
+	} `json:"current"`
+}
+
+type panel struct {
+	ID          int             `json:"id"`
+	Type        string          `json:"type"`
+	Title       string          `json:"title"`
+	Datasource  json.RawMessage `json:"datasource"`
+	FieldConfig struct {
+		Defaults struct {
+			Unit    string `json:"unit"`
+			NoValue string `json:"noValue"`
+		} `json:"defaults"`
+	} `json:"fieldConfig"`
+	Targets []struct {
 		RefID      string          `json:"refId"`
 		Expr       string          `json:"expr"`
 		Datasource json.RawMessage `json:"datasource"`
@@ -413,14 +424,22 @@ func TestDeploy(t *testing.T) {
 		if len(b.dsUIDs) != 1 {
 			t.Fatalf("provisioned datasources %q, want one", b.dsUIDs)
 		}
+		// Every query goes to the datasource variable, whose default is the
+		// provisioned Prometheus: another Grafana picks its own.
+		dsVar := slices.IndexFunc(b.dash.Templating.List, func(v templateVar) bool { return v.Name == "datasource" })
+		if dsVar < 0 || b.dash.Templating.List[dsVar].Type != "datasource" || string(b.dash.Templating.List[dsVar].Query) != `"prometheus"` {
+			t.Fatal(`the dashboard has no variable "datasource" of type datasource and query "prometheus"`)
+		} else if cur := b.dash.Templating.List[dsVar].Current.Value; cur != b.dsUIDs[0] {
+			t.Errorf("the datasource variable defaults to %v, but the provisioned one is %q", cur, b.dsUIDs[0])
+		}
 		checkDS := func(where string, raw json.RawMessage) {
 			if len(raw) == 0 {
 				return // inherits the panel's
 			}
 			if uid, err := datasourceUID(raw); err != nil {
 				t.Errorf("%s: %v", where, err)
-			} else if uid != b.dsUIDs[0] {
-				t.Errorf("%s: datasource uid %q, but the provisioned one is %q", where, uid, b.dsUIDs[0])
+			} else if uid != "${datasource}" {
+				t.Errorf("%s: datasource uid %q, want the variable ${datasource}", where, uid)
 			}
 		}
 		ids := map[int]string{}
@@ -468,7 +487,7 @@ func TestDeploy(t *testing.T) {
 	t.Run("DashboardQueriesParse", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		promtool := tooltest.Require(t, "promtool")
+		promtool := promtool(t, b)
 		// Each query as a recording rule, with Grafana's variables replaced
 		// by values, for promtool to parse.
 		grafanaVar := regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?`)
@@ -731,12 +750,26 @@ func TestDeploy(t *testing.T) {
 				}
 			}
 		}
-		pgpass := strings.Split(contents[fileOf["passfile"]], ":")
-		if len(pgpass) != 5 || pgpass[3] != dbURL.User.Username() || pgpass[4] != contents[fileOf["POSTGRES_PASSWORD_FILE"]] {
-			t.Errorf("passfile %q is not a pgpass line for user %s with the Postgres password", contents[fileOf["passfile"]], dbURL.User.Username())
+		// ledgerd's passfile and the migrate service's are pgpass lines for
+		// the users of their URLs; the postgres image's first start creates
+		// those users (deploy/postgres/init-roles.sh) from the same files.
+		migrateURL, err := url.Parse(environment(t, b.compose.Services["migrate"].Environment)["LEDGER_MIGRATION_DATABASE_URL"])
+		if err != nil {
+			t.Fatalf("LEDGER_MIGRATION_DATABASE_URL: %v", err)
 		}
-		if dbUser := environment(t, b.compose.Services["postgres"].Environment)["POSTGRES_USER"]; dbUser != dbURL.User.Username() {
-			t.Errorf("DATABASE_URL's user %q is not POSTGRES_USER %q", dbURL.User.Username(), dbUser)
+		fileOf["migrate passfile"] = mountedSecret(t, b, "migrate", migrateURL.Query().Get("passfile"))
+		for _, c := range []struct {
+			file string
+			u    *url.URL
+		}{{"passfile", dbURL}, {"migrate passfile", migrateURL}} {
+			pgpass := strings.Split(contents[fileOf[c.file]], ":")
+			if len(pgpass) != 5 || pgpass[3] != c.u.User.Username() || len(pgpass[4]) < 24 {
+				t.Errorf("%s %q is not a pgpass line for user %s with a password", c.file, contents[fileOf[c.file]], c.u.User.Username())
+			}
+			mountedSecret(t, b, "postgres", "/run/secrets/"+fileOf[c.file])
+		}
+		if dbURL.User.Username() == migrateURL.User.Username() {
+			t.Errorf("ledgerd and the migrations both connect as %s", dbURL.User.Username())
 		}
 		run()
 		for name, s := range b.compose.Secrets {
@@ -806,8 +839,8 @@ func TestDeploy(t *testing.T) {
 		if len(stages) < 2 {
 			t.Fatalf("%d stages, want a builder and a runtime stage", len(stages))
 		}
-		if want := "FROM golang:" + goVersion[1] + " "; !strings.HasPrefix(stages[0][0], want) {
-			t.Errorf("builder %q, want %s… (go.mod's Go)", stages[0][0], want)
+		if want := regexp.MustCompile(`^FROM golang:` + regexp.QuoteMeta(goVersion[1]) + `[.-]`); !want.MatchString(stages[0][0]) {
+			t.Errorf("builder %q, want golang:%s… (go.mod's Go)", stages[0][0], goVersion[1])
 		}
 		if !slices.ContainsFunc(stages[0], func(s string) bool {
 			return strings.HasPrefix(s, "RUN ") && strings.Contains(s, "go build") && strings.Contains(s, "./cmd/...")

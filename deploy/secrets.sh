@@ -23,20 +23,15 @@ put() {
   echo "secrets: wrote $dir/$1"
 }
 
-# The database password twice: alone for the postgres image, and as a pgpass
-# line for ledgerd's DATABASE_URL (passfile=). Base64 without '/', '+', '='
-# needs no escaping in either.
-# Postgres takes the password only when it creates its volume: keep the two in
-# step with each other and with that first run.
-if [ -e "$dir/postgres_password" ]; then
-  pw="$(cat "$dir/postgres_password")"
-elif [ -e "$dir/ledger_pgpass" ]; then
-  pw="$(cut -d: -f5- "$dir/ledger_pgpass")"
-else
-  pw="$(rand 24 | tr -d '/+=')"
-fi
-put postgres_password "$pw"
-put ledger_pgpass "*:*:*:ledger:$pw"
+# The superuser's password, for the postgres image's first start only; then
+# a pgpass line for each of the two roles: ledger_owner (the migrate service)
+# and ledger_runtime (ledgerd's DATABASE_URL, passfile=). deploy/postgres/
+# init-roles.sh creates the roles with these passwords. Base64 without '/',
+# '+', '=' needs no escaping in either form.
+# Postgres takes them only when it creates its volume: keep them with it.
+put postgres_password "$(rand 24 | tr -d '/+=')"
+put ledger_owner_pgpass "*:*:*:ledger_owner:$(rand 24 | tr -d '/+=')"
+put ledger_runtime_pgpass "*:*:*:ledger_runtime:$(rand 24 | tr -d '/+=')"
 put ledger_kek "$(rand 32)"               # LEDGER_KEK_FILE: Base64 of 32 bytes
 put ledger_admin_token "$(rand 32 | tr '+/' '-_' | tr -d '=')"
 put ledger_signing_secret "$(rand 32)"    # LEDGER_SIGNING_SECRETS_FILE; give it to the service too

@@ -2,6 +2,7 @@ package reconciliation_test
 
 import (
 	"context"
+	"maps"
 	"testing"
 	"time"
 
@@ -11,7 +12,8 @@ import (
 )
 
 // gather reads the reconciliation metrics of reg: "last" and the findings
-// by severity; a series that is absent is missing from the map.
+// by severity, and "up", whether they were read in this scrape; a series
+// that is absent is missing from the map.
 func gather(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 	t.Helper()
 	mfs, err := reg.Gather()
@@ -26,6 +28,8 @@ func gather(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 				out["last"] = m.GetGauge().GetValue()
 			case "ledgerd_reconciliation_findings":
 				out[m.GetLabel()[0].GetValue()] = m.GetGauge().GetValue()
+			case "ledgerd_collector_up":
+				out["up"] = m.GetGauge().GetValue()
 			}
 		}
 	}
@@ -33,8 +37,9 @@ func gather(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 }
 
 // TestMetrics: what the alerts read (deploy/prometheus/alerts.yml) is there
-// before the first run, then follows the last run and the
-// acknowledgements made since.
+// before the first run (the findings at zero; the time of the last run
+// absent, not 0), then follows the last run and the acknowledgements made
+// since.
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{noProvider: true})
@@ -42,20 +47,20 @@ func TestMetrics(t *testing.T) {
 	if err := reconciliation.RegisterMetrics(reg, b.db, nil); err != nil {
 		t.Fatal(err)
 	}
+	// A scrape waits for the database at most dbgauge.Budget, then serves
+	// the values read before (up 0): wait for a scrape that read them.
 	expect := func(t *testing.T, last time.Time, warning, critical float64) {
 		t.Helper()
-		want := map[string]float64{"last": 0, "warning": warning, "critical": critical}
+		want := map[string]float64{"warning": warning, "critical": critical, "up": 1}
 		if !last.IsZero() {
 			want["last"] = float64(last.UnixMicro()) / 1e6
 		}
-		got := gather(t, reg)
-		if len(got) != len(want) {
-			t.Fatalf("series %v, want %v", got, want)
-		}
-		for k, v := range want {
-			if got[k] != v {
-				t.Fatalf("%s = %v, want %v (all: %v)", k, got[k], v, got)
+		var got map[string]float64
+		for deadline := time.Now().Add(30 * time.Second); !maps.Equal(got, want); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("series %v, want %v", got, want)
 			}
+			got = gather(t, reg)
 		}
 	}
 	expect(t, time.Time{}, 0, 0)

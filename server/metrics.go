@@ -1,9 +1,12 @@
 package server
 
 import (
+	"log/slog"
 	"math"
+	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/provider-ledger/adapter/internal/buildinfo"
 	"github.com/provider-ledger/adapter/reconciliation"
@@ -32,7 +35,19 @@ func (d *daemon) registerMetrics() error {
 			return err
 		}
 	}
-	return reconciliation.RegisterMetrics(d.reg, d.db, d.log)
+	return reconciliation.RegisterMetrics(d.reg, d.metricsDB, d.log)
+}
+
+// metricsHandler serves /metrics. Its answer is bounded: the collectors
+// that read the database do so on a pool of their own and wait for it at
+// most dbgauge.Budget, serving their last values after that. A collector
+// that fails drops its own series, not the scrape.
+func (d *daemon) metricsHandler() http.Handler {
+	return promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{
+		Registry:      d.reg,
+		ErrorHandling: promhttp.ContinueOnError,
+		ErrorLog:      slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
+	})
 }
 
 // initSeries makes the callback series of the keys active at start exist

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/provider-ledger/adapter/store"
 	"github.com/provider-ledger/adapter/store/storetest"
@@ -91,9 +92,11 @@ func documented(t *testing.T) (readme, metricsTxt []string) {
 }
 
 // TestMetricsDocumented: what a started ledgerd exports is what the metrics
-// table of docs/operations.md and deploy/metrics.txt list, each way; every series is
-// there from the start (at zero), but those per currency, which appear with
-// the currency's first hold and stay (at zero once its holds are settled).
+// table of docs/operations.md and deploy/metrics.txt list, each way; every
+// series is there from the start (at zero), but those per currency, which
+// appear with the currency's first hold and stay (at zero once its holds are
+// settled), and the time of the last reconciliation, absent (not 0) until a
+// run has finished.
 func TestMetricsDocumented(t *testing.T) {
 	t.Parallel()
 	secret := randomKey(t)
@@ -104,24 +107,20 @@ func TestMetricsDocumented(t *testing.T) {
 	atStart := scrape(t, d.admin)
 	// The series the alerts read, with the label values they use.
 	for name, labels := range map[string]map[string]string{
-		"ledgerd_callback_tx_retries_total":                 {"endpoint": "authorize"},
-		"ledgerd_callback_requests_total":                   {"endpoint": "capture", "outcome": "approved", "status": "200"},
-		"ledgerd_keyring_age_seconds":                       {},
-		"ledgerd_keyring_active_keys":                       {},
-		"ledgerd_keyring_opens_total":                       {},
-		"ledgerd_reconciliation_last_run_timestamp_seconds": {},
-		"ledgerd_reconciliation_findings":                   {"severity": "critical"},
+		"ledgerd_callback_tx_retries_total": {"endpoint": "authorize"},
+		"ledgerd_callback_requests_total":   {"endpoint": "capture", "outcome": "approved", "status": "200"},
+		"ledgerd_keyring_age_seconds":       {},
+		"ledgerd_keyring_active_keys":       {},
+		"ledgerd_keyring_opens_total":       {},
+		"ledgerd_reconciliation_findings":   {"severity": "critical"},
+		"ledgerd_collector_up":              {"collector": "reconciliation"},
 	} {
-		if !slices.ContainsFunc(atStart[name], func(m map[string]string) bool {
-			for k, v := range labels {
-				if m[k] != v {
-					return false
-				}
-			}
-			return true
-		}) {
+		if !hasSeries(atStart[name], labels) {
 			t.Errorf("at start, /metrics has no %s%v: %v", name, labels, atStart[name])
 		}
+	}
+	if s, ok := atStart["ledgerd_reconciliation_last_run_timestamp_seconds"]; ok {
+		t.Errorf("before the first reconciliation run, /metrics has its time: %v", s)
 	}
 
 	// A hold in USD: the per-currency series appear.
@@ -132,24 +131,41 @@ func TestMetricsDocumented(t *testing.T) {
 	t.Cleanup(db.Close)
 	a := storetest.Account(t, db, storetest.AccountOpts{Owner: "m-alice", Funds: "100.00", Source: "m-card"})
 	hold := storetest.Hold(t, db, "m-payout", a.OwnerExternalID, "m-card", "10.00")
-	later := scrape(t, d.admin)
+	// A run finishes: its time appears.
+	if code := post(t, "http://"+d.admin+"/v1/reconciliation/runs", `{}`); code != http.StatusCreated && code != http.StatusOK {
+		t.Fatalf("POST /v1/reconciliation/runs: %d", code)
+	}
+	later := scrapeUntil(t, d.admin, func(m map[string][]map[string]string) bool {
+		return hasSeries(m["ledgerd_holds_outstanding"], map[string]string{"currency": "USD", "__value__": "1"}) &&
+			len(m["ledgerd_reconciliation_last_run_timestamp_seconds"]) == 1
+	})
 	// Settled, its currency's series stay, at zero.
 	storetest.Settle(t, db, "m-payout", hold.Reference, true)
-	settled := scrape(t, d.admin)
-	for _, name := range []string{"ledgerd_holds_outstanding", "ledgerd_holds_outstanding_amount", "ledgerd_holds_stale"} {
-		if s := settled[name]; len(s) != 1 || s[0]["currency"] != "USD" || s[0]["__value__"] != "0" {
-			t.Errorf("%s after the hold was settled: %v, want USD at 0", name, s)
+	names := []string{"ledgerd_holds_outstanding", "ledgerd_holds_outstanding_amount", "ledgerd_holds_stale"}
+	scrapeUntil(t, d.admin, func(m map[string][]map[string]string) bool {
+		for _, name := range names {
+			if s := m[name]; len(s) != 1 || s[0]["currency"] != "USD" || s[0]["__value__"] != "0" {
+				return false
+			}
 		}
-	}
+		return true
+	})
 
 	var exported []string
 	for name := range later {
 		exported = append(exported, name)
-		if _, ok := atStart[name]; !ok && !strings.HasPrefix(name, "ledgerd_holds_") {
+		if _, ok := atStart[name]; !ok && !strings.HasPrefix(name, "ledgerd_holds_") && name != "ledgerd_reconciliation_last_run_timestamp_seconds" {
 			t.Errorf("%s is not there from the start", name)
 		}
 	}
 	slices.Sort(exported)
+	checkDocumented(t, exported)
+}
+
+// checkDocumented holds the metrics table of docs/operations.md and
+// deploy/metrics.txt to the series ledgerd exports, both ways.
+func checkDocumented(t *testing.T, exported []string) {
+	t.Helper()
 	readme, metricsTxt := documented(t)
 	for _, doc := range []struct {
 		where string
@@ -168,5 +184,34 @@ func TestMetricsDocumented(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("ledgerd exports: %s", strings.Join(exported, " "))
+	}
+}
+
+// hasSeries says whether one of series has every label (and __value__) of
+// labels.
+func hasSeries(series []map[string]string, labels map[string]string) bool {
+	return slices.ContainsFunc(series, func(m map[string]string) bool {
+		for k, v := range labels {
+			if m[k] != v {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// scrapeUntil scrapes admin's /metrics until ok holds of what it serves: a
+// scrape waits for the database a bounded time, then serves what was read
+// before.
+func scrapeUntil(t *testing.T, admin string, ok func(map[string][]map[string]string) bool) map[string][]map[string]string {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		m := scrape(t, admin)
+		if ok(m) {
+			return m
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/metrics never showed what the test waits for: %v", m)
+		}
 	}
 }

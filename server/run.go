@@ -13,7 +13,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/provider-ledger/adapter/admin"
 	"github.com/provider-ledger/adapter/callbacks"
@@ -46,6 +45,17 @@ const ReconcilePoolSize = 2
 // connections.
 const ReconcileApplicationName = "ledgerd-reconciliation"
 
+// MetricsPoolSize is the size of the pool /metrics reads the database on,
+// apart from the callbacks': a scrape never waits for their connections.
+// One connection for each collector that reads the database (the holds
+// outstanding, the last reconciliation run), so that one blocked read (a
+// table locked) does not hold up the other. Its connections are named
+// MetricsApplicationName in pg_stat_activity.
+const MetricsPoolSize = 2
+
+// MetricsApplicationName is the application_name of the metrics' connections.
+const MetricsApplicationName = "ledgerd-metrics"
+
 // KeyringMaxAge is how long a replica goes on opening callbacks without a
 // successful keyring load (loads run every 2 s).
 const KeyringMaxAge = 10 * time.Second
@@ -68,6 +78,9 @@ type daemon struct {
 	// maxConns is the cap of open connections per listener.
 	maxConns int
 	readyLog readyLog
+
+	// metricsDB is the pool of the metrics read at scrape time.
+	metricsDB *store.DB
 }
 
 // Run runs ledgerd with cfg until ctx ends, then shuts down gracefully. It
@@ -150,6 +163,10 @@ func (d *daemon) openDatabase(ctx context.Context) error {
 		return err
 	}
 	d.stops = append(d.stops, d.reconDB.Close)
+	if d.metricsDB, err = d.db.Sibling(ctx, MetricsPoolSize, MetricsApplicationName); err != nil {
+		return err
+	}
+	d.stops = append(d.stops, d.metricsDB.Close)
 	if err := d.probeHosts(ctx); err != nil {
 		return err
 	}
@@ -240,7 +257,7 @@ func (d *daemon) startServices(ctx context.Context) (*admin.Handler, error) {
 		// readers as connections never refuses one that the cap let in.
 		BodyTimeout: cfg.BodyTimeout, MaxBodyReads: d.maxConns,
 		FraudDeny: &cfg.FraudDeny, FraudStepUp: &cfg.FraudStepUp, CreditMax: cfg.CreditMax, StaleHoldAge: cfg.HoldMaxAge,
-		Logger: d.log, Registerer: d.reg,
+		Logger: d.log, Registerer: d.reg, MetricsDB: d.metricsDB,
 	})
 	if err != nil {
 		return nil, err
@@ -268,7 +285,7 @@ func (d *daemon) startServices(ctx context.Context) (*admin.Handler, error) {
 		// On a non-loopback listener /metrics (holds outstanding per
 		// currency, key fingerprints) needs the token unless made public.
 		PublicMetrics: cfg.MetricsPublic || loopback(cfg.AdminListen),
-		Metrics:       promhttp.HandlerFor(d.reg, promhttp.HandlerOpts{Registry: d.reg}),
+		Metrics:       d.metricsHandler(),
 		Ready:         d.ready,
 	}), nil
 }

@@ -2,7 +2,8 @@
 // the adapter's admin API. Configuration is env vars and flags (see
 // `ledgerd -h` and docs/configuration.md); with nothing set it runs an embedded
 // Postgres under var/ledgerd (at the root of the source tree when run from
-// inside one). `ledgerd --version` prints the build.
+// inside one). `ledgerd --version` prints the build; `ledgerd healthcheck`
+// exits 0 when a running ledgerd is ready (a container's health check).
 package main
 
 import (
@@ -28,11 +29,15 @@ import (
 const gcPercent = 400
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "healthcheck" {
+		os.Exit(healthcheck(os.Args[2:], os.Getenv, os.Stdout, os.Stderr))
+	}
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
 	}
 	cfg, err := server.LoadConfig(os.Args[1:], os.Getenv, os.Stdout)
 	if errors.Is(err, flag.ErrHelp) {
+		fmt.Println("\nledgerd healthcheck [--admin-listen ADDR] [--timeout D]: exit 0 when the ledgerd at LEDGER_ADMIN_LISTEN is ready, 1 otherwise.")
 		os.Exit(0)
 	}
 	if errors.Is(err, server.ErrVersion) {

@@ -6,6 +6,7 @@
 package buildinfo
 
 import (
+	"cmp"
 	"runtime/debug"
 )
 
@@ -17,6 +18,14 @@ import (
 //
 // A variable, not a constant, so that -X can set it.
 var Version = "0.1.0"
+
+// Revision is the VCS revision a build without VCS information stamps at
+// link time (the container build, whose context has no .git):
+//
+//	go build -ldflags "-X github.com/provider-ledger/adapter/internal/buildinfo.Revision=$(git rev-parse HEAD)" ./cmd/...
+//
+// Empty: the revision go build recorded, if any.
+var Revision = ""
 
 // Info is what --version prints. Fields the build did not record are
 // "unknown".
@@ -30,9 +39,13 @@ type Info struct {
 func Read() Info {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return Info{Version: Version, Revision: "unknown", GoVersion: "unknown"}
+		return Info{Version: Version, Revision: cmp.Or(Revision, "unknown"), GoVersion: "unknown"}
 	}
-	return of(bi, Version)
+	in := of(bi, Version)
+	if Revision != "" {
+		in.Revision = Revision[:min(12, len(Revision))]
+	}
+	return in
 }
 
 func of(bi *debug.BuildInfo, version string) Info {
