@@ -1116,7 +1116,10 @@ CREATE INDEX reconciliation_fixes_run_idx ON public.reconciliation_fixes USING b
 CREATE INDEX reconciliation_runs_started_idx ON public.reconciliation_runs USING btree (started_on);
 
 -- Name: accounts accounts_identity; Type: TRIGGER; Schema: public
-CREATE TRIGGER accounts_identity BEFORE INSERT OR DELETE OR UPDATE OF account_id, kind, currency ON public.accounts FOR EACH ROW EXECUTE FUNCTION public.accounts_guard();
+CREATE TRIGGER accounts_identity BEFORE INSERT OR DELETE ON public.accounts FOR EACH ROW EXECUTE FUNCTION public.accounts_guard();
+
+-- Name: accounts accounts_immutable; Type: TRIGGER; Schema: public
+CREATE TRIGGER accounts_immutable BEFORE UPDATE OF account_id, kind, currency ON public.accounts FOR EACH STATEMENT EXECUTE FUNCTION public.accounts_guard();
 
 -- Name: accounts accounts_no_truncate; Type: TRIGGER; Schema: public
 CREATE TRIGGER accounts_no_truncate BEFORE TRUNCATE ON public.accounts FOR EACH STATEMENT EXECUTE FUNCTION public.ledger_no_truncate();
