@@ -61,8 +61,8 @@ BEGIN
     -- Row 12 in one statement: approved when no earlier row matches.
     WITH held AS (
         UPDATE accounts x SET held = x.held + p_amount, updated_at = p_now
-        FROM instruments i
-        WHERE i.token = p_funding_source AND i.kind = 'source' AND x.account_id = i.account_id -- not row 5
+        WHERE x.account_id = (SELECT i.account_id FROM instruments i
+                              WHERE i.token = p_funding_source AND i.kind = 'source')          -- not row 5
           AND x.owner_external_id = p_external_id                                             -- not row 6
           AND x.status = 'open'                                                               -- not row 7
           AND x.currency = p_currency                                                         -- not row 8
