@@ -92,8 +92,9 @@
 // (holds_append_only, hold_settlements_append_only, no truncate); the
 // primary key hold_settlements_pkey lets a hold end once;
 // hold_settlements_state_check ties a capture to its journal transaction
-// and a release to none; hold_settle takes the payout's and account's locks
-// before deciding. Checked by hold_journal_mismatch. Tested by holds
+// and a release to none; a second settlement of one hold waits on the
+// first's entry of that key and then finds it (schema/functions/hold_settle.sql).
+// Checked by hold_journal_mismatch. Tested by holds
 // TestConcurrentCaptureAndRelease.
 //
 // I4. One effect per idempotency key per endpoint, and one hold per

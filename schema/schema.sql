@@ -60,9 +60,42 @@ DECLARE
 BEGIN
     -- Authorizes of one payout run one after the other, under any key: a
     -- second one sees the first's stored answer (row 1) or its hold (rows
-    -- 3 and 4), never funds the first has already held.
-    PERFORM pg_advisory_xact_lock(1, hashtext(p_payout_id));
-    -- The key's stored answer and the payout's hold, if any, in one look.
+    -- 3 and 4), never funds the first has already held. (An expression,
+    -- not a query: no executor run for it.)
+    IF pg_advisory_xact_lock(1, hashtext(p_payout_id)) IS NULL THEN NULL; END IF;
+    -- Row 12 in one statement: approved when no earlier row matches.
+    WITH held AS (
+        UPDATE accounts x SET held = x.held + p_amount, updated_at = p_now
+        WHERE x.account_id = (SELECT i.account_id FROM instruments i
+                              WHERE i.token = p_funding_source AND i.kind = 'source')          -- not row 5
+          AND x.owner_external_id = p_external_id                                             -- not row 6
+          AND x.status = 'open'                                                               -- not row 7
+          AND x.currency = p_currency                                                         -- not row 8
+          AND p_fraud_score BETWEEN 0 AND 1                                                   -- not row 2
+          AND p_fraud_score < p_fraud_deny AND p_fraud_score < p_fraud_stepup                 -- not rows 9, 10
+          AND x.balance - x.held >= p_amount                                                  -- not row 11
+          AND NOT EXISTS (SELECT FROM callback_authorize r
+                          WHERE r.scope = p_payout_id AND r.idempotency_key = p_key)          -- not row 1
+          AND NOT EXISTS (SELECT FROM holds o WHERE o.payout_id = p_payout_id)                -- not rows 3, 4
+        RETURNING x.account_id
+    ), hold AS (
+        INSERT INTO holds (hold_reference, payout_id, account_id, funding_source, currency, amount, placed_at)
+        SELECT p_hold_reference, p_payout_id, held.account_id, p_funding_source, p_currency, p_amount, p_now FROM held
+    ), opened AS (
+        INSERT INTO open_holds (hold_reference, account_id, currency, amount, placed_at)
+        SELECT p_hold_reference, held.account_id, p_currency, p_amount, p_now FROM held
+    ), answered AS (
+        INSERT INTO callback_authorize (scope, idempotency_key, fingerprint, subject, outcome, reason, reference,
+            key_fingerprint, caller_subject, audit_request_id, received_at, last_received_at)
+        SELECT p_payout_id, p_key, p_fingerprint, p_payout_id, 'approved', NULL, p_hold_reference,
+            p_key_fingerprint, p_caller_subject, p_audit_request_id, p_now, p_now FROM held
+    )
+    SELECT 'new', 'approved', p_hold_reference INTO state, outcome, reference FROM held;
+    IF FOUND THEN
+        RETURN;                                                  -- row 12
+    END IF;
+    -- Otherwise, row by row. The key's stored answer and the payout's hold,
+    -- if any, in one look.
     SELECT r.fingerprint, r.outcome, r.reason, r.reference,
            (SELECT x.hold_reference FROM holds x WHERE x.payout_id = p_payout_id)
     INTO seen, outcome, reason, reference, held_by
@@ -115,8 +148,10 @@ BEGIN
         ELSIF a.balance - a.held < p_amount THEN
             reason := 'insufficient_funds';                     -- row 11
         ELSE
-            -- Row 12: approved: the hold is placed on the locked account
-            -- (and listed as open), and the answer stored, in one statement.
+            -- Row 12, after all (the account changed between the two
+            -- statements, or a threshold is NULL): the hold is placed on
+            -- the locked account (and listed as open), and the answer
+            -- stored, in one statement.
             WITH hold AS (
                 INSERT INTO holds (hold_reference, payout_id, account_id, funding_source, currency, amount, placed_at)
                 VALUES (p_hold_reference, p_payout_id, a.account_id, p_funding_source, p_currency, p_amount, p_now)
@@ -149,7 +184,42 @@ DECLARE
     r callback_capture%ROWTYPE;
     d record;
 BEGIN
-    PERFORM pg_advisory_xact_lock(2, hashtext(p_payout_id));
+    -- (An expression, not a query: no executor run for the lock.)
+    IF pg_advisory_xact_lock(2, hashtext(p_payout_id)) IS NULL THEN NULL; END IF;
+    -- Row 6 of a new key in one statement: hold_settle's row 6 for a
+    -- capture, and the answer stored.
+    WITH h AS (
+        SELECT o.hold_reference, o.payout_id, o.account_id, o.currency, o.amount FROM holds o
+        WHERE o.hold_reference = p_hold_reference                                      -- not row 2
+          AND o.payout_id = p_payout_id                                                -- not row 3
+          AND NOT EXISTS (SELECT FROM callback_capture k
+                          WHERE k.scope = p_payout_id AND k.idempotency_key = p_key)   -- not row 1
+    ), settled AS (
+        INSERT INTO hold_settlements (hold_reference, status, reference, reason, transaction_id, settled_at)
+        SELECT h.hold_reference, 'captured', p_capture_reference, NULL, p_transaction_id, p_now FROM h
+        ON CONFLICT (hold_reference) DO NOTHING                                         -- not rows 4, 5
+        RETURNING hold_reference
+    ), moved AS (
+        UPDATE accounts x SET balance = x.balance - h.amount, held = x.held - h.amount, updated_at = p_now
+        FROM h WHERE x.account_id = h.account_id AND EXISTS (SELECT FROM settled)
+    ), closed AS (
+        DELETE FROM open_holds o WHERE o.hold_reference = p_hold_reference AND EXISTS (SELECT FROM settled)
+    ), journaled AS (
+        INSERT INTO journal (transaction_id, kind, reference, memo, account_id, contra_account_id, currency, amount, created_at)
+        SELECT p_transaction_id, 'capture', p_capture_reference, h.payout_id, h.account_id, 'settlement:' || h.currency,
+               h.currency, -h.amount, p_now
+        FROM h WHERE EXISTS (SELECT FROM settled)
+    ), answered AS (
+        INSERT INTO callback_capture (scope, idempotency_key, fingerprint, subject, outcome, reason, reference,
+            key_fingerprint, received_at, last_received_at)
+        SELECT p_payout_id, p_key, p_fingerprint, p_payout_id, 'approved', NULL, p_capture_reference,
+            p_key_fingerprint, p_now, p_now FROM settled
+    )
+    SELECT 'new', 'approved', p_capture_reference INTO state, outcome, reference FROM settled;
+    IF FOUND THEN
+        RETURN;                                                  -- row 6
+    END IF;
+    -- Row 1: the key was seen: its stored answer, or 'mismatch'.
     SELECT * INTO r FROM callback_capture WHERE scope = p_payout_id AND idempotency_key = p_key;
     IF FOUND THEN
         IF r.fingerprint <> p_fingerprint THEN
@@ -161,6 +231,7 @@ BEGIN
         state := 'replay'; outcome := r.outcome; reason := r.reason; reference := r.reference;
         RETURN;
     END IF;
+    -- Rows 2 to 6.
     SELECT * INTO d FROM hold_settle('captured', p_hold_reference, p_payout_id, p_capture_reference, NULL,
                                      'capture', p_transaction_id, p_now);
     state := 'new'; outcome := d.outcome; reason := d.reason; reference := d.reference;
@@ -178,8 +249,44 @@ DECLARE
     r callback_credit%ROWTYPE;
     a accounts%ROWTYPE;
 BEGIN
-    PERFORM pg_advisory_xact_lock(4, hashtext(p_key));
-    -- Row 1: the key was seen.
+    -- Credits of one payment request (under other keys) run one after the
+    -- other, so that a second one always sees the first's credit (row 2).
+    -- (Expressions, not queries: no executor run for the locks.)
+    IF pg_advisory_xact_lock(4, hashtext(p_key)) IS NULL THEN NULL; END IF;
+    IF pg_advisory_xact_lock(5, hashtext(p_request_id)) IS NULL THEN NULL; END IF;
+    -- Row 9 in one statement: approved when no earlier row matches.
+    WITH credited AS (
+        UPDATE accounts x SET balance = x.balance + p_amount, updated_at = p_now
+        WHERE x.account_id = (SELECT i.account_id FROM instruments i
+                              WHERE i.token = p_destination AND i.kind = 'destination')            -- not row 3
+          AND x.status = 'open'                                                                 -- not rows 4, 6
+          AND x.owner_external_id = p_requester                                                 -- not row 5
+          AND x.currency = p_currency                                                           -- not row 7
+          AND (p_max IS NULL OR p_amount <= p_max)                                              -- not row 8
+          AND NOT EXISTS (SELECT FROM callback_credit k
+                          WHERE k.scope = '' AND k.idempotency_key = p_key)                     -- not row 1
+          AND NOT EXISTS (SELECT FROM credits c WHERE c.request_id = p_request_id)              -- not row 2
+        RETURNING x.account_id
+    ), credit AS (
+        INSERT INTO credits (request_id, credit_reference, account_id, destination, currency, amount, transaction_id, created_at)
+        SELECT p_request_id, p_credit_reference, credited.account_id, p_destination, p_currency, p_amount, p_transaction_id, p_now
+        FROM credited
+    ), journaled AS (
+        INSERT INTO journal (transaction_id, kind, reference, memo, account_id, contra_account_id, currency, amount, created_at)
+        SELECT p_transaction_id, 'credit', p_credit_reference, p_request_id, credited.account_id, 'settlement:' || p_currency,
+               p_currency, p_amount, p_now
+        FROM credited
+    ), answered AS (
+        INSERT INTO callback_credit (scope, idempotency_key, fingerprint, subject, outcome, reason, reference,
+            key_fingerprint, received_at, last_received_at)
+        SELECT '', p_key, p_fingerprint, p_request_id, 'approved', NULL, p_credit_reference,
+            p_key_fingerprint, p_now, p_now FROM credited
+    )
+    SELECT 'new', 'approved', p_credit_reference INTO state, outcome, reference FROM credited;
+    IF FOUND THEN
+        RETURN;                                                  -- row 9
+    END IF;
+    -- Otherwise, row by row. Row 1: the key was seen.
     SELECT * INTO r FROM callback_credit WHERE scope = '' AND idempotency_key = p_key;
     IF FOUND THEN
         IF r.fingerprint <> p_fingerprint THEN
@@ -192,9 +299,6 @@ BEGIN
         RETURN;
     END IF;
     state := 'new';
-    -- Credits of one payment request (under other keys) run one after the
-    -- other, so that a second one always sees the first's credit (row 2).
-    PERFORM pg_advisory_xact_lock(5, hashtext(p_request_id));
     SELECT c.credit_reference INTO reference FROM credits c WHERE c.request_id = p_request_id;
     IF FOUND THEN
         outcome := 'approved';                                   -- row 2
@@ -215,10 +319,14 @@ BEGIN
         ELSIF p_max IS NOT NULL AND p_amount > p_max THEN
             outcome := 'refused'; reason := 'amount_over_limit';                     -- row 8
         ELSE
-            -- Row 9: approved: the journal debits settlement, credits the account.
-            INSERT INTO credits (request_id, credit_reference, account_id, destination, currency, amount, transaction_id, created_at)
-            VALUES (p_request_id, p_credit_reference, a.account_id, p_destination, p_currency, p_amount, p_transaction_id, p_now);
-            UPDATE accounts SET balance = balance + p_amount, updated_at = p_now WHERE account_id = a.account_id;
+            -- Row 9, after all (the account changed between the two
+            -- statements): the journal debits settlement, credits the account.
+            WITH credit AS (
+                INSERT INTO credits (request_id, credit_reference, account_id, destination, currency, amount, transaction_id, created_at)
+                VALUES (p_request_id, p_credit_reference, a.account_id, p_destination, p_currency, p_amount, p_transaction_id, p_now)
+            ), credited AS (
+                UPDATE accounts SET balance = balance + p_amount, updated_at = p_now WHERE account_id = a.account_id
+            )
             INSERT INTO journal (transaction_id, kind, reference, memo, account_id, contra_account_id, currency, amount, created_at)
             VALUES (p_transaction_id, 'credit', p_credit_reference, p_request_id, a.account_id, 'settlement:' || p_currency,
                     p_currency, p_amount, p_now);
@@ -241,7 +349,37 @@ DECLARE
     d record;
     v_scope text := coalesce(p_payout_id, p_hold_reference);
 BEGIN
-    PERFORM pg_advisory_xact_lock(3, hashtext(v_scope));
+    -- (An expression, not a query: no executor run for the lock.)
+    IF pg_advisory_xact_lock(3, hashtext(v_scope)) IS NULL THEN NULL; END IF;
+    -- Row 6 of a new key in one statement: hold_settle's row 6 for a
+    -- release, and the answer stored.
+    WITH h AS (
+        SELECT o.hold_reference, o.account_id, o.amount FROM holds o
+        WHERE o.hold_reference = p_hold_reference                                      -- not row 2
+          AND (p_payout_id IS NULL OR o.payout_id = p_payout_id)                       -- not row 3
+          AND NOT EXISTS (SELECT FROM callback_release k
+                          WHERE k.scope = v_scope AND k.idempotency_key = p_key)       -- not row 1
+    ), settled AS (
+        INSERT INTO hold_settlements (hold_reference, status, reference, reason, transaction_id, settled_at)
+        SELECT h.hold_reference, 'released', p_release_reference, p_reason, NULL, p_now FROM h
+        ON CONFLICT (hold_reference) DO NOTHING                                         -- not rows 4, 5
+        RETURNING hold_reference
+    ), moved AS (
+        UPDATE accounts x SET held = x.held - h.amount, updated_at = p_now
+        FROM h WHERE x.account_id = h.account_id AND EXISTS (SELECT FROM settled)
+    ), closed AS (
+        DELETE FROM open_holds o WHERE o.hold_reference = p_hold_reference AND EXISTS (SELECT FROM settled)
+    ), answered AS (
+        INSERT INTO callback_release (scope, idempotency_key, fingerprint, subject, outcome, reason, reference,
+            key_fingerprint, received_at, last_received_at)
+        SELECT v_scope, p_key, p_fingerprint, v_scope, 'approved', NULL, p_release_reference,
+            p_key_fingerprint, p_now, p_now FROM settled
+    )
+    SELECT 'new', 'approved', p_release_reference INTO state, outcome, reference FROM settled;
+    IF FOUND THEN
+        RETURN;                                                  -- row 6
+    END IF;
+    -- Row 1: the key was seen: its stored answer, or 'mismatch'.
     SELECT * INTO r FROM callback_release WHERE scope = v_scope AND idempotency_key = p_key;
     IF FOUND THEN
         IF r.fingerprint <> p_fingerprint THEN
@@ -253,6 +391,7 @@ BEGIN
         state := 'replay'; outcome := r.outcome; reason := r.reason; reference := r.reference;
         RETURN;
     END IF;
+    -- Rows 2 to 6.
     SELECT * INTO d FROM hold_settle('released', p_hold_reference, p_payout_id, p_release_reference, p_reason,
                                      NULL, NULL, p_now);
     state := 'new'; outcome := d.outcome; reason := d.reason; reference := d.reference;
@@ -977,7 +1116,10 @@ CREATE INDEX reconciliation_fixes_run_idx ON public.reconciliation_fixes USING b
 CREATE INDEX reconciliation_runs_started_idx ON public.reconciliation_runs USING btree (started_on);
 
 -- Name: accounts accounts_identity; Type: TRIGGER; Schema: public
-CREATE TRIGGER accounts_identity BEFORE INSERT OR DELETE OR UPDATE OF account_id, kind, currency ON public.accounts FOR EACH ROW EXECUTE FUNCTION public.accounts_guard();
+CREATE TRIGGER accounts_identity BEFORE INSERT OR DELETE ON public.accounts FOR EACH ROW EXECUTE FUNCTION public.accounts_guard();
+
+-- Name: accounts accounts_immutable; Type: TRIGGER; Schema: public
+CREATE TRIGGER accounts_immutable BEFORE UPDATE OF account_id, kind, currency ON public.accounts FOR EACH STATEMENT EXECUTE FUNCTION public.accounts_guard();
 
 -- Name: accounts accounts_no_truncate; Type: TRIGGER; Schema: public
 CREATE TRIGGER accounts_no_truncate BEFORE TRUNCATE ON public.accounts FOR EACH STATEMENT EXECUTE FUNCTION public.ledger_no_truncate();

@@ -1,10 +1,14 @@
--- accounts_guard guards accounts (trigger accounts_identity): a new
--- account is named as its kind requires (a customer account is not named
--- settlement:… or core:…; a system account is <kind>:<CUR>; else 23514
--- accounts_system_id_check); the identity of an account (its ID, kind and
--- currency) never changes (LA008 accounts_immutable), and an account is
--- never deleted (LA008 accounts_no_delete), so that every other table may
--- name accounts by ID without a foreign key.
+-- accounts_guard guards accounts: a new account is named as its kind
+-- requires (a customer account is not named settlement:… or core:…; a
+-- system account is <kind>:<CUR>; else 23514 accounts_system_id_check);
+-- the identity of an account (its ID, kind and currency) never changes
+-- (LA008 accounts_immutable), and an account is never deleted (LA008
+-- accounts_no_delete), so that every other table may name accounts by ID
+-- without a foreign key. Trigger accounts_identity calls it for each row
+-- inserted or deleted, trigger accounts_immutable once for each UPDATE
+-- that sets account_id, kind or currency (a statement trigger: a row
+-- trigger on UPDATE would lock each updated row once more, balance and
+-- held updates included).
 --
 -- A trigger function: the triggers that call it, and its declaration, are
 -- in schema/migrations/; this file defines the body (schema/README.md).

@@ -25,6 +25,14 @@
 -- after the other under any key (a second sees the first's answer or
 -- hold, never funds the first has held); then the source account's row.
 --
+-- The common case, row 12, is one statement after the lock: the update of
+-- the account, whose WHERE is every condition of rows 1 to 11 taken the
+-- other way (the account's own under its row lock, re-checked on its
+-- latest version if another transaction changed it meanwhile), places the
+-- hold and stores the answer only when it matched. When it did not, the
+-- statement wrote nothing, and the rows are decided one by one on the
+-- locked account, as the table reads.
+--
 -- state is 'new' (decided now, the answer stored), 'replay' (the stored
 -- answer of this key), 'mismatch' (the key was used with other claims) or
 -- 'invalid' (row 2).
@@ -47,9 +55,42 @@ DECLARE
 BEGIN
     -- Authorizes of one payout run one after the other, under any key: a
     -- second one sees the first's stored answer (row 1) or its hold (rows
-    -- 3 and 4), never funds the first has already held.
-    PERFORM pg_advisory_xact_lock(1, hashtext(p_payout_id));
-    -- The key's stored answer and the payout's hold, if any, in one look.
+    -- 3 and 4), never funds the first has already held. (An expression,
+    -- not a query: no executor run for it.)
+    IF pg_advisory_xact_lock(1, hashtext(p_payout_id)) IS NULL THEN NULL; END IF;
+    -- Row 12 in one statement: approved when no earlier row matches.
+    WITH held AS (
+        UPDATE accounts x SET held = x.held + p_amount, updated_at = p_now
+        WHERE x.account_id = (SELECT i.account_id FROM instruments i
+                              WHERE i.token = p_funding_source AND i.kind = 'source')          -- not row 5
+          AND x.owner_external_id = p_external_id                                             -- not row 6
+          AND x.status = 'open'                                                               -- not row 7
+          AND x.currency = p_currency                                                         -- not row 8
+          AND p_fraud_score BETWEEN 0 AND 1                                                   -- not row 2
+          AND p_fraud_score < p_fraud_deny AND p_fraud_score < p_fraud_stepup                 -- not rows 9, 10
+          AND x.balance - x.held >= p_amount                                                  -- not row 11
+          AND NOT EXISTS (SELECT FROM callback_authorize r
+                          WHERE r.scope = p_payout_id AND r.idempotency_key = p_key)          -- not row 1
+          AND NOT EXISTS (SELECT FROM holds o WHERE o.payout_id = p_payout_id)                -- not rows 3, 4
+        RETURNING x.account_id
+    ), hold AS (
+        INSERT INTO holds (hold_reference, payout_id, account_id, funding_source, currency, amount, placed_at)
+        SELECT p_hold_reference, p_payout_id, held.account_id, p_funding_source, p_currency, p_amount, p_now FROM held
+    ), opened AS (
+        INSERT INTO open_holds (hold_reference, account_id, currency, amount, placed_at)
+        SELECT p_hold_reference, held.account_id, p_currency, p_amount, p_now FROM held
+    ), answered AS (
+        INSERT INTO callback_authorize (scope, idempotency_key, fingerprint, subject, outcome, reason, reference,
+            key_fingerprint, caller_subject, audit_request_id, received_at, last_received_at)
+        SELECT p_payout_id, p_key, p_fingerprint, p_payout_id, 'approved', NULL, p_hold_reference,
+            p_key_fingerprint, p_caller_subject, p_audit_request_id, p_now, p_now FROM held
+    )
+    SELECT 'new', 'approved', p_hold_reference INTO state, outcome, reference FROM held;
+    IF FOUND THEN
+        RETURN;                                                  -- row 12
+    END IF;
+    -- Otherwise, row by row. The key's stored answer and the payout's hold,
+    -- if any, in one look.
     SELECT r.fingerprint, r.outcome, r.reason, r.reference,
            (SELECT x.hold_reference FROM holds x WHERE x.payout_id = p_payout_id)
     INTO seen, outcome, reason, reference, held_by
@@ -102,8 +143,10 @@ BEGIN
         ELSIF a.balance - a.held < p_amount THEN
             reason := 'insufficient_funds';                     -- row 11
         ELSE
-            -- Row 12: approved: the hold is placed on the locked account
-            -- (and listed as open), and the answer stored, in one statement.
+            -- Row 12, after all (the account changed between the two
+            -- statements, or a threshold is NULL): the hold is placed on
+            -- the locked account (and listed as open), and the answer
+            -- stored, in one statement.
             WITH hold AS (
                 INSERT INTO holds (hold_reference, payout_id, account_id, funding_source, currency, amount, placed_at)
                 VALUES (p_hold_reference, p_payout_id, a.account_id, p_funding_source, p_currency, p_amount, p_now)

@@ -24,6 +24,14 @@
 -- one payment request under other keys run one after the other, and a
 -- second sees the first's credit: row 2), then the account's row.
 --
+-- The common case, row 9, is one statement after the locks: the update of
+-- the account, whose WHERE is every condition of rows 1 to 8 taken the
+-- other way (the account's own under its row lock, re-checked on its
+-- latest version if another transaction changed it meanwhile), writes the
+-- credit, the journal and the answer only when it matched. When it did
+-- not, the statement wrote nothing, and the rows are decided one by one on
+-- the locked account, as the table reads.
+--
 -- state is 'new' (decided now, the answer stored), 'replay' (the stored
 -- answer of this key) or 'mismatch' (the key was used with other claims).
 --
@@ -40,8 +48,44 @@ DECLARE
     r callback_credit%ROWTYPE;
     a accounts%ROWTYPE;
 BEGIN
-    PERFORM pg_advisory_xact_lock(4, hashtext(p_key));
-    -- Row 1: the key was seen.
+    -- Credits of one payment request (under other keys) run one after the
+    -- other, so that a second one always sees the first's credit (row 2).
+    -- (Expressions, not queries: no executor run for the locks.)
+    IF pg_advisory_xact_lock(4, hashtext(p_key)) IS NULL THEN NULL; END IF;
+    IF pg_advisory_xact_lock(5, hashtext(p_request_id)) IS NULL THEN NULL; END IF;
+    -- Row 9 in one statement: approved when no earlier row matches.
+    WITH credited AS (
+        UPDATE accounts x SET balance = x.balance + p_amount, updated_at = p_now
+        WHERE x.account_id = (SELECT i.account_id FROM instruments i
+                              WHERE i.token = p_destination AND i.kind = 'destination')            -- not row 3
+          AND x.status = 'open'                                                                 -- not rows 4, 6
+          AND x.owner_external_id = p_requester                                                 -- not row 5
+          AND x.currency = p_currency                                                           -- not row 7
+          AND (p_max IS NULL OR p_amount <= p_max)                                              -- not row 8
+          AND NOT EXISTS (SELECT FROM callback_credit k
+                          WHERE k.scope = '' AND k.idempotency_key = p_key)                     -- not row 1
+          AND NOT EXISTS (SELECT FROM credits c WHERE c.request_id = p_request_id)              -- not row 2
+        RETURNING x.account_id
+    ), credit AS (
+        INSERT INTO credits (request_id, credit_reference, account_id, destination, currency, amount, transaction_id, created_at)
+        SELECT p_request_id, p_credit_reference, credited.account_id, p_destination, p_currency, p_amount, p_transaction_id, p_now
+        FROM credited
+    ), journaled AS (
+        INSERT INTO journal (transaction_id, kind, reference, memo, account_id, contra_account_id, currency, amount, created_at)
+        SELECT p_transaction_id, 'credit', p_credit_reference, p_request_id, credited.account_id, 'settlement:' || p_currency,
+               p_currency, p_amount, p_now
+        FROM credited
+    ), answered AS (
+        INSERT INTO callback_credit (scope, idempotency_key, fingerprint, subject, outcome, reason, reference,
+            key_fingerprint, received_at, last_received_at)
+        SELECT '', p_key, p_fingerprint, p_request_id, 'approved', NULL, p_credit_reference,
+            p_key_fingerprint, p_now, p_now FROM credited
+    )
+    SELECT 'new', 'approved', p_credit_reference INTO state, outcome, reference FROM credited;
+    IF FOUND THEN
+        RETURN;                                                  -- row 9
+    END IF;
+    -- Otherwise, row by row. Row 1: the key was seen.
     SELECT * INTO r FROM callback_credit WHERE scope = '' AND idempotency_key = p_key;
     IF FOUND THEN
         IF r.fingerprint <> p_fingerprint THEN
@@ -54,9 +98,6 @@ BEGIN
         RETURN;
     END IF;
     state := 'new';
-    -- Credits of one payment request (under other keys) run one after the
-    -- other, so that a second one always sees the first's credit (row 2).
-    PERFORM pg_advisory_xact_lock(5, hashtext(p_request_id));
     SELECT c.credit_reference INTO reference FROM credits c WHERE c.request_id = p_request_id;
     IF FOUND THEN
         outcome := 'approved';                                   -- row 2
@@ -77,10 +118,14 @@ BEGIN
         ELSIF p_max IS NOT NULL AND p_amount > p_max THEN
             outcome := 'refused'; reason := 'amount_over_limit';                     -- row 8
         ELSE
-            -- Row 9: approved: the journal debits settlement, credits the account.
-            INSERT INTO credits (request_id, credit_reference, account_id, destination, currency, amount, transaction_id, created_at)
-            VALUES (p_request_id, p_credit_reference, a.account_id, p_destination, p_currency, p_amount, p_transaction_id, p_now);
-            UPDATE accounts SET balance = balance + p_amount, updated_at = p_now WHERE account_id = a.account_id;
+            -- Row 9, after all (the account changed between the two
+            -- statements): the journal debits settlement, credits the account.
+            WITH credit AS (
+                INSERT INTO credits (request_id, credit_reference, account_id, destination, currency, amount, transaction_id, created_at)
+                VALUES (p_request_id, p_credit_reference, a.account_id, p_destination, p_currency, p_amount, p_transaction_id, p_now)
+            ), credited AS (
+                UPDATE accounts SET balance = balance + p_amount, updated_at = p_now WHERE account_id = a.account_id
+            )
             INSERT INTO journal (transaction_id, kind, reference, memo, account_id, contra_account_id, currency, amount, created_at)
             VALUES (p_transaction_id, 'credit', p_credit_reference, p_request_id, a.account_id, 'settlement:' || p_currency,
                     p_currency, p_amount, p_now);

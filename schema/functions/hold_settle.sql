@@ -15,6 +15,10 @@
 --       lowers held (and, for a capture, balance), deletes it from
 --       open_holds and, for a capture, journals it against settlement:<CUR>
 --
+-- cb_capture and cb_release apply row 6 of a new key themselves, in the
+-- statement that stores their answer, with the same writes as row 6 here:
+-- a change of what a settlement writes is made in the three files.
+--
 -- A concurrent capture or release of the same hold waits on the
 -- settlement's primary key entry for the first to commit, then finds its
 -- row (rows 4 and 5): a hold is settled once (I3).
