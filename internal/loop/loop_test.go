@@ -13,6 +13,51 @@ import (
 
 func TestLoop(t *testing.T) {
 	t.Parallel()
+	t.Run("StartTwiceIsAnError", func(t *testing.T) {
+		t.Parallel()
+		var l loop.Loop
+		run := func(context.Context) {}
+		if err := l.Start(context.Background(), time.Hour, false, run); err != nil {
+			t.Fatal(err)
+		}
+		defer l.Stop()
+		if err := l.Start(context.Background(), time.Hour, false, run); !errors.Is(err, loop.ErrStarted) {
+			t.Fatalf("second Start: %v", err)
+		}
+	})
+	t.Run("StopCancelsTheRunInProgressAndRestartWorks", func(t *testing.T) {
+		t.Parallel()
+		var l loop.Loop
+		started := make(chan struct{})
+		if err := l.Start(context.Background(), time.Hour, true, func(ctx context.Context) {
+			close(started)
+			<-ctx.Done()
+		}); err != nil {
+			t.Fatal(err)
+		}
+		<-started
+		l.Stop() // returns only once the run saw its context end
+		if l.Running() {
+			t.Fatal("running after Stop")
+		}
+		if err := l.Start(context.Background(), time.Hour, false, func(context.Context) {}); err != nil {
+			t.Fatalf("restart: %v", err)
+		}
+		l.Stop()
+		l.Stop() // no-op
+	})
+	t.Run("ZeroIntervalRefused", func(t *testing.T) {
+		t.Parallel()
+		var l loop.Loop
+		if err := l.Start(context.Background(), 0, false, func(context.Context) {}); err == nil {
+			t.Fatal("accepted a zero interval")
+		}
+	})
+}
+
+// TestLoopClock runs the loop on a virtual clock.
+func TestLoopClock(t *testing.T) {
+	t.Parallel()
 	t.Run("RunsImmediatelyAndOnTicksUntilStop", func(t *testing.T) {
 		t.Parallel()
 		// In a synctest bubble the clock is virtual: a time.Sleep below
@@ -61,45 +106,5 @@ func TestLoop(t *testing.T) {
 			}
 			l.Stop() // returns at once: the loop has ended
 		})
-	})
-	t.Run("StartTwiceIsAnError", func(t *testing.T) {
-		t.Parallel()
-		var l loop.Loop
-		run := func(context.Context) {}
-		if err := l.Start(context.Background(), time.Hour, false, run); err != nil {
-			t.Fatal(err)
-		}
-		defer l.Stop()
-		if err := l.Start(context.Background(), time.Hour, false, run); !errors.Is(err, loop.ErrStarted) {
-			t.Fatalf("second Start: %v", err)
-		}
-	})
-	t.Run("StopCancelsTheRunInProgressAndRestartWorks", func(t *testing.T) {
-		t.Parallel()
-		var l loop.Loop
-		started := make(chan struct{})
-		if err := l.Start(context.Background(), time.Hour, true, func(ctx context.Context) {
-			close(started)
-			<-ctx.Done()
-		}); err != nil {
-			t.Fatal(err)
-		}
-		<-started
-		l.Stop() // returns only once the run saw its context end
-		if l.Running() {
-			t.Fatal("running after Stop")
-		}
-		if err := l.Start(context.Background(), time.Hour, false, func(context.Context) {}); err != nil {
-			t.Fatalf("restart: %v", err)
-		}
-		l.Stop()
-		l.Stop() // no-op
-	})
-	t.Run("ZeroIntervalRefused", func(t *testing.T) {
-		t.Parallel()
-		var l loop.Loop
-		if err := l.Start(context.Background(), 0, false, func(context.Context) {}); err == nil {
-			t.Fatal("accepted a zero interval")
-		}
 	})
 }
