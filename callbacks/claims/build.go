@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/strictjson"
 	"github.com/provider-ledger/adapter/ledger"
 )
@@ -20,7 +21,7 @@ func BuildResponse(now time.Time, service any) ([]byte, error) {
 // {"iat":now,"exp":now+300,"typ":typ,"service":service}.
 func BuildRequest(now time.Time, typ string, service any) ([]byte, error) {
 	if typ == "" {
-		return nil, claimErr("typ", ErrInvalidClaims)
+		return nil, claimErr("typ", envelope.ErrInvalidClaims)
 	}
 	return build(now, typ, service)
 }
@@ -28,7 +29,7 @@ func BuildRequest(now time.Time, typ string, service any) ([]byte, error) {
 func build(now time.Time, typ string, service any) ([]byte, error) {
 	svc, err := json.Marshal(service)
 	if err != nil || len(svc) == 0 || svc[0] != '{' {
-		return nil, claimErr("service", ErrInvalidClaims)
+		return nil, claimErr("service", envelope.ErrInvalidClaims)
 	}
 	iat := now.Unix()
 	b := make([]byte, 0, len(svc)+len(typ)+64)
