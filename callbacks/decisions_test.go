@@ -15,6 +15,7 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/internal/tooltest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
@@ -332,6 +333,7 @@ func TestCreditTable(t *testing.T) {
 // TestDecisionTablesRunAlone: every row of the HTTP decision tables passes
 // when run on its own.
 func TestDecisionTablesRunAlone(t *testing.T) {
+	tooltest.SkipShort(t, "runs every row of the decision tables again, each alone in a test process of its own")
 	t.Parallel()
 	storetest.EachSubtestAlone(t, "TestAuthorizeTable", "TestCaptureAndReleaseTables", "TestCreditTable")
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/provider-ledger/adapter/holds"
+	"github.com/provider-ledger/adapter/internal/tooltest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
 	"github.com/provider-ledger/adapter/store/storetest"
@@ -455,6 +456,7 @@ func TestReleaseTable(t *testing.T) {
 // TestDecisionTablesRunAlone: every row of the hold decision tables passes
 // when run on its own.
 func TestDecisionTablesRunAlone(t *testing.T) {
+	tooltest.SkipShort(t, "runs every row of the decision tables again, each alone in a test process of its own")
 	t.Parallel()
 	storetest.EachSubtestAlone(t, "TestAuthorizeTable", "TestCaptureTable", "TestReleaseTable")
 }
