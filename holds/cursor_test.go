@@ -1,10 +1,12 @@
 package holds_test
 
 import (
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/provider-ledger/adapter/holds"
+	"github.com/provider-ledger/adapter/ledger"
 )
 
 // FuzzDecodeCursor: a cursor that decodes is the cursor of the position it
@@ -61,5 +63,43 @@ func TestDecodeCursorRefuses(t *testing.T) {
 				t.Fatalf("DecodeCursor(%q) = %+v, want an error", c.cursor, p)
 			}
 		})
+	}
+}
+
+// TestListOptionsValidate: the defaults and bounds are ledger's, and with
+// two bad filters the first is reported, every time.
+func TestListOptionsValidate(t *testing.T) {
+	t.Parallel()
+	o := holds.ListOptions{}
+	if _, err := o.Validate(); err != nil || o.Limit != ledger.DefaultLimit {
+		t.Fatalf("zero options: limit %d, %v", o.Limit, err)
+	}
+	for _, c := range []struct {
+		name    string
+		o       holds.ListOptions
+		pointer string
+	}{
+		{"LimitOverMax", holds.ListOptions{Limit: ledger.MaxLimit + 1}, "/limit"},
+		{"LimitNegative", holds.ListOptions{Limit: -1}, "/limit"},
+		{"Status", holds.ListOptions{Status: "gone"}, "/status"},
+		{"BothFiltersBad", holds.ListOptions{PayoutID: "a\x00", AccountID: "b\xff"}, "/payoutID"},
+		{"AccountID", holds.ListOptions{AccountID: "b\xff"}, "/accountID"},
+		{"Cursor", holds.ListOptions{Cursor: "!!"}, "/cursor"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			for range 20 { // a map's order would change between runs
+				o := c.o
+				_, err := o.Validate()
+				var le *ledger.Error
+				if !errors.As(err, &le) || le.Code != ledger.CodeInvalid || le.Pointer != c.pointer {
+					t.Fatalf("Validate(%+v) = %v, want invalid at %s", c.o, err, c.pointer)
+				}
+			}
+		})
+	}
+	o = holds.ListOptions{Limit: ledger.MaxLimit}
+	if _, err := o.Validate(); err != nil {
+		t.Fatalf("limit %d: %v", ledger.MaxLimit, err)
 	}
 }
