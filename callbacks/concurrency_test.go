@@ -50,7 +50,7 @@ func TestConcurrentSameKeys(t *testing.T) {
 			}
 			type job struct {
 				endpoint string
-				claims   map[string]any
+				claims   any
 			}
 			var jobs []job
 			for i := range 20 { // 20 new authorizations of 2.00

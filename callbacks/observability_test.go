@@ -29,10 +29,10 @@ func TestProvenance(t *testing.T) {
 	b := setup(t, opts{})
 	b.account(t, storetest.AccountOpts{AccountID: "pv-1", Owner: "alice", Funds: "5", Source: "src-pv"})
 	before := time.Now().Add(-time.Second)
-	c := authorizeClaims("pv-payout", "pv-key", "alice", "src-pv", "9", 0)
-	c["callerSubject"], c["requestID"] = "user-42", "trace-77"
+	c := authorizeRequest("pv-payout", "pv-key", "alice", "src-pv", "9", 0)
+	c.CallerSubject, c.RequestID = "user-42", "trace-77"
 	for range 3 {
-		if r := b.send(t, claims.Authorize, c); r.Status != 200 || r.Str("reason") != "insufficient_funds" {
+		if r := b.send(t, claims.Authorize, claims.AuthorizeService(c)); r.Status != 200 || r.Str("reason") != "insufficient_funds" {
 			t.Fatalf("%d %v", r.Status, r.Service)
 		}
 	}
@@ -71,7 +71,7 @@ func TestLogsCarryNoClaimsOrSecrets(t *testing.T) {
 	ctx := context.Background()
 	sends := []struct {
 		endpoint string
-		claims   map[string]any
+		claims   any
 	}{
 		{claims.Authorize, authorizeClaims("payout-1", "idem-SECRETIVE-1", "owner-SECRETIVE", "tok-SECRETIVE", "4321.98", 0.1)},
 		{claims.Authorize, authorizeClaims("payout-2", "idem-SECRETIVE-2", "owner-SECRETIVE", "tok-SECRETIVE", "4321.98", 2)},

@@ -23,7 +23,7 @@ import (
 // and transport errors, up to a bound. Any other status fails the test: a
 // terminal 4xx would make the service give up, and a 500 would mean the
 // outage was taken for a bug.
-func deliver(t *testing.T, c *caller.Client, endpoint string, service map[string]any, retryable *atomic.Int64) *caller.Reply {
+func deliver(t *testing.T, c *caller.Client, endpoint string, service any, retryable *atomic.Int64) *caller.Reply {
 	t.Helper()
 	for attempt := 0; attempt < 400; attempt++ {
 		r, err := c.Send(context.Background(), endpoint, service)
@@ -35,12 +35,12 @@ func deliver(t *testing.T, c *caller.Client, endpoint string, service map[string
 		case r.Status == 408 || r.Status == 429 || r.Status == 503:
 			retryable.Add(1)
 		default:
-			t.Errorf("%s %v: terminal %d %v", endpoint, service["idempotencyKey"], r.Status, r.Problem)
+			t.Errorf("%s %s: terminal %d %v", endpoint, keyOf(service), r.Status, r.Problem)
 			return nil
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Errorf("%s %v: no answer after 400 attempts", endpoint, service["idempotencyKey"])
+	t.Errorf("%s %s: no answer after 400 attempts", endpoint, keyOf(service))
 	return nil
 }
 
@@ -113,7 +113,7 @@ func TestOutage(t *testing.T) {
 	var retryable atomic.Int64
 	type record struct {
 		endpoint string
-		claims   map[string]any
+		claims   any
 		reply    *caller.Reply
 	}
 	records := make([][]record, workers)
@@ -133,7 +133,7 @@ func TestOutage(t *testing.T) {
 					return
 				}
 				records[w] = append(records[w], record{claims.Authorize, auth, ra})
-				next, service := claims.Capture, captureClaims(payout, "k-"+payout, ra.Str("holdReference"))
+				next, service := claims.Capture, any(captureClaims(payout, "k-"+payout, ra.Str("holdReference")))
 				if p%2 == 1 {
 					next, service = claims.Release, releaseClaims(payout, "k-"+payout, ra.Str("holdReference"))
 				}
@@ -157,11 +157,11 @@ func TestOutage(t *testing.T) {
 	for _, rs := range records {
 		for _, rec := range rs {
 			if rec.reply == nil || rec.reply.Outcome() != "approved" {
-				t.Fatalf("%s %v: %+v", rec.endpoint, rec.claims["idempotencyKey"], rec.reply)
+				t.Fatalf("%s %s: %+v", rec.endpoint, keyOf(rec.claims), rec.reply)
 			}
 			again := deliver(t, b.client, rec.endpoint, rec.claims, &retryable)
 			if again == nil || !reflect.DeepEqual(again.Service, rec.reply.Service) {
-				t.Fatalf("%s %v: after the outage %v, during %v", rec.endpoint, rec.claims["idempotencyKey"], again, rec.reply.Service)
+				t.Fatalf("%s %s: after the outage %v, during %v", rec.endpoint, keyOf(rec.claims), again, rec.reply.Service)
 			}
 		}
 	}

@@ -3,18 +3,20 @@ package callbacks_test
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"net/http/httptest"
 	"testing"
 	"time"
-
-	"github.com/provider-ledger/adapter/callbacks/caller"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/shopspring/decimal"
 
 	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
 	"github.com/provider-ledger/adapter/store/storetest"
@@ -84,7 +86,9 @@ func setup(t testing.TB, o opts) *bundle {
 	return b
 }
 
-func (b *bundle) send(t testing.TB, endpoint string, service map[string]any) *caller.Reply {
+// send sends service (claims.AuthorizeService, …, or a map for claims
+// the typed builders cannot express) and requires an answer.
+func (b *bundle) send(t testing.TB, endpoint string, service any) *caller.Reply {
 	t.Helper()
 	r, err := b.client.Send(context.Background(), endpoint, service)
 	if err != nil {
@@ -93,30 +97,61 @@ func (b *bundle) send(t testing.TB, endpoint string, service map[string]any) *ca
 	return r
 }
 
+// usd is a Money claim written by hand, for the values ledger.Money
+// refuses to marshal (too many decimals, negative).
 func usd(v string) map[string]any {
 	return map[string]any{"currency": map[string]any{"code": "USD", "decimalPlaces": 2}, "value": v}
 }
 
-func authorizeClaims(payout, key, owner, source, amount string, fraud float64) map[string]any {
-	return map[string]any{"payoutID": payout, "providerID": provider, "externalID": owner, "fundingSource": source,
-		"amount": usd(amount), "fraudScore": fraud, "idempotencyKey": key, "callerSubject": "sdk-user", "requestID": "trace-1"}
-}
-
-func captureClaims(payout, key, hold string) map[string]any {
-	return map[string]any{"payoutID": payout, "providerID": provider, "holdReference": hold, "idempotencyKey": key}
-}
-
-func releaseClaims(payout, key, hold string) map[string]any {
-	m := map[string]any{"providerID": provider, "holdReference": hold, "idempotencyKey": key, "reason": "cancelled"}
-	if payout != "" {
-		m["payoutID"] = payout
+// asMap is the service claims of s as a map, for a test to break one claim.
+func asMap(t testing.TB, s any) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
 	}
 	return m
 }
 
-func creditClaims(request, key, requester, dest, amount string) map[string]any {
-	return map[string]any{"providerID": provider, "idempotencyKey": key, "requesterExternalID": requester,
-		"fundingDestination": dest, "amount": usd(amount), "requestID": request}
+// keyOf is the idempotencyKey claim of service claims, for messages.
+func keyOf(service any) string {
+	b, _ := json.Marshal(service)
+	var c struct {
+		IdempotencyKey string `json:"idempotencyKey"`
+	}
+	_ = json.Unmarshal(b, &c)
+	return c.IdempotencyKey
+}
+
+// authorizeRequest is an authorize request of this provider, with the audit
+// claims callerSubject sdk-user and requestID trace-1.
+func authorizeRequest(payout, key, owner, source, amount string, fraud float64) holds.AuthorizeRequest {
+	return holds.AuthorizeRequest{PayoutID: payout, ProviderID: provider, ExternalID: owner, FundingSource: source,
+		Amount: storetest.USD(amount), FraudScore: fraud, IdempotencyKey: key, CallerSubject: "sdk-user", RequestID: "trace-1"}
+}
+
+func authorizeClaims(payout, key, owner, source, amount string, fraud float64) claims.AuthorizeService {
+	return claims.AuthorizeService(authorizeRequest(payout, key, owner, source, amount, fraud))
+}
+
+func captureClaims(payout, key, hold string) claims.CaptureService {
+	return claims.CaptureService(holds.CaptureRequest{PayoutID: payout, ProviderID: provider, HoldReference: hold, IdempotencyKey: key})
+}
+
+// releaseClaims is a release with reason cancelled; payout "" leaves
+// payoutID out.
+func releaseClaims(payout, key, hold string) claims.ReleaseService {
+	return claims.ReleaseService(holds.ReleaseRequest{HoldReference: hold, IdempotencyKey: key, PayoutID: payout,
+		ProviderID: provider, Reason: "cancelled"})
+}
+
+func creditClaims(request, key, requester, dest, amount string) claims.CreditService {
+	return claims.CreditService(ledger.CreditRequest{ProviderID: provider, IdempotencyKey: key, RequesterExternalID: requester,
+		FundingDestination: dest, Amount: storetest.USD(amount), RequestID: request})
 }
 
 func (b *bundle) account(t testing.TB, o storetest.AccountOpts) ledger.Account {

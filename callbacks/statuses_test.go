@@ -68,12 +68,12 @@ func TestStatuses(t *testing.T) {
 	ct := strings.LastIndex(valid, ".") - 8
 	newline := valid[:ct] + `\n` + valid[ct:]
 	without := func(name string) map[string]any {
-		c := authorizeClaims("ps-1", "ks-1", "alice", "src-s1", "10", 0)
+		c := asMap(t, authorizeClaims("ps-1", "ks-1", "alice", "src-s1", "10", 0))
 		delete(c, name)
 		return c
 	}
 	with := func(name string, v any) map[string]any {
-		c := authorizeClaims("ps-1", "ks-1", "alice", "src-s1", "10", 0)
+		c := asMap(t, authorizeClaims("ps-1", "ks-1", "alice", "src-s1", "10", 0))
 		c[name] = v
 		return c
 	}

@@ -5,12 +5,15 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
 	jose "github.com/go-jose/go-jose/v4"
 	josecipher "github.com/go-jose/go-jose/v4/cipher"
+
+	"github.com/provider-ledger/adapter/internal/strictjson"
 )
 
 // Form is the inner form of the JWT inside the JWE (design 2.1 step 4).
@@ -85,6 +88,15 @@ func decodeSegment(s string) ([]byte, bool) {
 	return b, err == nil
 }
 
+// isObject reports whether b is valid JSON whose top-level value is an
+// object. strictjson.EachMember walks such an object's top level without
+// allocating and without folding the case of member names, as
+// encoding/json's struct decoding would.
+func isObject(b []byte) bool {
+	i := strictjson.SkipSpace(b, 0)
+	return i < len(b) && b[i] == '{' && json.Valid(b)
+}
+
 // Opened is an opened envelope: the claims (a valid JSON object), the inner
 // form the sender used, and the key that opened it, which seals the reply.
 // Claims is owned by the caller; Key.Secret is shared and must not be
@@ -143,9 +155,11 @@ func Seal(key Key, form Form, claims []byte) (string, error) {
 }
 
 // SealRaw encrypts an arbitrary plaintext into a compact JWE for key, with
-// the same header as Seal and no check of the content. It exists for the
-// sending side's negative tests (an envelope around garbage must be refused
-// by the receiver with ErrMalformedJWT); production code uses Seal.
+// the same header as Seal and no check of the content. It exists for
+// negative tests of either side: an envelope around garbage must be
+// refused with ErrMalformedJWT (this package's tests), and an answer
+// sealed around garbage must not be trusted (callbacks/caller's tests);
+// production code uses Seal.
 //
 // The JWE is assembled here rather than by go-jose's Encrypter, whose
 // generic header handling costs about a hundred allocations per message: the
@@ -325,8 +339,8 @@ func checkHeader(h []byte) error {
 		seenCty
 	)
 	var seen int
-	err := eachMember(h, func(rawName, value []byte) error {
-		name, ok := unquote(rawName)
+	err := strictjson.EachMember(h, func(rawName, value []byte) error {
+		name, ok := strictjson.UnquoteBytes(rawName)
 		if !ok {
 			return fmt.Errorf("%w: header member name", ErrMalformedJWE)
 		}
@@ -338,12 +352,12 @@ func checkHeader(h []byte) error {
 			return fmt.Errorf("%w: crit is not supported", ErrUnsupportedHeader)
 		case "alg":
 			bit = seenAlg
-			if v, ok := unquote(value); !ok || !slices.Contains(keyAlgs, jose.KeyAlgorithm(v)) {
+			if v, ok := strictjson.UnquoteBytes(value); !ok || !slices.Contains(keyAlgs, jose.KeyAlgorithm(v)) {
 				return fmt.Errorf("%w: alg must be A256KW", ErrUnsupportedHeader)
 			}
 		case "enc":
 			bit = seenEnc
-			if v, ok := unquote(value); !ok || !slices.Contains(contentEncs, jose.ContentEncryption(v)) {
+			if v, ok := strictjson.UnquoteBytes(value); !ok || !slices.Contains(contentEncs, jose.ContentEncryption(v)) {
 				return fmt.Errorf("%w: enc must be A256GCM", ErrUnsupportedHeader)
 			}
 		case "typ", "cty":
@@ -354,7 +368,7 @@ func checkHeader(h []byte) error {
 			// The service sends JWT; another media type carries no
 			// security meaning (the inner form is detected from the
 			// plaintext), so it is tolerated, but it must be a string.
-			if _, ok := unquote(value); !ok {
+			if _, ok := strictjson.UnquoteBytes(value); !ok {
 				return fmt.Errorf("%w: typ and cty must be strings", ErrUnsupportedHeader)
 			}
 		default:
@@ -377,7 +391,7 @@ func checkHeader(h []byte) error {
 
 // decodeInner identifies and checks the inner form of a decrypted plaintext.
 func decodeInner(plaintext []byte, k Key) ([]byte, Form, error) {
-	i := skipWS(plaintext, 0)
+	i := strictjson.SkipSpace(plaintext, 0)
 	if i < len(plaintext) && plaintext[i] == '{' {
 		if !isObject(plaintext) {
 			return nil, 0, fmt.Errorf("%w: claims are not a JSON object", ErrMalformedJWT)
@@ -399,12 +413,12 @@ func decodeInner(plaintext []byte, k Key) ([]byte, Form, error) {
 	var alg []byte
 	var algs int
 	var crit bool
-	_ = eachMember(h, func(rawName, value []byte) error {
-		name, _ := unquote(rawName)
+	_ = strictjson.EachMember(h, func(rawName, value []byte) error {
+		name, _ := strictjson.UnquoteBytes(rawName)
 		switch string(name) {
 		case "alg":
 			algs++
-			alg, _ = unquote(value)
+			alg, _ = strictjson.UnquoteBytes(value)
 		case "crit":
 			crit = true
 		}

@@ -28,7 +28,9 @@ var (
 	ErrInvalidSecret = errors.New("envelope: invalid signing secret")
 	// ErrInvalidForm: Seal was given a Form that is not one of the constants.
 	ErrInvalidForm = errors.New("envelope: invalid inner form")
-	// ErrInvalidClaims: Seal or a claims builder was given something that is
-	// not a JSON object.
-	ErrInvalidClaims = errors.New("envelope: claims are not a JSON object")
+	// ErrInvalidClaims: Seal was given claims that are not a JSON object.
+	// The claims builders of package callbacks/claims return it too, in a
+	// ClaimError naming the claim: a service that is not a JSON object, or
+	// a request without a typ.
+	ErrInvalidClaims = errors.New("envelope: invalid claims")
 )

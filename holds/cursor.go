@@ -2,9 +2,9 @@ package holds
 
 import (
 	"errors"
-	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/provider-ledger/adapter/ledger"
 )
 
 // maxCursorMicros is the end of year 9999 in microseconds since 1970: no
@@ -21,7 +21,7 @@ func checkCursor(c string, us int64, ref string) error {
 	switch {
 	case us < 0 || us > maxCursorMicros:
 		return errors.New("cursor time out of range")
-	case !utf8.ValidString(ref) || strings.IndexByte(ref, 0) >= 0:
+	case !ledger.ValidText(ref):
 		return errors.New("cursor reference is not text")
 	case EncodeCursor(Hold{PlacedAt: time.UnixMicro(us), HoldReference: ref}) != c:
 		return errors.New("cursor is not in canonical form")

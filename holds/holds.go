@@ -25,12 +25,6 @@ func ValidStatus(s string) bool {
 	return s == StatusHeld || s == StatusCaptured || s == StatusReleased
 }
 
-// CanSettle reports whether a hold in status from may move to status to:
-// only held -> captured and held -> released (I3).
-func CanSettle(from, to string) bool {
-	return from == StatusHeld && (to == StatusCaptured || to == StatusReleased)
-}
-
 // Reasons of authorize denials (design 2.3) and of capture and release
 // failures (2.4, 2.5). A payout in another currency than its account's is
 // denied with ledger.ReasonCurrencyMismatch, the reason credit-account
@@ -65,8 +59,8 @@ type Hold struct {
 	ReleasedAt       *time.Time      `json:"releasedAt,omitempty"`
 }
 
-// ListOptions filters and pages a listing of holds. Limit is 1 to 100
-// (default 25).
+// ListOptions filters and pages a listing of holds. Limit is 1 to
+// ledger.MaxLimit (0: ledger.DefaultLimit).
 type ListOptions struct {
 	PayoutID  string
 	AccountID string
@@ -85,17 +79,18 @@ type Position struct {
 // Validate checks the options, fills defaults, and decodes the cursor.
 func (o *ListOptions) Validate() (Position, error) {
 	if o.Limit == 0 {
-		o.Limit = 25
+		o.Limit = ledger.DefaultLimit
 	}
-	if o.Limit < 1 || o.Limit > 100 {
-		return Position{}, ledger.Invalid("/limit", "limit must be 1 to 100")
+	if o.Limit < 1 || o.Limit > ledger.MaxLimit {
+		return Position{}, ledger.Invalid("/limit", "limit must be 1 to %d", ledger.MaxLimit)
 	}
 	if o.Status != "" && !ValidStatus(o.Status) {
 		return Position{}, ledger.Invalid("/status", "status must be held, captured or released")
 	}
-	for name, v := range map[string]string{"/payoutID": o.PayoutID, "/accountID": o.AccountID} {
-		if !ledger.ValidText(v) {
-			return Position{}, ledger.Invalid(name, "%s must be valid UTF-8 without NUL", name[1:])
+	// A slice, not a map: when both are bad, the first is reported, every time.
+	for _, f := range []struct{ name, v string }{{"payoutID", o.PayoutID}, {"accountID", o.AccountID}} {
+		if !ledger.ValidText(f.v) {
+			return Position{}, ledger.Invalid("/"+f.name, "%s must be valid UTF-8 without NUL", f.name)
 		}
 	}
 	if o.Cursor == "" {
@@ -127,7 +122,7 @@ func DecodeCursor(c string) (Position, error) {
 		return Position{}, err
 	}
 	us, ref, ok := strings.Cut(string(b), "|")
-	if !ok || ref == "" || !ledger.ValidText(ref) {
+	if !ok || ref == "" {
 		return Position{}, errors.New("malformed cursor")
 	}
 	n, err := strconv.ParseInt(us, 10, 64)

@@ -12,6 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/provider-ledger/adapter/holds"
+	"github.com/provider-ledger/adapter/internal/tooltest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
 	"github.com/provider-ledger/adapter/store/storetest"
@@ -135,19 +136,19 @@ func TestAuthorizeTable(t *testing.T) {
 		req             auth
 		outcome, reason string
 	}{
-		{"Row5UnknownSource", auth{source: "src-nope", fraud: 0.95}, "denied", "unknown_funding_source"},
-		{"Row5DestinationTokenIsNoSource", auth{source: "dst-only"}, "denied", "unknown_funding_source"},
-		{"Row6OtherOwner", auth{owner: "mallory", fraud: 0.95}, "denied", "funding_source_mismatch"},
-		{"Row7Frozen", auth{source: "src-frozen", fraud: 0.95}, "denied", "account_unavailable"},
-		{"Row7Closed", auth{source: "src-closed"}, "denied", "account_unavailable"},
-		{"Row8Currency", auth{source: "src-eur", fraud: 0.95}, "denied", "currency_mismatch"},
-		{"Row9Fraud", auth{amount: "1000", fraud: 0.95}, "denied", "fraud_suspected"},
-		{"Row9AtTheThreshold", auth{fraud: 0.9}, "denied", "fraud_suspected"},
-		{"Row9ThresholdZeroIsAThreshold", auth{fraud: 0.1, deny: 0.05, stepUp: 0.01}, "denied", "fraud_suspected"},
-		{"Row10StepUp", auth{amount: "1000", fraud: 0.8}, "denied", "step_up_required"},
-		{"Row11Insufficient", auth{amount: "100.01"}, "denied", "insufficient_funds"},
-		{"Row12Approved", auth{amount: "30.00"}, "approved", ""},
-		{"Row12AtExactlyAvailable", auth{amount: "100"}, "approved", ""},
+		{"Row5UnknownSource", auth{source: "src-nope", fraud: 0.95}, ledger.OutcomeDenied, holds.ReasonUnknownFundingSource},
+		{"Row5DestinationTokenIsNoSource", auth{source: "dst-only"}, ledger.OutcomeDenied, holds.ReasonUnknownFundingSource},
+		{"Row6OtherOwner", auth{owner: "mallory", fraud: 0.95}, ledger.OutcomeDenied, holds.ReasonFundingSourceMismatch},
+		{"Row7Frozen", auth{source: "src-frozen", fraud: 0.95}, ledger.OutcomeDenied, holds.ReasonAccountUnavailable},
+		{"Row7Closed", auth{source: "src-closed"}, ledger.OutcomeDenied, holds.ReasonAccountUnavailable},
+		{"Row8Currency", auth{source: "src-eur", fraud: 0.95}, ledger.OutcomeDenied, ledger.ReasonCurrencyMismatch},
+		{"Row9Fraud", auth{amount: "1000", fraud: 0.95}, ledger.OutcomeDenied, holds.ReasonFraudSuspected},
+		{"Row9AtTheThreshold", auth{fraud: 0.9}, ledger.OutcomeDenied, holds.ReasonFraudSuspected},
+		{"Row9ThresholdZeroIsAThreshold", auth{fraud: 0.1, deny: 0.05, stepUp: 0.01}, ledger.OutcomeDenied, holds.ReasonFraudSuspected},
+		{"Row10StepUp", auth{amount: "1000", fraud: 0.8}, ledger.OutcomeDenied, holds.ReasonStepUpRequired},
+		{"Row11Insufficient", auth{amount: "100.01"}, ledger.OutcomeDenied, holds.ReasonInsufficientFunds},
+		{"Row12Approved", auth{amount: "30.00"}, ledger.OutcomeApproved, ""},
+		{"Row12AtExactlyAvailable", auth{amount: "100"}, ledger.OutcomeApproved, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -168,7 +169,7 @@ func TestAuthorizeTable(t *testing.T) {
 		ctx, b := setup(t)
 		fixture(t, b)
 		first := authorize(t, b, auth{})
-		want(t, first, ledger.StateNew, "approved", "")
+		want(t, first, ledger.StateNew, ledger.OutcomeApproved, "")
 		// Even after the funds are gone, a replay answers what was stored.
 		if _, err := b.db.Adjust(ctx, "p-open", decimal.RequireFromString("-70"), "drain", ""); err != nil {
 			t.Fatal(err)
@@ -183,15 +184,15 @@ func TestAuthorizeTable(t *testing.T) {
 		}
 		storetest.AssertBalances(t, b.db, "p-open", "30", "30", "0")
 	})
-	t.Run("Row1ADenialStaysDenied", func(t *testing.T) {
+	t.Run("Row1ReplaysADenialAfterTopUp", func(t *testing.T) {
 		t.Parallel()
 		ctx, b := setup(t)
 		fixture(t, b)
-		want(t, authorize(t, b, auth{amount: "150"}), ledger.StateNew, "denied", "insufficient_funds")
+		want(t, authorize(t, b, auth{amount: "150"}), ledger.StateNew, ledger.OutcomeDenied, holds.ReasonInsufficientFunds)
 		if _, err := b.db.Adjust(ctx, "p-open", decimal.RequireFromString("100"), "topup", ""); err != nil {
 			t.Fatal(err)
 		}
-		want(t, authorize(t, b, auth{amount: "150"}), ledger.StateReplay, "denied", "insufficient_funds")
+		want(t, authorize(t, b, auth{amount: "150"}), ledger.StateReplay, ledger.OutcomeDenied, holds.ReasonInsufficientFunds)
 		storetest.AssertBalances(t, b.db, "p-open", "200", "0", "200")
 	})
 	t.Run("Row1aSameKeyOtherClaims", func(t *testing.T) {
@@ -223,7 +224,7 @@ func TestAuthorizeTable(t *testing.T) {
 			t.Fatalf("stored %d answers, %v", n, err)
 		}
 		// The key stays free: the corrected request is decided.
-		want(t, authorize(t, b, auth{}), ledger.StateNew, "approved", "")
+		want(t, authorize(t, b, auth{}), ledger.StateNew, ledger.OutcomeApproved, "")
 	})
 	t.Run("Row3SameHoldOtherKey", func(t *testing.T) {
 		t.Parallel()
@@ -231,7 +232,7 @@ func TestAuthorizeTable(t *testing.T) {
 		fixture(t, b)
 		first := authorize(t, b, auth{})
 		second := authorize(t, b, auth{key: "k-2"})
-		want(t, second, ledger.StateNew, "approved", "")
+		want(t, second, ledger.StateNew, ledger.OutcomeApproved, "")
 		if second.Reference != first.Reference {
 			t.Fatalf("second key answered %s, want the payout's hold %s", second.Reference, first.Reference)
 		}
@@ -250,7 +251,7 @@ func TestAuthorizeTable(t *testing.T) {
 			_, b := setup(t)
 			fixture(t, b)
 			authorize(t, b, auth{})
-			want(t, authorize(t, b, c.req), ledger.StateNew, "denied", "payout_already_authorized")
+			want(t, authorize(t, b, c.req), ledger.StateNew, ledger.OutcomeDenied, holds.ReasonPayoutAlreadyAuthorized)
 			storetest.AssertBalances(t, b.db, "p-open", "100", "30", "70")
 		})
 	}
@@ -259,8 +260,8 @@ func TestAuthorizeTable(t *testing.T) {
 		_, b := setup(t)
 		fixture(t, b)
 		h := authorize(t, b, auth{})
-		want(t, release(t, b, "r-1", "po-1", h.Reference), ledger.StateNew, "approved", "")
-		want(t, authorize(t, b, auth{key: "k-2"}), ledger.StateNew, "denied", "payout_already_authorized")
+		want(t, release(t, b, "r-1", "po-1", h.Reference), ledger.StateNew, ledger.OutcomeApproved, "")
+		want(t, authorize(t, b, auth{key: "k-2"}), ledger.StateNew, ledger.OutcomeDenied, holds.ReasonPayoutAlreadyAuthorized)
 		storetest.AssertBalances(t, b.db, "p-open", "100", "0", "100")
 	})
 }
@@ -309,7 +310,7 @@ func TestCaptureTable(t *testing.T) {
 		heldFixture(t, b)
 		o1 := capture(t, b, "c-k1", "cp-9", "hold_never")
 		o2 := capture(t, b, "c-k2", "cp-9", "hold_never")
-		want(t, o1, ledger.StateNew, "approved", "")
+		want(t, o1, ledger.StateNew, ledger.OutcomeApproved, "")
 		if o2.Reference != o1.Reference {
 			t.Fatalf("orphan capture answered %s then %s", o1.Reference, o2.Reference)
 		}
@@ -323,7 +324,7 @@ func TestCaptureTable(t *testing.T) {
 		t.Parallel()
 		_, b := setup(t)
 		h1, _ := heldFixture(t, b)
-		want(t, capture(t, b, "c-k", "cp-2", h1), ledger.StateNew, "failed", "payout_mismatch")
+		want(t, capture(t, b, "c-k", "cp-2", h1), ledger.StateNew, ledger.OutcomeFailed, holds.ReasonPayoutMismatch)
 		storetest.AssertBalances(t, b.db, "c-1", "100", "50", "50")
 	})
 	t.Run("Row4CapturedAnswersTheOriginalReference", func(t *testing.T) {
@@ -332,7 +333,7 @@ func TestCaptureTable(t *testing.T) {
 		h1, _ := heldFixture(t, b)
 		first := capture(t, b, "c-k1", "cp-1", h1)
 		second := capture(t, b, "c-k2", "cp-1", h1)
-		want(t, second, ledger.StateNew, "approved", "")
+		want(t, second, ledger.StateNew, ledger.OutcomeApproved, "")
 		if second.Reference != first.Reference {
 			t.Fatalf("second capture %s, want %s", second.Reference, first.Reference)
 		}
@@ -343,7 +344,7 @@ func TestCaptureTable(t *testing.T) {
 		_, b := setup(t)
 		h1, _ := heldFixture(t, b)
 		release(t, b, "r-k", "cp-1", h1)
-		want(t, capture(t, b, "c-k", "cp-1", h1), ledger.StateNew, "failed", "hold_released")
+		want(t, capture(t, b, "c-k", "cp-1", h1), ledger.StateNew, ledger.OutcomeFailed, holds.ReasonHoldReleased)
 		storetest.AssertBalances(t, b.db, "c-1", "100", "20", "80")
 	})
 	t.Run("Row6HeldIsCaptured", func(t *testing.T) {
@@ -351,7 +352,7 @@ func TestCaptureTable(t *testing.T) {
 		ctx, b := setup(t)
 		h1, _ := heldFixture(t, b)
 		c := capture(t, b, "c-k", "cp-1", h1)
-		want(t, c, ledger.StateNew, "approved", "")
+		want(t, c, ledger.StateNew, ledger.OutcomeApproved, "")
 		if !strings.HasPrefix(c.Reference, "cap_") || len(c.Reference) != len("cap_")+26 {
 			t.Fatalf("reference %q", c.Reference)
 		}
@@ -360,7 +361,7 @@ func TestCaptureTable(t *testing.T) {
 			t.Fatalf("settlement %s, want 30", s)
 		}
 		h, err := b.db.GetHold(ctx, h1)
-		if err != nil || h.Status != "captured" || h.CaptureReference != c.Reference || h.CapturedAt == nil {
+		if err != nil || h.Status != holds.StatusCaptured || h.CaptureReference != c.Reference || h.CapturedAt == nil {
 			t.Fatalf("hold %+v, %v", h, err)
 		}
 		storetest.AssertInvariants(t, b.db)
@@ -388,8 +389,8 @@ func TestReleaseTable(t *testing.T) {
 		ctx, b := setup(t)
 		h1, h2 := heldFixture(t, b)
 		// The same key on two holds, without payoutID: two scopes.
-		want(t, release(t, b, "r-k", "", h1), ledger.StateNew, "approved", "")
-		want(t, release(t, b, "r-k", "", h2), ledger.StateNew, "approved", "")
+		want(t, release(t, b, "r-k", "", h1), ledger.StateNew, ledger.OutcomeApproved, "")
+		want(t, release(t, b, "r-k", "", h2), ledger.StateNew, ledger.OutcomeApproved, "")
 		var scopes int
 		if err := b.pool.QueryRow(ctx, `SELECT count(DISTINCT scope) FROM callback_release WHERE idempotency_key = 'r-k'`).Scan(&scopes); err != nil || scopes != 2 {
 			t.Fatalf("scopes %d, %v", scopes, err)
@@ -402,7 +403,7 @@ func TestReleaseTable(t *testing.T) {
 		heldFixture(t, b)
 		o1 := release(t, b, "r-k1", "", "hold_never")
 		o2 := release(t, b, "r-k2", "", "hold_never")
-		want(t, o1, ledger.StateNew, "approved", "")
+		want(t, o1, ledger.StateNew, ledger.OutcomeApproved, "")
 		if o2.Reference != o1.Reference || !strings.HasPrefix(o1.Reference, "rel_") {
 			t.Fatalf("orphan release answered %s then %s", o1.Reference, o2.Reference)
 		}
@@ -411,7 +412,7 @@ func TestReleaseTable(t *testing.T) {
 		t.Parallel()
 		_, b := setup(t)
 		_, h2 := heldFixture(t, b)
-		want(t, release(t, b, "r-k", "cp-1", h2), ledger.StateNew, "failed", "payout_mismatch")
+		want(t, release(t, b, "r-k", "cp-1", h2), ledger.StateNew, ledger.OutcomeFailed, holds.ReasonPayoutMismatch)
 		storetest.AssertBalances(t, b.db, "c-1", "100", "50", "50")
 	})
 	t.Run("Row4ReleasedAnswersTheOriginalReference", func(t *testing.T) {
@@ -420,7 +421,7 @@ func TestReleaseTable(t *testing.T) {
 		_, h2 := heldFixture(t, b)
 		first := release(t, b, "r-k1", "cp-2", h2)
 		second := release(t, b, "r-k2", "", h2)
-		want(t, second, ledger.StateNew, "approved", "")
+		want(t, second, ledger.StateNew, ledger.OutcomeApproved, "")
 		if second.Reference != first.Reference {
 			t.Fatalf("second release %s, want %s", second.Reference, first.Reference)
 		}
@@ -431,7 +432,7 @@ func TestReleaseTable(t *testing.T) {
 		_, b := setup(t)
 		h1, _ := heldFixture(t, b)
 		capture(t, b, "c-k", "cp-1", h1)
-		want(t, release(t, b, "r-k", "cp-1", h1), ledger.StateNew, "failed", "hold_captured")
+		want(t, release(t, b, "r-k", "cp-1", h1), ledger.StateNew, ledger.OutcomeFailed, holds.ReasonHoldCaptured)
 		storetest.AssertBalances(t, b.db, "c-1", "70", "20", "50")
 	})
 	t.Run("Row6HeldIsReleased", func(t *testing.T) {
@@ -439,10 +440,10 @@ func TestReleaseTable(t *testing.T) {
 		ctx, b := setup(t)
 		_, h2 := heldFixture(t, b)
 		r := release(t, b, "r-k", "cp-2", h2)
-		want(t, r, ledger.StateNew, "approved", "")
+		want(t, r, ledger.StateNew, ledger.OutcomeApproved, "")
 		storetest.AssertBalances(t, b.db, "c-1", "100", "30", "70")
 		h, err := b.db.GetHold(ctx, h2)
-		if err != nil || h.Status != "released" || h.ReleaseReason != "cancelled" || h.ReleasedAt == nil || h.ReleaseReference != r.Reference {
+		if err != nil || h.Status != holds.StatusReleased || h.ReleaseReason != "cancelled" || h.ReleasedAt == nil || h.ReleaseReference != r.Reference {
 			t.Fatalf("hold %+v, %v", h, err)
 		}
 		if s := settlement(t, b); !s.IsZero() {
@@ -455,6 +456,7 @@ func TestReleaseTable(t *testing.T) {
 // TestDecisionTablesRunAlone: every row of the hold decision tables passes
 // when run on its own.
 func TestDecisionTablesRunAlone(t *testing.T) {
+	tooltest.SkipShort(t, "runs every row of the decision tables again, each alone in a test process of its own")
 	t.Parallel()
 	storetest.EachSubtestAlone(t, "TestAuthorizeTable", "TestCaptureTable", "TestReleaseTable")
 }

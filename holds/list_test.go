@@ -72,7 +72,7 @@ func TestDecimalExactness(t *testing.T) {
 		refs[i] = d.Reference
 	}
 	storetest.AssertBalances(t, b.db, "x-1", "10.00", "10.00", "0")
-	if d := authorize(t, b, auth{payout: "xp-over", source: "src-x1", amount: "0.01"}); d.Reason != "insufficient_funds" {
+	if d := authorize(t, b, auth{payout: "xp-over", source: "src-x1", amount: "0.01"}); d.Reason != holds.ReasonInsufficientFunds {
 		t.Fatalf("1,001st hold: %+v", d)
 	}
 	for i, ref := range refs {

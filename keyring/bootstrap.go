@@ -145,7 +145,7 @@ func Bootstrap(ctx context.Context, cfg BootstrapConfig) (BootstrapResult, error
 // generate), writing <dataDir>/signing-secret before the commit: a failed
 // write stores nothing, and a failed commit leaves a file that the next
 // start replaces. It returns the path "" when secrets were active.
-func (s *Vault) generateDev(ctx context.Context, dataDir string) (info SecretInfo, path string, err error) {
+func (v *Vault) generateDev(ctx context.Context, dataDir string) (info SecretInfo, path string, err error) {
 	secret := make([]byte, envelope.SecretSize)
 	defer clear(secret)
 	if _, err := rand.Read(secret); err != nil {
@@ -154,11 +154,11 @@ func (s *Vault) generateDev(ctx context.Context, dataDir string) (info SecretInf
 	path = filepath.Join(dataDir, SecretFile)
 	content := []byte(base64.StdEncoding.EncodeToString(secret) + "\n")
 	defer clear(content)
-	row, err := s.newRow(secret, SourceDev)
+	row, err := v.newRow(secret, SourceDev)
 	if err != nil {
 		return info, "", err
 	}
-	generated, err := s.db.AddSecretIfNone(ctx, row, func() error {
+	generated, err := v.db.AddSecretIfNone(ctx, row, func() error {
 		if err := os.MkdirAll(dataDir, 0o700); err != nil {
 			return fmt.Errorf("keyring: data dir: %w", err)
 		}

@@ -24,7 +24,7 @@ func TestBootstrap(t *testing.T) {
 		s1, s2 := b.newSecret(t), b.newSecret(t)
 		// As operators write them: padded standard, unpadded URL-safe, spaces.
 		env := []string{base64.StdEncoding.EncodeToString(s1), " " + base64.RawURLEncoding.EncodeToString(s2) + " "}
-		cfg := keyring.BootstrapConfig{Vault: b.store, EnvSecrets: env, Logger: b.log}
+		cfg := keyring.BootstrapConfig{Vault: b.vault, EnvSecrets: env, Logger: b.log}
 
 		res, err := keyring.Bootstrap(ctx, cfg)
 		want := []string{fingerprint(s1), fingerprint(s2)}
@@ -35,7 +35,7 @@ func TestBootstrap(t *testing.T) {
 		if err != nil || len(res.Imported) != 0 || !slices.Equal(res.Present, want) {
 			t.Fatalf("second Bootstrap = %+v, %v; want %v present", res, err, want)
 		}
-		list, _ := b.store.List(ctx)
+		list, _ := b.vault.List(ctx)
 		if len(list) != 2 {
 			t.Fatalf("%d rows, want 2", len(list))
 		}
@@ -55,19 +55,19 @@ func TestBootstrap(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		secret := b.newSecret(t)
-		cfg := keyring.BootstrapConfig{Vault: b.store, EnvSecrets: []string{base64.StdEncoding.EncodeToString(secret)}, Logger: b.log}
+		cfg := keyring.BootstrapConfig{Vault: b.vault, EnvSecrets: []string{base64.StdEncoding.EncodeToString(secret)}, Logger: b.log}
 		if _, err := keyring.Bootstrap(ctx, cfg); err != nil {
 			t.Fatal(err)
 		}
-		list, _ := b.store.List(ctx)
-		if err := b.store.Retire(ctx, list[0].SecretID); err != nil {
+		list, _ := b.vault.List(ctx)
+		if err := b.vault.Retire(ctx, list[0].SecretID); err != nil {
 			t.Fatal(err)
 		}
 		res, err := keyring.Bootstrap(ctx, cfg)
 		if err != nil || !slices.Equal(res.Refused, []string{fingerprint(secret)}) || len(res.Imported)+len(res.Present) != 0 {
 			t.Fatalf("Bootstrap = %+v, %v; want the secret refused", res, err)
 		}
-		if n, _ := b.store.CountActive(ctx); n != 0 {
+		if n, _ := b.vault.CountActive(ctx); n != 0 {
 			t.Fatalf("%d active secrets, want 0", n)
 		}
 		logs := b.logs.String()
@@ -82,7 +82,7 @@ func TestBootstrap(t *testing.T) {
 		good := base64.StdEncoding.EncodeToString(b.newSecret(t))
 		short := base64.StdEncoding.EncodeToString(b.newSecret(t)[:31])
 		for _, bad := range []string{"not base64 at all!", short} {
-			_, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.store, EnvSecrets: []string{good, bad}, Logger: b.log})
+			_, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.vault, EnvSecrets: []string{good, bad}, Logger: b.log})
 			if err == nil || !strings.Contains(err.Error(), "secret 2 of 2") {
 				t.Fatalf("Bootstrap with %q = %v, want an error naming secret 2", bad, err)
 			}
@@ -90,7 +90,7 @@ func TestBootstrap(t *testing.T) {
 				t.Fatalf("the error holds a secret: %v", err)
 			}
 		}
-		if list, _ := b.store.List(ctx); len(list) != 0 {
+		if list, _ := b.vault.List(ctx); len(list) != 0 {
 			t.Fatalf("%d rows stored, want none", len(list))
 		}
 	})
@@ -99,7 +99,7 @@ func TestBootstrap(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		dir := filepath.Join(t.TempDir(), "var", "ledgerd")
-		cfg := keyring.BootstrapConfig{Vault: b.store, Embedded: true, DataDir: dir, Logger: b.log}
+		cfg := keyring.BootstrapConfig{Vault: b.vault, Embedded: true, DataDir: dir, Logger: b.log}
 		res, err := keyring.Bootstrap(ctx, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -129,7 +129,7 @@ func TestBootstrap(t *testing.T) {
 		if !r.opens(t, secret) || r.keyring.Len() != 1 {
 			t.Fatal("the key in the file does not open requests")
 		}
-		list, _ := b.store.List(ctx)
+		list, _ := b.vault.List(ctx)
 		if len(list) != 1 || sourceOf(t, b, list[0].SecretID) != "dev" {
 			t.Fatalf("rows %+v; want one dev secret", list)
 		}
@@ -147,7 +147,7 @@ func TestBootstrap(t *testing.T) {
 		if !bytes.Equal(again, content) {
 			t.Fatal("the secret file changed")
 		}
-		if list, _ := b.store.List(ctx); len(list) != 1 {
+		if list, _ := b.vault.List(ctx); len(list) != 1 {
 			t.Fatalf("%d rows, want 1", len(list))
 		}
 	})
@@ -155,18 +155,18 @@ func TestBootstrap(t *testing.T) {
 	t.Run("EmbeddedWithSecretsAndNoFileDoesNothing", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		if _, _, err := b.store.Add(ctx, b.newSecret(t)); err != nil {
+		if _, _, err := b.vault.Add(ctx, b.newSecret(t)); err != nil {
 			t.Fatal(err)
 		}
 		dir := t.TempDir()
-		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.store, Embedded: true, DataDir: dir, Logger: b.log})
+		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.vault, Embedded: true, DataDir: dir, Logger: b.log})
 		if err != nil || res.Generated != "" {
 			t.Fatalf("Bootstrap = %+v, %v; want nothing generated", res, err)
 		}
 		if _, err := os.Stat(filepath.Join(dir, keyring.SecretFile)); !os.IsNotExist(err) {
 			t.Fatalf("a secret file was written: %v", err)
 		}
-		if list, _ := b.store.List(ctx); len(list) != 1 {
+		if list, _ := b.vault.List(ctx); len(list) != 1 {
 			t.Fatalf("%d rows, want 1", len(list))
 		}
 	})
@@ -176,7 +176,7 @@ func TestBootstrap(t *testing.T) {
 		b := setup(t)
 		secret := b.newSecret(t)
 		dir := t.TempDir()
-		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.store, Embedded: true, DataDir: dir, Logger: b.log,
+		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.vault, Embedded: true, DataDir: dir, Logger: b.log,
 			EnvSecrets: []string{base64.StdEncoding.EncodeToString(secret)}})
 		if err != nil || res.Generated != "" || len(res.Imported) != 1 {
 			t.Fatalf("Bootstrap = %+v, %v; want the env secret imported and nothing generated", res, err)
@@ -186,11 +186,11 @@ func TestBootstrap(t *testing.T) {
 	t.Run("NotEmbeddedEmptyKeyringWarns", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.store, DataDir: t.TempDir(), Logger: b.log})
+		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.vault, DataDir: t.TempDir(), Logger: b.log})
 		if err != nil || res.Generated != "" {
 			t.Fatalf("Bootstrap = %+v, %v", res, err)
 		}
-		if n, _ := b.store.CountActive(ctx); n != 0 {
+		if n, _ := b.vault.CountActive(ctx); n != 0 {
 			t.Fatal("a secret was generated outside embedded mode")
 		}
 		if !strings.Contains(b.logs.String(), "no active signing secret") {

@@ -58,7 +58,7 @@
 // decrypted (store.DB.RekeySecret): it is idempotent, safe on several
 // replicas at once, and replaces a row only with a ciphertext checked to
 // open to the same secret. A row it cannot decrypt is left untouched and
-// reported. The rollout (README, "Rotating the KEK"):
+// reported. The rollout (docs/operations.md#rotating-the-kek):
 //
 //  1. every replica gets the new KEK as LEDGER_KEK and the old one as
 //     LEDGER_KEK_PREVIOUS, and reads rows under either;

@@ -22,7 +22,7 @@ import (
 	"github.com/provider-ledger/adapter/store/storetest"
 )
 
-// logBuffer collects the log lines of every store, loader and bootstrap of
+// logBuffer collects the log lines of every vault, loader and bootstrap of
 // a test, safe for concurrent writers.
 type logBuffer struct {
 	mu  sync.Mutex
@@ -69,7 +69,7 @@ type testBundle struct {
 	clock   *clock
 	logs    *logBuffer
 	log     *slog.Logger
-	store   *keyring.Vault
+	vault   *keyring.Vault
 	mu      sync.Mutex
 	secrets [][]byte
 }
@@ -84,7 +84,7 @@ func setup(t *testing.T) *testBundle {
 	b.pool = storetest.PoolURL(t, b.url)
 	b.log = slog.New(slog.NewTextHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	b.kek = randomBytes(t, keyring.KEKSize)
-	b.store = b.newStore(t, b.pool, b.kek)
+	b.vault = b.newVault(t, b.pool, b.kek)
 	t.Cleanup(func() { b.assertNoSecretLogged(t) })
 	return b
 }
@@ -111,14 +111,14 @@ func (b *testBundle) remember(secret []byte) {
 	b.secrets = append(b.secrets, append([]byte(nil), secret...))
 }
 
-func (b *testBundle) newStore(t *testing.T, pool *pgxpool.Pool, kek []byte) *keyring.Vault {
+func (b *testBundle) newVault(t *testing.T, pool *pgxpool.Pool, kek []byte) *keyring.Vault {
 	t.Helper()
-	return b.rotatingStore(t, pool, kek, nil)
+	return b.rotatingVault(t, pool, kek, nil)
 }
 
-// rotatingStore is a Vault reading under kek and previous (nil: none), as
+// rotatingVault is a Vault reading under kek and previous (nil: none), as
 // a replica given LEDGER_KEK and LEDGER_KEK_PREVIOUS.
-func (b *testBundle) rotatingStore(t *testing.T, pool *pgxpool.Pool, kek, previous []byte) *keyring.Vault {
+func (b *testBundle) rotatingVault(t *testing.T, pool *pgxpool.Pool, kek, previous []byte) *keyring.Vault {
 	t.Helper()
 	s, err := keyring.NewVault(store.Wrap(pool, nil), kek, keyring.VaultOptions{Now: b.clock.Now, Logger: b.log, PreviousKEK: previous})
 	if err != nil {
@@ -130,7 +130,7 @@ func (b *testBundle) rotatingStore(t *testing.T, pool *pgxpool.Pool, kek, previo
 // replica is one ledgerd replica: its own pool on the shared database, its
 // own Vault, keyring and Loader.
 type replica struct {
-	store   *keyring.Vault
+	vault   *keyring.Vault
 	keyring *envelope.KeySet
 	loader  *keyring.Loader
 	pool    *pgxpool.Pool
@@ -145,8 +145,8 @@ func (b *testBundle) replica(t *testing.T, kek []byte, interval time.Duration) *
 func (b *testBundle) rotatingReplica(t *testing.T, kek, previous []byte, interval time.Duration) *replica {
 	t.Helper()
 	r := &replica{pool: storetest.PoolURL(t, b.url), keyring: envelope.NewKeySet()}
-	r.store = b.rotatingStore(t, r.pool, kek, previous)
-	l, err := keyring.NewLoader(keyring.Config{Vault: r.store, Keyring: r.keyring, Interval: interval, Logger: b.log})
+	r.vault = b.rotatingVault(t, r.pool, kek, previous)
+	l, err := keyring.NewLoader(keyring.Config{Vault: r.vault, Keyring: r.keyring, Interval: interval, Logger: b.log})
 	if err != nil {
 		t.Fatal(err)
 	}

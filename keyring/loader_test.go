@@ -21,7 +21,7 @@ func TestLoader(t *testing.T) {
 		one, two := b.replica(t, b.kek, 0), b.replica(t, b.kek, 0)
 		secret := b.newSecret(t)
 
-		info, _, err := one.store.Add(ctx, secret)
+		info, _, err := one.vault.Add(ctx, secret)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +38,7 @@ func TestLoader(t *testing.T) {
 		}
 
 		// Retire through replica two; replica one stops opening at its next load.
-		if err := two.store.Retire(ctx, info.SecretID); err != nil {
+		if err := two.vault.Retire(ctx, info.SecretID); err != nil {
 			t.Fatal(err)
 		}
 		one.reload(t)
@@ -54,7 +54,7 @@ func TestLoader(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		r := b.replica(t, b.kek, 10*time.Millisecond)
-		other := b.newStore(t, b.pool, b.kek) // another replica's store
+		other := b.newVault(t, b.pool, b.kek) // another replica's vault
 		if err := r.loader.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +94,7 @@ func TestLoader(t *testing.T) {
 		b := setup(t)
 		r := b.replica(t, b.kek, 5*time.Millisecond)
 		secret := b.newSecret(t)
-		if _, _, err := r.store.Add(ctx, secret); err != nil {
+		if _, _, err := r.vault.Add(ctx, secret); err != nil {
 			t.Fatal(err)
 		}
 		r.reload(t)
@@ -119,7 +119,7 @@ func TestLoader(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		r := b.replica(t, b.kek, time.Millisecond)
-		if _, _, err := r.store.Add(ctx, b.newSecret(t)); err != nil {
+		if _, _, err := r.vault.Add(ctx, b.newSecret(t)); err != nil {
 			t.Fatal(err)
 		}
 		runCtx, cancel := context.WithCancel(ctx)
@@ -141,18 +141,18 @@ func TestLoader(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		good := b.newSecret(t)
-		if _, _, err := b.store.Add(ctx, good); err != nil {
+		if _, _, err := b.vault.Add(ctx, good); err != nil {
 			t.Fatal(err)
 		}
 		otherKEK := randomBytes(t, keyring.KEKSize)
 		stray := b.newSecret(t)
-		if _, _, err := b.newStore(t, b.pool, otherKEK).Add(ctx, stray); err != nil {
+		if _, _, err := b.newVault(t, b.pool, otherKEK).Add(ctx, stray); err != nil {
 			t.Fatal(err)
 		}
 		r := b.replica(t, b.kek, 0)
 		r.reload(t)
-		if !r.opens(t, good) || r.opens(t, stray) || r.keyring.Len() != 1 || r.store.Undecryptable() != 1 {
-			t.Fatalf("keyring has %d keys, %d skipped; want the good one loaded and the stray skipped", r.keyring.Len(), r.store.Undecryptable())
+		if !r.opens(t, good) || r.opens(t, stray) || r.keyring.Len() != 1 || r.vault.Undecryptable() != 1 {
+			t.Fatalf("keyring has %d keys, %d skipped; want the good one loaded and the stray skipped", r.keyring.Len(), r.vault.Undecryptable())
 		}
 	})
 
@@ -178,14 +178,14 @@ func TestLoader(t *testing.T) {
 		kr := envelope.NewKeySet()
 		for name, cfg := range map[string]keyring.Config{
 			"NoVault":          {Keyring: kr},
-			"NoKeyring":        {Vault: b.store},
-			"NegativeInterval": {Vault: b.store, Keyring: kr, Interval: -time.Second},
+			"NoKeyring":        {Vault: b.vault},
+			"NegativeInterval": {Vault: b.vault, Keyring: kr, Interval: -time.Second},
 		} {
 			if _, err := keyring.NewLoader(cfg); err == nil {
 				t.Errorf("%s: NewLoader accepted %+v", name, cfg)
 			}
 		}
-		if _, err := keyring.NewLoader(keyring.Config{Vault: b.store, Keyring: kr}); err != nil {
+		if _, err := keyring.NewLoader(keyring.Config{Vault: b.vault, Keyring: kr}); err != nil {
 			t.Fatalf("defaults refused: %v", err)
 		}
 	})

@@ -71,49 +71,49 @@ const RemainingPending SkipReason = "pending"
 //
 // Rekey fails only when the database does (what it re-encrypted until then
 // stays done).
-func (s *Vault) Rekey(ctx context.Context, kekFingerprint string) (RekeyResult, error) {
-	res := RekeyResult{KEKFingerprint: s.keks.current, PreviousKEKFingerprint: s.keks.previous, Remaining: []RemainingSecret{}}
+func (v *Vault) Rekey(ctx context.Context, kekFingerprint string) (RekeyResult, error) {
+	res := RekeyResult{KEKFingerprint: v.keks.current, PreviousKEKFingerprint: v.keks.previous, Remaining: []RemainingSecret{}}
 	switch {
 	case kekFingerprint == "":
 	case !kekFingerprintRE.MatchString(kekFingerprint):
 		return res, ledger.Invalid("/kekFingerprint", "kekFingerprint must be 16 lowercase hex digits, as ledgerctl secrets kek-fingerprint prints")
-	case kekFingerprint != s.keks.current:
-		s.log.Warn("keyring rekey refused: the current KEK is not the one asked for", "kek", s.keks.current, "asked", kekFingerprint)
+	case kekFingerprint != v.keks.current:
+		v.log.Warn("keyring rekey refused: the current KEK is not the one asked for", "kek", v.keks.current, "asked", kekFingerprint)
 		e := *ErrKEKMismatch
 		e.Message = fmt.Sprintf("this replica's current KEK has fingerprint %s, not %s: it was given the KEKs the wrong way round, "+
-			"or not the new KEK yet; nothing was changed", s.keks.current, kekFingerprint)
+			"or not the new KEK yet; nothing was changed", v.keks.current, kekFingerprint)
 		return res, &e
 	}
-	rows, err := s.db.ActiveSecrets(ctx)
+	rows, err := v.db.ActiveSecrets(ctx)
 	if err != nil {
 		return res, fmt.Errorf("keyring: rekey: %w", err)
 	}
 	for _, r := range rows {
-		if r.KEKFingerprint == s.keks.current {
+		if r.KEKFingerprint == v.keks.current {
 			continue
 		}
-		done, err := s.rekeyRow(ctx, r)
+		done, err := v.rekeyRow(ctx, r)
 		if err != nil {
 			return res, fmt.Errorf("keyring: rekey secret %s (fingerprint %s): %w", r.SecretID, r.Fingerprint, err)
 		}
 		if done {
 			res.Rekeyed++
-			s.log.Info("signing secret re-encrypted under the current KEK", "secretID", r.SecretID,
-				"fingerprint", r.Fingerprint, "fromKEK", r.KEKFingerprint, "kek", s.keks.current)
+			v.log.Info("signing secret re-encrypted under the current KEK", "secretID", r.SecretID,
+				"fingerprint", r.Fingerprint, "fromKEK", r.KEKFingerprint, "kek", v.keks.current)
 		}
 	}
 	// What is left is read again: another replica may have added or
 	// re-encrypted secrets meanwhile.
-	if rows, err = s.db.ActiveSecrets(ctx); err != nil {
+	if rows, err = v.db.ActiveSecrets(ctx); err != nil {
 		return res, fmt.Errorf("keyring: rekey: %w", err)
 	}
 	for _, r := range rows {
-		if r.KEKFingerprint == s.keks.current {
+		if r.KEKFingerprint == v.keks.current {
 			res.Current++
 			continue
 		}
 		reason := RemainingPending
-		if secret, why, _ := s.open(r); secret == nil {
+		if secret, why, _ := v.open(r); secret == nil {
 			reason = why
 		} else {
 			clear(secret)
@@ -121,30 +121,30 @@ func (s *Vault) Rekey(ctx context.Context, kekFingerprint string) (RekeyResult, 
 		res.Remaining = append(res.Remaining, RemainingSecret{SecretID: r.SecretID, Fingerprint: r.Fingerprint,
 			KEKFingerprint: r.KEKFingerprint, Reason: reason})
 	}
-	s.log.Info("keyring rekey done", "kek", s.keks.current, "rekeyed", res.Rekeyed, "current", res.Current, "remaining", len(res.Remaining))
+	v.log.Info("keyring rekey done", "kek", v.keks.current, "rekeyed", res.Rekeyed, "current", res.Current, "remaining", len(res.Remaining))
 	return res, nil
 }
 
 // rekeyRow re-encrypts one row under the current KEK when this Vault can
 // decrypt it. It reports whether the row was replaced.
-func (s *Vault) rekeyRow(ctx context.Context, r envelope.StoredSecret) (bool, error) {
-	secret, _, _ := s.open(r)
+func (v *Vault) rekeyRow(ctx context.Context, r envelope.StoredSecret) (bool, error) {
+	secret, _, _ := v.open(r)
 	if secret == nil {
 		return false, nil // left as it is; reported as remaining
 	}
 	defer clear(secret)
-	nonce, ct, err := s.keks.seal(r.SecretID, secret)
+	nonce, ct, err := v.keks.seal(r.SecretID, secret)
 	if err != nil {
 		return false, err
 	}
 	// The row is replaced only by material checked to open to the same
 	// secret under the current KEK, with the row's own fingerprint.
-	check, _, _ := s.keks.open(r.SecretID, r.Fingerprint, s.keks.current, nonce, ct)
+	check, _, _ := v.keks.open(r.SecretID, r.Fingerprint, v.keks.current, nonce, ct)
 	if check == nil || subtle.ConstantTimeCompare(check, secret) != 1 {
 		clear(check)
 		return false, errors.New("the re-encrypted secret does not decrypt to itself")
 	}
 	clear(check)
-	return s.db.RekeySecret(ctx, envelope.SecretRekey{SecretID: r.SecretID, FromKEKFingerprint: r.KEKFingerprint,
-		FromNonce: r.Nonce, KEKFingerprint: s.keks.current, Nonce: nonce, Ciphertext: ct})
+	return v.db.RekeySecret(ctx, envelope.SecretRekey{SecretID: r.SecretID, FromKEKFingerprint: r.KEKFingerprint,
+		FromNonce: r.Nonce, KEKFingerprint: v.keks.current, Nonce: nonce, Ciphertext: ct})
 }

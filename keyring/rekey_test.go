@@ -88,12 +88,12 @@ func TestKEKRotation(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		old := b.newSecret(t)
-		oldInfo, _, err := b.store.Add(ctx, old)
+		oldInfo, _, err := b.vault.Add(ctx, old)
 		if err != nil {
 			t.Fatal(err)
 		}
 		newKEK := randomBytes(t, keyring.KEKSize)
-		rotated := b.rotatingStore(t, b.pool, newKEK, b.kek)
+		rotated := b.rotatingVault(t, b.pool, newKEK, b.kek)
 		if got := activeSecrets(t, rotated); !bytes.Equal(got[oldInfo.SecretID], old) || rotated.Undecryptable() != 0 {
 			t.Fatalf("a replica given the old KEK as previous reads %d secrets, %d skipped", len(got), rotated.Undecryptable())
 		}
@@ -120,12 +120,12 @@ func TestKEKRotation(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		old := b.newSecret(t)
-		if _, _, err := b.store.Add(ctx, old); err != nil {
+		if _, _, err := b.vault.Add(ctx, old); err != nil {
 			t.Fatal(err)
 		}
 		oldReplica := b.replica(t, b.kek, 0)
 		oldReplica.reload(t)
-		rotated := b.rotatingStore(t, b.pool, randomBytes(t, keyring.KEKSize), b.kek)
+		rotated := b.rotatingVault(t, b.pool, randomBytes(t, keyring.KEKSize), b.kek)
 		fresh := b.newSecret(t)
 		freshInfo, _, err := rotated.Add(ctx, fresh)
 		if err != nil {
@@ -137,7 +137,7 @@ func TestKEKRotation(t *testing.T) {
 		if !oldReplica.opens(t, old) || oldReplica.opens(t, fresh) {
 			t.Fatal("the old replica should open the old secret and not the new one")
 		}
-		s := oldReplica.store
+		s := oldReplica.vault
 		if s.Undecryptable() != 1 || s.UndecryptableBy(keyring.SkipOtherKEK) != 1 || !s.MissingKEK() {
 			t.Fatalf("skipped %d (other_kek %d), MissingKEK %v; want 1 other_kek", s.Undecryptable(), s.UndecryptableBy(keyring.SkipOtherKEK), s.MissingKEK())
 		}
@@ -157,19 +157,19 @@ func TestKEKRotation(t *testing.T) {
 		secrets := map[string][]byte{}
 		for range 3 {
 			s := b.newSecret(t)
-			info, _, err := b.store.Add(ctx, s)
+			info, _, err := b.vault.Add(ctx, s)
 			if err != nil {
 				t.Fatal(err)
 			}
 			secrets[info.SecretID] = s
 		}
-		retired, _, _ := b.store.Add(ctx, b.newSecret(t))
-		if err := b.store.Retire(ctx, retired.SecretID); err != nil {
+		retired, _, _ := b.vault.Add(ctx, b.newSecret(t))
+		if err := b.vault.Retire(ctx, retired.SecretID); err != nil {
 			t.Fatal(err)
 		}
 		retiredBefore := rowOf(t, b, retired.SecretID)
 		newKEK := randomBytes(t, keyring.KEKSize)
-		rotated := b.rotatingStore(t, b.pool, newKEK, b.kek)
+		rotated := b.rotatingVault(t, b.pool, newKEK, b.kek)
 		res, err := rotated.Rekey(ctx, keyring.KEKFingerprint(newKEK))
 		if err != nil || res.Rekeyed != 3 || res.Current != 3 || len(res.Remaining) != 0 || res.KEKFingerprint != keyring.KEKFingerprint(newKEK) {
 			t.Fatalf("Rekey = %+v, %v; want 3 rekeyed, none remaining", res, err)
@@ -183,7 +183,7 @@ func TestKEKRotation(t *testing.T) {
 		}
 		// Step 3: a replica given only the new KEK reads every secret,
 		// byte for byte; the old KEK alone opens nothing any more.
-		after := b.newStore(t, b.pool, newKEK)
+		after := b.newVault(t, b.pool, newKEK)
 		got := activeSecrets(t, after)
 		for id, s := range secrets {
 			if !bytes.Equal(got[id], s) {
@@ -196,8 +196,8 @@ func TestKEKRotation(t *testing.T) {
 		if opensAnyRow(t, b, b.kek) {
 			t.Fatal("the old KEK still opens a stored ciphertext")
 		}
-		if keys := activeSecrets(t, b.store); len(keys) != 0 || b.store.UndecryptableBy(keyring.SkipOtherKEK) != 3 {
-			t.Fatalf("the old KEK's store still reads %d secrets", len(keys))
+		if keys := activeSecrets(t, b.vault); len(keys) != 0 || b.vault.UndecryptableBy(keyring.SkipOtherKEK) != 3 {
+			t.Fatalf("the old KEK's vault still reads %d secrets", len(keys))
 		}
 	})
 
@@ -207,7 +207,7 @@ func TestKEKRotation(t *testing.T) {
 		secrets := map[string][]byte{}
 		for range 12 {
 			s := b.newSecret(t)
-			info, _, err := b.store.Add(ctx, s)
+			info, _, err := b.vault.Add(ctx, s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -224,7 +224,7 @@ func TestKEKRotation(t *testing.T) {
 		for i, r := range replicas {
 			wg.Go(func() {
 				for range 3 {
-					res, err := r.store.Rekey(ctx, "")
+					res, err := r.vault.Rekey(ctx, "")
 					if err != nil {
 						errs <- err
 						return
@@ -258,7 +258,7 @@ func TestKEKRotation(t *testing.T) {
 		if total != 12 {
 			t.Fatalf("the replicas re-encrypted %d rows between them, want each of the 12 once", total)
 		}
-		got := activeSecrets(t, b.newStore(t, b.pool, newKEK))
+		got := activeSecrets(t, b.newVault(t, b.pool, newKEK))
 		for id, s := range secrets {
 			if !bytes.Equal(got[id], s) {
 				t.Fatalf("secret %s is not intact under the new KEK", id)
@@ -269,15 +269,15 @@ func TestKEKRotation(t *testing.T) {
 	t.Run("AWrongKEKNeverDestroysARow", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		good, _, _ := b.store.Add(ctx, b.newSecret(t))
-		damaged, _, _ := b.store.Add(ctx, b.newSecret(t))
+		good, _, _ := b.vault.Add(ctx, b.newSecret(t))
+		damaged, _, _ := b.vault.Add(ctx, b.newSecret(t))
 		if _, err := b.pool.Exec(ctx, `UPDATE signing_secrets SET ciphertext = set_byte(ciphertext, 0, get_byte(ciphertext, 0) # 1) WHERE secret_id = $1`,
 			damaged.SecretID); err != nil {
 			t.Fatal(err)
 		}
 		before := map[string]row{good.SecretID: rowOf(t, b, good.SecretID), damaged.SecretID: rowOf(t, b, damaged.SecretID)}
 		// A replica given two KEKs, neither of them the one in use.
-		wrong := b.rotatingStore(t, b.pool, randomBytes(t, keyring.KEKSize), randomBytes(t, keyring.KEKSize))
+		wrong := b.rotatingVault(t, b.pool, randomBytes(t, keyring.KEKSize), randomBytes(t, keyring.KEKSize))
 		res, err := wrong.Rekey(ctx, "")
 		if err != nil || res.Rekeyed != 0 || len(res.Remaining) != 2 {
 			t.Fatalf("Rekey with wrong KEKs = %+v, %v; want nothing moved, 2 remaining", res, err)
@@ -289,7 +289,7 @@ func TestKEKRotation(t *testing.T) {
 		}
 		// The right KEK as previous: the intact row moves, the damaged one
 		// stays as it was and is reported damaged.
-		rotated := b.rotatingStore(t, b.pool, randomBytes(t, keyring.KEKSize), b.kek)
+		rotated := b.rotatingVault(t, b.pool, randomBytes(t, keyring.KEKSize), b.kek)
 		res, err = rotated.Rekey(ctx, "")
 		if err != nil || res.Rekeyed != 1 || len(res.Remaining) != 1 || res.Remaining[0].SecretID != damaged.SecretID ||
 			res.Remaining[0].Reason != keyring.SkipDamaged {
@@ -307,9 +307,9 @@ func TestKEKRotation(t *testing.T) {
 	t.Run("AStaleCompareAndSwapChangesNothing", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		info, _, _ := b.store.Add(ctx, b.newSecret(t))
+		info, _, _ := b.vault.Add(ctx, b.newSecret(t))
 		read := rowOf(t, b, info.SecretID)
-		if err := b.store.Retire(ctx, info.SecretID); err != nil {
+		if err := b.vault.Retire(ctx, info.SecretID); err != nil {
 			t.Fatal(err)
 		}
 		// A rekey that read the row before it was retired must not write
@@ -323,7 +323,7 @@ func TestKEKRotation(t *testing.T) {
 			t.Fatal("a retired secret got material back")
 		}
 		// Nor over material someone else rewrote meanwhile.
-		other, _, _ := b.store.Add(ctx, b.newSecret(t))
+		other, _, _ := b.vault.Add(ctx, b.newSecret(t))
 		read = rowOf(t, b, other.SecretID)
 		done, err = store.Wrap(b.pool, nil).RekeySecret(ctx, envelope.SecretRekey{SecretID: other.SecretID, FromKEKFingerprint: read.KEK,
 			FromNonce: make([]byte, 12), KEKFingerprint: "0123456789abcdef", Nonce: make([]byte, 12), Ciphertext: make([]byte, 48)})
@@ -338,10 +338,10 @@ func TestKEKRotation(t *testing.T) {
 	t.Run("TheKEKAskedForIsChecked", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		info, _, _ := b.store.Add(ctx, b.newSecret(t))
+		info, _, _ := b.vault.Add(ctx, b.newSecret(t))
 		newKEK := randomBytes(t, keyring.KEKSize)
 		// Given the KEKs the wrong way round: current old, previous new.
-		swapped := b.rotatingStore(t, b.pool, b.kek, newKEK)
+		swapped := b.rotatingVault(t, b.pool, b.kek, newKEK)
 		_, err := swapped.Rekey(ctx, keyring.KEKFingerprint(newKEK))
 		var le *ledger.Error
 		if !errors.Is(err, keyring.ErrKEKMismatch) || !errors.As(err, &le) || le.Code != ledger.CodeConflict ||
@@ -375,21 +375,21 @@ func TestKEKRotation(t *testing.T) {
 		b := setup(t)
 		secret := b.newSecret(t)
 		env := []string{base64.StdEncoding.EncodeToString(secret)}
-		if _, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.store, EnvSecrets: env, Logger: b.log}); err != nil {
+		if _, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.vault, EnvSecrets: env, Logger: b.log}); err != nil {
 			t.Fatal(err)
 		}
 		newKEK := randomBytes(t, keyring.KEKSize)
-		if _, err := b.rotatingStore(t, b.pool, newKEK, b.kek).Rekey(ctx, ""); err != nil {
+		if _, err := b.rotatingVault(t, b.pool, newKEK, b.kek).Rekey(ctx, ""); err != nil {
 			t.Fatal(err)
 		}
 		// An old replica restarting mid-rotation, with the secret in its
 		// environment: it cannot compare it, and starts anyway.
-		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.store, EnvSecrets: env, Logger: b.log})
+		res, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.vault, EnvSecrets: env, Logger: b.log})
 		if err != nil || !slices.Equal(res.Unverified, []string{fingerprint(secret)}) || len(res.Imported) != 0 {
 			t.Fatalf("Bootstrap on the old replica = %+v, %v; want the secret unverified, no error", res, err)
 		}
 		// A new replica (previous KEK given) verifies it as present.
-		res, err = keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.rotatingStore(t, b.pool, newKEK, b.kek), EnvSecrets: env, Logger: b.log})
+		res, err = keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.rotatingVault(t, b.pool, newKEK, b.kek), EnvSecrets: env, Logger: b.log})
 		if err != nil || len(res.Present) != 1 {
 			t.Fatalf("Bootstrap on a new replica = %+v, %v", res, err)
 		}
@@ -398,22 +398,22 @@ func TestKEKRotation(t *testing.T) {
 	t.Run("Metrics", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		if _, _, err := b.store.Add(ctx, b.newSecret(t)); err != nil {
+		if _, _, err := b.vault.Add(ctx, b.newSecret(t)); err != nil {
 			t.Fatal(err)
 		}
 		newKEK := randomBytes(t, keyring.KEKSize)
-		rotated := b.rotatingStore(t, b.pool, newKEK, b.kek)
+		rotated := b.rotatingVault(t, b.pool, newKEK, b.kek)
 		if _, _, err := rotated.Add(ctx, b.newSecret(t)); err != nil {
 			t.Fatal(err)
 		}
-		activeSecrets(t, b.store)
+		activeSecrets(t, b.vault)
 		activeSecrets(t, rotated)
 		oldFP, newFP := keyring.KEKFingerprint(b.kek), keyring.KEKFingerprint(newKEK)
 		for _, c := range []struct {
 			s    *keyring.Vault
 			want map[string]float64
 		}{
-			{b.store, map[string]float64{
+			{b.vault, map[string]float64{
 				`ledgerd_keyring_kek_info{fingerprint="` + oldFP + `",role="current"}`: 1,
 				`ledgerd_keyring_undecryptable_secrets{reason="damaged"}`:              0,
 				`ledgerd_keyring_undecryptable_secrets{reason="other_kek"}`:            1,

@@ -19,12 +19,12 @@ func TestStalledLoadFails(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	store := b.newStore(t, b.pool, b.kek)
-	if _, _, err := store.Generate(ctx); err != nil {
+	vault := b.newVault(t, b.pool, b.kek)
+	if _, _, err := vault.Generate(ctx); err != nil {
 		t.Fatal(err)
 	}
 	kr := envelope.NewKeySet()
-	l, err := keyring.NewLoader(keyring.Config{Vault: store, Keyring: kr, LoadTimeout: 300 * time.Millisecond})
+	l, err := keyring.NewLoader(keyring.Config{Vault: vault, Keyring: kr, LoadTimeout: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

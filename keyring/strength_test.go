@@ -46,13 +46,13 @@ func TestWeakKeysRefused(t *testing.T) {
 		b := setup(t)
 		for name, secret := range weakKeys {
 			b.remember(secret)
-			_, _, err := b.store.Add(ctx, secret)
+			_, _, err := b.vault.Add(ctx, secret)
 			var le *ledger.Error
 			if !errors.As(err, &le) || le.Code != ledger.CodeInvalid || le.Pointer != "/secret" || !strings.Contains(le.Message, "weak") {
 				t.Errorf("%s: Add = %v, want an invalid-request error at /secret", name, err)
 			}
 		}
-		if list, err := b.store.List(ctx); err != nil || len(list) != 0 {
+		if list, err := b.vault.List(ctx); err != nil || len(list) != 0 {
 			t.Fatalf("List = %v, %v; want nothing stored", list, err)
 		}
 	})
@@ -62,13 +62,13 @@ func TestWeakKeysRefused(t *testing.T) {
 		b := setup(t)
 		good := b.newSecret(t)
 		b.remember(weakKeys["Password"])
-		_, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.store, Logger: b.log,
+		_, err := keyring.Bootstrap(ctx, keyring.BootstrapConfig{Vault: b.vault, Logger: b.log,
 			EnvSecrets: []string{base64.StdEncoding.EncodeToString(good), base64.StdEncoding.EncodeToString(weakKeys["Password"])}})
 		if err == nil || !strings.Contains(err.Error(), "LEDGER_SIGNING_SECRETS") || !strings.Contains(err.Error(), "secret 2 of 2") ||
 			!strings.Contains(err.Error(), "weak") {
 			t.Fatalf("Bootstrap = %v, want an error naming secret 2 of 2 as weak", err)
 		}
-		if list, err := b.store.List(ctx); err != nil || len(list) != 0 {
+		if list, err := b.vault.List(ctx); err != nil || len(list) != 0 {
 			t.Fatalf("List = %v, %v; want nothing stored", list, err)
 		}
 	})

@@ -119,8 +119,8 @@ func NewVault(db Rows, kek []byte, opts VaultOptions) (*Vault, error) {
 
 // KEKFingerprints returns the fingerprints of the current KEK and of the
 // previous one ("" outside a rotation).
-func (s *Vault) KEKFingerprints() (current, previous string) {
-	return s.keks.current, s.keks.previous
+func (v *Vault) KEKFingerprints() (current, previous string) {
+	return v.keks.current, v.keks.previous
 }
 
 func infoOf(r envelope.StoredSecret) SecretInfo {
@@ -134,8 +134,8 @@ func infoOf(r envelope.StoredSecret) SecretInfo {
 
 // List returns every secret, active and retired, newest first, without
 // their values.
-func (s *Vault) List(ctx context.Context) ([]SecretInfo, error) {
-	rows, err := s.db.ListSecrets(ctx)
+func (v *Vault) List(ctx context.Context) ([]SecretInfo, error) {
+	rows, err := v.db.ListSecrets(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("keyring: list: %w", err)
 	}
@@ -150,19 +150,19 @@ func (s *Vault) List(ctx context.Context) ([]SecretInfo, error) {
 // returns its row with created false; a retired one is ErrSecretRetired; a
 // weak one (envelope.CheckStrength) is an invalid-request error at
 // /secret.
-func (s *Vault) Add(ctx context.Context, secret []byte) (SecretInfo, bool, error) {
-	return s.add(ctx, secret, SourceAPI)
+func (v *Vault) Add(ctx context.Context, secret []byte) (SecretInfo, bool, error) {
+	return v.add(ctx, secret, SourceAPI)
 }
 
 // Generate stores a fresh secret of 32 bytes from crypto/rand (source
 // generated) and returns it: the only time this package hands out a
 // secret's value. The caller should clear it once it is sent.
-func (s *Vault) Generate(ctx context.Context) (SecretInfo, []byte, error) {
+func (v *Vault) Generate(ctx context.Context) (SecretInfo, []byte, error) {
 	secret := make([]byte, envelope.SecretSize)
 	if _, err := rand.Read(secret); err != nil {
 		return SecretInfo{}, nil, fmt.Errorf("keyring: random secret: %w", err)
 	}
-	info, created, err := s.add(ctx, secret, SourceGenerated)
+	info, created, err := v.add(ctx, secret, SourceGenerated)
 	if err == nil && !created {
 		// 256 random bits equal to a stored secret: the generator is broken.
 		err = errors.New("keyring: a freshly generated secret is already stored; the random source is broken")
@@ -174,48 +174,48 @@ func (s *Vault) Generate(ctx context.Context) (SecretInfo, []byte, error) {
 	return info, secret, nil
 }
 
-func (s *Vault) add(ctx context.Context, secret []byte, src Source) (SecretInfo, bool, error) {
+func (v *Vault) add(ctx context.Context, secret []byte, src Source) (SecretInfo, bool, error) {
 	if len(secret) != envelope.SecretSize {
 		return SecretInfo{}, false, ledger.Invalid("/secret", "the secret must be %d bytes", envelope.SecretSize)
 	}
 	if err := checkSecret(secret); err != nil {
 		return SecretInfo{}, false, err
 	}
-	row, err := s.newRow(secret, src)
+	row, err := v.newRow(secret, src)
 	if err != nil {
 		return SecretInfo{}, false, err
 	}
-	stored, created, err := s.db.AddSecret(ctx, row, func(old envelope.StoredSecret) error { return s.same(old, secret) })
+	stored, created, err := v.db.AddSecret(ctx, row, func(old envelope.StoredSecret) error { return v.same(old, secret) })
 	if err != nil {
 		return SecretInfo{}, false, err
 	}
 	info := infoOf(stored)
 	if created {
-		s.log.Info("signing secret added", "secretID", info.SecretID, "fingerprint", info.Fingerprint, "source", string(src))
+		v.log.Info("signing secret added", "secretID", info.SecretID, "fingerprint", info.Fingerprint, "source", string(src))
 	}
 	return info, created, nil
 }
 
 // newRow encrypts secret into a new row.
-func (s *Vault) newRow(secret []byte, src Source) (envelope.StoredSecret, error) {
+func (v *Vault) newRow(secret []byte, src Source) (envelope.StoredSecret, error) {
 	id := ledger.NewReference("sec_")
-	nonce, ct, err := s.keks.seal(id, secret)
+	nonce, ct, err := v.keks.seal(id, secret)
 	if err != nil {
 		return envelope.StoredSecret{}, err
 	}
-	return envelope.StoredSecret{SecretID: id, Fingerprint: envelope.Key{Secret: secret}.Fingerprint(), KEKFingerprint: s.keks.current,
-		Nonce: nonce, Ciphertext: ct, Source: string(src), AddedOn: s.now().Truncate(time.Microsecond)}, nil
+	return envelope.StoredSecret{SecretID: id, Fingerprint: envelope.Key{Secret: secret}.Fingerprint(), KEKFingerprint: v.keks.current,
+		Nonce: nonce, Ciphertext: ct, Source: string(src), AddedOn: v.now().Truncate(time.Microsecond)}, nil
 }
 
 // same checks that the stored row old, which has secret's fingerprint,
 // holds secret (a 64-bit fingerprint may collide) and is not retired.
-func (s *Vault) same(old envelope.StoredSecret, secret []byte) error {
+func (v *Vault) same(old envelope.StoredSecret, secret []byte) error {
 	if old.RetiredOn != nil {
 		// Its value was erased at retirement; the fingerprint is all that
 		// is left to recognise it by (K2).
 		return ErrSecretRetired
 	}
-	stored, reason, detail := s.open(old)
+	stored, reason, detail := v.open(old)
 	if stored == nil {
 		err := ErrUndecryptable
 		if reason == SkipOtherKEK {
@@ -233,15 +233,15 @@ func (s *Vault) same(old envelope.StoredSecret, secret []byte) error {
 // Retire stops the secret opening callbacks (every Loader drops it at its
 // next reload) and erases its encrypted value. Retiring a retired secret
 // is a no-op; an unknown ID is ErrSecretNotFound.
-func (s *Vault) Retire(ctx context.Context, secretID string) error {
-	fp, found, err := s.db.RetireSecret(ctx, secretID, s.now().Truncate(time.Microsecond))
+func (v *Vault) Retire(ctx context.Context, secretID string) error {
+	fp, found, err := v.db.RetireSecret(ctx, secretID, v.now().Truncate(time.Microsecond))
 	switch {
 	case err != nil:
 		return fmt.Errorf("keyring: retire: %w", err)
 	case !found:
 		return ErrSecretNotFound
 	case fp != "":
-		s.log.Info("signing secret retired", "secretID", secretID, "fingerprint", fp)
+		v.log.Info("signing secret retired", "secretID", secretID, "fingerprint", fp)
 	}
 	return nil
 }
@@ -256,21 +256,21 @@ func (s *Vault) Retire(ctx context.Context, secretID string) error {
 //
 // The returned secrets are the caller's copies; clear them when done
 // (Loader does, after envelope.KeySet.Set has copied them).
-func (s *Vault) Active(ctx context.Context) ([]envelope.Key, error) {
-	all, err := s.db.ActiveSecrets(ctx)
+func (v *Vault) Active(ctx context.Context) ([]envelope.Key, error) {
+	all, err := v.db.ActiveSecrets(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("keyring: load active secrets: %w", err)
 	}
 	keys := make([]envelope.Key, 0, len(all))
 	skipped := make(map[string]SkipReason)
-	s.skipMu.Lock()
-	defer s.skipMu.Unlock()
+	v.skipMu.Lock()
+	defer v.skipMu.Unlock()
 	for _, x := range all {
-		secret, reason, detail := s.open(x)
+		secret, reason, detail := v.open(x)
 		if secret == nil {
 			skipped[x.SecretID] = reason
-			if s.skipped[x.SecretID] != reason {
-				s.log.Error("signing secret skipped: it cannot be decrypted with this replica's KEKs; it does not open callbacks here",
+			if v.skipped[x.SecretID] != reason {
+				v.log.Error("signing secret skipped: it cannot be decrypted with this replica's KEKs; it does not open callbacks here",
 					"secretID", x.SecretID, "fingerprint", x.Fingerprint, "kekFingerprint", x.KEKFingerprint,
 					"skip", string(reason), "reason", detail)
 			}
@@ -281,15 +281,15 @@ func (s *Vault) Active(ctx context.Context) ([]envelope.Key, error) {
 			// callbacks with it, so it opens none.
 			clear(secret)
 			skipped[x.SecretID] = SkipWeak
-			if s.skipped[x.SecretID] != SkipWeak {
-				s.log.Error("signing secret skipped: it is weak, and does not open callbacks; retire it and install a random one",
+			if v.skipped[x.SecretID] != SkipWeak {
+				v.log.Error("signing secret skipped: it is weak, and does not open callbacks; retire it and install a random one",
 					"secretID", x.SecretID, "fingerprint", x.Fingerprint, "skip", string(SkipWeak), "reason", weak.Error())
 			}
 			continue
 		}
 		keys = append(keys, envelope.Key{ID: x.SecretID, Secret: secret})
 	}
-	s.skipped = skipped
+	v.skipped = skipped
 	return keys, nil
 }
 
@@ -297,19 +297,19 @@ func (s *Vault) Active(ctx context.Context) ([]envelope.Key, error) {
 // skipped because they did not decrypt or were weak (0 before the first
 // call). Non-zero means a KEK rotation under way, a misconfigured KEK, a
 // damaged row or a weak secret to retire: alert on it.
-func (s *Vault) Undecryptable() int {
-	s.skipMu.Lock()
-	defer s.skipMu.Unlock()
-	return len(s.skipped)
+func (v *Vault) Undecryptable() int {
+	v.skipMu.Lock()
+	defer v.skipMu.Unlock()
+	return len(v.skipped)
 }
 
 // UndecryptableBy returns how many active rows the latest Active call
 // skipped for reason.
-func (s *Vault) UndecryptableBy(reason SkipReason) int {
-	s.skipMu.Lock()
-	defer s.skipMu.Unlock()
+func (v *Vault) UndecryptableBy(reason SkipReason) int {
+	v.skipMu.Lock()
+	defer v.skipMu.Unlock()
 	n := 0
-	for _, r := range s.skipped {
+	for _, r := range v.skipped {
 		if r == reason {
 			n++
 		}
@@ -321,11 +321,11 @@ func (s *Vault) UndecryptableBy(reason SkipReason) int {
 // encrypted under a KEK this replica was not given. Such a secret opens
 // callbacks on the replicas that have its KEK, so a request no key opens
 // here may open there: ledgerd answers it 503 (retry), not 400.
-func (s *Vault) MissingKEK() bool { return s.UndecryptableBy(SkipOtherKEK) > 0 }
+func (v *Vault) MissingKEK() bool { return v.UndecryptableBy(SkipOtherKEK) > 0 }
 
 // CountActive returns the number of active secrets.
-func (s *Vault) CountActive(ctx context.Context) (int, error) {
-	n, err := s.db.CountActiveSecrets(ctx)
+func (v *Vault) CountActive(ctx context.Context) (int, error) {
+	n, err := v.db.CountActiveSecrets(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("keyring: count active secrets: %w", err)
 	}
@@ -333,8 +333,8 @@ func (s *Vault) CountActive(ctx context.Context) (int, error) {
 }
 
 // open decrypts a row with the KEK it names (see keks.open).
-func (s *Vault) open(r envelope.StoredSecret) ([]byte, SkipReason, string) {
-	return s.keks.open(r.SecretID, r.Fingerprint, r.KEKFingerprint, r.Nonce, r.Ciphertext)
+func (v *Vault) open(r envelope.StoredSecret) ([]byte, SkipReason, string) {
+	return v.keks.open(r.SecretID, r.Fingerprint, r.KEKFingerprint, r.Nonce, r.Ciphertext)
 }
 
 // SecretInfo describes a signing secret without its value.

@@ -17,7 +17,7 @@ import (
 	"github.com/provider-ledger/adapter/store"
 )
 
-func TestStore(t *testing.T) {
+func TestVault(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 
@@ -26,7 +26,7 @@ func TestStore(t *testing.T) {
 		b := setup(t)
 		first, second := b.newSecret(t), b.newSecret(t)
 
-		a, created, err := b.store.Add(ctx, first)
+		a, created, err := b.vault.Add(ctx, first)
 		if err != nil || !created {
 			t.Fatalf("Add = %v, %v", created, err)
 		}
@@ -34,31 +34,31 @@ func TestStore(t *testing.T) {
 			!a.AddedOn.Equal(b.clock.Now().Truncate(time.Microsecond)) || a.RetiredOn != nil {
 			t.Fatalf("Add info = %+v", a)
 		}
-		again, created, err := b.store.Add(ctx, first)
+		again, created, err := b.vault.Add(ctx, first)
 		if err != nil || created || again != a {
 			t.Fatalf("Add again = %+v, %v, %v; want %+v, false", again, created, err, a)
 		}
 		b.clock.Advance(time.Minute)
-		c, _, err := b.store.Add(ctx, second)
+		c, _, err := b.vault.Add(ctx, second)
 		if err != nil {
 			t.Fatal(err)
 		}
 
-		list, err := b.store.List(ctx)
+		list, err := b.vault.List(ctx)
 		if err != nil || len(list) != 2 || list[0].SecretID != c.SecretID || list[1] != a {
 			t.Fatalf("List = %+v, %v; want newest first", list, err)
 		}
 
 		b.clock.Advance(time.Minute)
 		retiredAt := b.clock.Now().Truncate(time.Microsecond)
-		if err := b.store.Retire(ctx, a.SecretID); err != nil {
+		if err := b.vault.Retire(ctx, a.SecretID); err != nil {
 			t.Fatal(err)
 		}
 		b.clock.Advance(time.Minute)
-		if err := b.store.Retire(ctx, a.SecretID); err != nil {
+		if err := b.vault.Retire(ctx, a.SecretID); err != nil {
 			t.Fatalf("retiring a retired secret: %v, want nil", err)
 		}
-		list, _ = b.store.List(ctx)
+		list, _ = b.vault.List(ctx)
 		if r := list[1]; r.SecretID != a.SecretID || r.RetiredOn == nil || !r.RetiredOn.Equal(retiredAt) {
 			t.Fatalf("retired entry = %+v, want retiredOn %s (the first retirement)", r, retiredAt)
 		}
@@ -66,24 +66,24 @@ func TestStore(t *testing.T) {
 			t.Fatalf("the other secret was retired: %+v", list[0])
 		}
 
-		_, _, err = b.store.Add(ctx, first)
+		_, _, err = b.vault.Add(ctx, first)
 		var le *ledger.Error
 		if !errors.As(err, &le) || le.Code != ledger.CodeConflict || le.Slug != "secret-retired" || !errors.Is(err, keyring.ErrSecretRetired) {
 			t.Fatalf("Add of a retired secret = %v, want conflict secret-retired", err)
 		}
-		err = b.store.Retire(ctx, "sec_aaaaaaaaaaaaaaaaaaaaaaaaaa")
+		err = b.vault.Retire(ctx, "sec_aaaaaaaaaaaaaaaaaaaaaaaaaa")
 		if !errors.As(err, &le) || le.Code != ledger.CodeNotFound || le.Slug != "secret-not-found" {
 			t.Fatalf("Retire of an unknown secret = %v, want not found secret-not-found", err)
 		}
 
-		keys, err := b.store.Active(ctx)
+		keys, err := b.vault.Active(ctx)
 		if err != nil || len(keys) != 1 || keys[0].ID != c.SecretID || !bytes.Equal(keys[0].Secret, second) {
 			t.Fatalf("Active = %v, %v; want only the second secret", keys, err)
 		}
-		if n := b.store.Undecryptable(); n != 0 {
+		if n := b.vault.Undecryptable(); n != 0 {
 			t.Fatalf("Undecryptable = %d, want 0", n)
 		}
-		if n, err := b.store.CountActive(ctx); err != nil || n != 1 {
+		if n, err := b.vault.CountActive(ctx); err != nil || n != 1 {
 			t.Fatalf("CountActive = %d, %v", n, err)
 		}
 		if got := sourceOf(t, b, c.SecretID); got != "api" {
@@ -94,12 +94,12 @@ func TestStore(t *testing.T) {
 	t.Run("Generate", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		info, secret, err := b.store.Generate(ctx)
+		info, secret, err := b.vault.Generate(ctx)
 		if err != nil || len(secret) != envelope.SecretSize || info.Fingerprint != fingerprint(secret) || info.RetiredOn != nil {
 			t.Fatalf("Generate = %+v, %d bytes, %v", info, len(secret), err)
 		}
 		b.remember(secret)
-		_, other, err := b.store.Generate(ctx)
+		_, other, err := b.vault.Generate(ctx)
 		if err != nil || bytes.Equal(other, secret) {
 			t.Fatalf("second Generate = %v (same secret: %v)", err, bytes.Equal(other, secret))
 		}
@@ -108,11 +108,11 @@ func TestStore(t *testing.T) {
 			t.Fatalf("source = %q, want generated", got)
 		}
 		// Adding the generated secret again finds it.
-		again, created, err := b.store.Add(ctx, secret)
+		again, created, err := b.vault.Add(ctx, secret)
 		if err != nil || created || again.SecretID != info.SecretID {
 			t.Fatalf("Add of the generated secret = %+v, %v, %v", again, created, err)
 		}
-		keys, _ := b.store.Active(ctx)
+		keys, _ := b.vault.Active(ctx)
 		if len(keys) != 2 {
 			t.Fatalf("Active has %d keys, want 2", len(keys))
 		}
@@ -122,13 +122,13 @@ func TestStore(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		for _, n := range []int{0, 16, 31, 33, 64} {
-			_, _, err := b.store.Add(ctx, make([]byte, n))
+			_, _, err := b.vault.Add(ctx, make([]byte, n))
 			var le *ledger.Error
 			if !errors.As(err, &le) || le.Code != ledger.CodeInvalid {
 				t.Fatalf("Add of %d bytes = %v, want invalid", n, err)
 			}
 		}
-		if list, _ := b.store.List(ctx); len(list) != 0 {
+		if list, _ := b.vault.List(ctx); len(list) != 0 {
 			t.Fatalf("rows stored: %+v", list)
 		}
 	})
@@ -143,7 +143,7 @@ func TestStore(t *testing.T) {
 		created := make([]bool, n)
 		errs := make([]error, n)
 		for i := range n {
-			wg.Go(func() { infos[i], created[i], errs[i] = b.store.Add(ctx, secret) })
+			wg.Go(func() { infos[i], created[i], errs[i] = b.vault.Add(ctx, secret) })
 		}
 		wg.Wait()
 		winners := 0
@@ -158,7 +158,7 @@ func TestStore(t *testing.T) {
 		if winners != 1 {
 			t.Fatalf("%d Adds reported created, want 1", winners)
 		}
-		if list, _ := b.store.List(ctx); len(list) != 1 {
+		if list, _ := b.vault.List(ctx); len(list) != 1 {
 			t.Fatalf("%d rows, want 1", len(list))
 		}
 	})
@@ -167,8 +167,8 @@ func TestStore(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		s1, s2 := b.newSecret(t), b.newSecret(t)
-		i1, _, _ := b.store.Add(ctx, s1)
-		i2, _, _ := b.store.Add(ctx, s2)
+		i1, _, _ := b.vault.Add(ctx, s1)
+		i2, _, _ := b.vault.Add(ctx, s2)
 		n1, c1 := material(t, b, i1.SecretID)
 		n2, c2 := material(t, b, i2.SecretID)
 		if len(n1) != 12 || len(c1) != 48 || bytes.Equal(n1, n2) {
@@ -196,11 +196,11 @@ func TestStore(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		secret := b.newSecret(t)
-		info, _, err := b.store.Add(ctx, secret)
+		info, _, err := b.vault.Add(ctx, secret)
 		if err != nil {
 			t.Fatal(err)
 		}
-		wrong := b.newStore(t, b.pool, randomBytes(t, keyring.KEKSize))
+		wrong := b.newVault(t, b.pool, randomBytes(t, keyring.KEKSize))
 		keys, err := wrong.Active(ctx)
 		if err != nil || len(keys) != 0 {
 			t.Fatalf("Active with another KEK = %v, %v; want no keys and no error", keys, err)
@@ -229,16 +229,16 @@ func TestStore(t *testing.T) {
 			t.Fatal("the error holds the secret")
 		}
 		// The right KEK still decrypts it.
-		if keys, _ := b.store.Active(ctx); len(keys) != 1 || b.store.Undecryptable() != 0 {
-			t.Fatalf("Active with the right KEK = %d keys, %d skipped", len(keys), b.store.Undecryptable())
+		if keys, _ := b.vault.Active(ctx); len(keys) != 1 || b.vault.Undecryptable() != 0 {
+			t.Fatalf("Active with the right KEK = %d keys, %d skipped", len(keys), b.vault.Undecryptable())
 		}
 	})
 
 	t.Run("CiphertextIsBoundToItsRow", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		a, _, _ := b.store.Add(ctx, b.newSecret(t))
-		c, _, _ := b.store.Add(ctx, b.newSecret(t))
+		a, _, _ := b.vault.Add(ctx, b.newSecret(t))
+		c, _, _ := b.vault.Add(ctx, b.newSecret(t))
 		// Swap nonce and ciphertext between the rows, as someone with write
 		// access to the table could.
 		_, err := b.pool.Exec(ctx, `
@@ -248,9 +248,9 @@ WHERE (s.secret_id, o.secret_id) IN (($1, $2), ($2, $1))`, a.SecretID, c.SecretI
 		if err != nil {
 			t.Fatal(err)
 		}
-		keys, err := b.store.Active(ctx)
-		if err != nil || len(keys) != 0 || b.store.Undecryptable() != 2 {
-			t.Fatalf("Active after the swap = %d keys, %v, %d skipped; want 0 keys, 2 skipped", len(keys), err, b.store.Undecryptable())
+		keys, err := b.vault.Active(ctx)
+		if err != nil || len(keys) != 0 || b.vault.Undecryptable() != 2 {
+			t.Fatalf("Active after the swap = %d keys, %v, %d skipped; want 0 keys, 2 skipped", len(keys), err, b.vault.Undecryptable())
 		}
 		if !strings.Contains(b.logs.String(), "does not authenticate") {
 			t.Fatalf("no authentication failure logged:\n%s", b.logs.String())
@@ -260,13 +260,13 @@ WHERE (s.secret_id, o.secret_id) IN (($1, $2), ($2, $1))`, a.SecretID, c.SecretI
 	t.Run("FingerprintIsCheckedAgainstThePlaintext", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		a, _, _ := b.store.Add(ctx, b.newSecret(t))
+		a, _, _ := b.vault.Add(ctx, b.newSecret(t))
 		if _, err := b.pool.Exec(ctx, `UPDATE signing_secrets SET fingerprint = '0123456789abcdef' WHERE secret_id = $1`, a.SecretID); err != nil {
 			t.Fatal(err)
 		}
-		keys, err := b.store.Active(ctx)
-		if err != nil || len(keys) != 0 || b.store.Undecryptable() != 1 {
-			t.Fatalf("Active = %d keys, %v, %d skipped", len(keys), err, b.store.Undecryptable())
+		keys, err := b.vault.Active(ctx)
+		if err != nil || len(keys) != 0 || b.vault.Undecryptable() != 1 {
+			t.Fatalf("Active = %d keys, %v, %d skipped", len(keys), err, b.vault.Undecryptable())
 		}
 		if !strings.Contains(b.logs.String(), "does not match the row's fingerprint") {
 			t.Fatalf("no fingerprint mismatch logged:\n%s", b.logs.String())
@@ -276,8 +276,8 @@ WHERE (s.secret_id, o.secret_id) IN (($1, $2), ($2, $1))`, a.SecretID, c.SecretI
 	t.Run("RetiringErasesTheSecret", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
-		a, _, _ := b.store.Add(ctx, b.newSecret(t))
-		if err := b.store.Retire(ctx, a.SecretID); err != nil {
+		a, _, _ := b.vault.Add(ctx, b.newSecret(t))
+		if err := b.vault.Retire(ctx, a.SecretID); err != nil {
 			t.Fatal(err)
 		}
 		if n, c := material(t, b, a.SecretID); n != nil || c != nil {
@@ -329,7 +329,7 @@ VALUES ('sec_aaaaaaaaaaaaaaaaaaaaaaaaaa', '0123456789abcdef', '0123456789abcdef'
 		}
 	})
 
-	t.Run("NewStoreRefusesBadKEKs", func(t *testing.T) {
+	t.Run("NewVaultRefusesBadKEKs", func(t *testing.T) {
 		t.Parallel()
 		b := setup(t)
 		for _, kek := range [][]byte{nil, make([]byte, 16), make([]byte, 32), make([]byte, 33)} {

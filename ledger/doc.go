@@ -83,7 +83,11 @@
 // row's own currency (core for adjustments, settlement for the rest) and
 // journal_amount_nonzero refuses empty rows; the journal is append-only
 // (triggers journal_append_only, journal_no_truncate) and the entry views
-// cannot be written. Checked by unbalanced_transaction.
+// cannot be written. Checked by unbalanced_transaction. Tested by ledger
+// TestDatabaseGuards (UnbalancedTransactionCannotBeWritten,
+// JournalIsAppendOnly) and reconciliation
+// TestReconcilerInvariantBreachesAreCritical (UnbalancedTransaction: with
+// journal_contra_check dropped, the check reports the row).
 //
 // I3. A hold ends in at most one of captured or released and never leaves
 // it; a captured hold has exactly one capture transaction, and every
@@ -114,7 +118,10 @@
 //
 // I6. All balances of a currency sum to zero.
 // Follows from I1 and I2; checked directly by currency_imbalance over both
-// the journal and the stored customer balances.
+// the journal and the stored customer balances. Tested by ledger
+// TestInvariantChecksDetect (a balance raised behind the functions' backs
+// is reported as currency_imbalance) and holds TestRandomizedWorkload
+// (after the concurrent workload, no check reports anything).
 //
 // Links between tables (a hold's account, a journal row's account) are not
 // foreign keys on the hot tables: each cost a trigger, a lookup and a row

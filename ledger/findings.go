@@ -40,7 +40,9 @@ type Issue struct {
 	AckNote                  string
 }
 
-// Subject is one row of a check: what it is about, and what was found.
+// Subject is one row a reconciliation check returns (a stale hold, an
+// orphaned capture or release, a duplicate credit attempt): Subject is
+// what the row is about, as Finding.Subject is, and Detail what was found.
 type Subject struct {
 	Subject, Detail string
 }
@@ -101,8 +103,6 @@ type FinishParams struct {
 	// issues' state (New, Acknowledged) is known.
 	Status func([]Finding) string
 }
-
-// FixParams is a fix of one hold by a reconciliation run.
 
 // LastRun sums up the last finished reconciliation run, for the
 // reconciliation metrics.

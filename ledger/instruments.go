@@ -1,6 +1,9 @@
 package ledger
 
-import "time"
+import (
+	"time"
+	"unicode/utf8"
+)
 
 // Instrument kinds: what the service sends as fundingSource (source) or
 // fundingDestination (destination).
@@ -17,10 +20,12 @@ type Instrument struct {
 	CreatedAt time.Time `json:"createdAt"`
 }
 
-// ValidateInstrument checks an instrument's fields.
+// ValidateInstrument checks an instrument's fields. The token's length is
+// in characters, as the database's length() and the admin API's maxLength
+// count it, not bytes.
 func ValidateInstrument(in Instrument) error {
 	switch {
-	case in.Token == "" || len(in.Token) > 256:
+	case in.Token == "" || utf8.RuneCountInString(in.Token) > 256:
 		return Invalid("/token", "token must be 1 to 256 characters")
 	case !ValidText(in.Token):
 		return Invalid("/token", "token must be valid UTF-8 without NUL")

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
+	"github.com/provider-ledger/adapter/internal/tooltest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
 	"github.com/provider-ledger/adapter/store/storetest"
@@ -560,6 +561,7 @@ func TestInvariantChecksDetectOpenHoldsDrift(t *testing.T) {
 // TestCreditTableRunsAlone: every row of the credit decision table passes
 // when run on its own.
 func TestCreditTableRunsAlone(t *testing.T) {
+	tooltest.SkipShort(t, "runs every row of the credit table again, each alone in a test process of its own")
 	t.Parallel()
 	storetest.EachSubtestAlone(t, "TestCreditTable")
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/provider-ledger/adapter/adminapi"
+	"github.com/provider-ledger/adapter/internal/tooltest"
 	"github.com/provider-ledger/adapter/loadtest"
 )
 
@@ -14,6 +15,7 @@ import (
 // of them through release callbacks and closes the storm's accounts; a
 // second clean has nothing to do; another prefix is left alone.
 func TestClean(t *testing.T) {
+	tooltest.SkipShort(t, "storms a ledgerd twice and cleans up after one storm")
 	t.Parallel()
 	l := startLedgerd(t)
 	storm := func(seed string) loadtest.Report {

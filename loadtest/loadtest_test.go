@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/provider-ledger/adapter/internal/syncbuf"
+	"github.com/provider-ledger/adapter/internal/tooltest"
 	"github.com/provider-ledger/adapter/loadtest"
 	"github.com/provider-ledger/adapter/server"
 	"github.com/provider-ledger/adapter/store/storetest"
@@ -147,6 +148,7 @@ func metric(t *testing.T, admin, name string) float64 {
 // TestStorm: a small storm with every kind of repeated delivery against a
 // real ledgerd passes every check, and the report counts what the plan sent.
 func TestStorm(t *testing.T) {
+	tooltest.SkipShort(t, "storms a ledgerd")
 	t.Parallel()
 	l := startLedgerd(t)
 	report := filepath.Join(t.TempDir(), "report.json")
@@ -273,6 +275,7 @@ func TestStorm(t *testing.T) {
 // TestStormCorruptedLedger: a balance changed behind the ledger's back
 // after the storm fails the invariant check with exit 1.
 func TestStormCorruptedLedger(t *testing.T) {
+	tooltest.SkipShort(t, "storms a ledgerd")
 	t.Parallel()
 	l := startLedgerd(t)
 	report := filepath.Join(t.TempDir(), "report.json")
@@ -311,6 +314,7 @@ func TestStormCorruptedLedger(t *testing.T) {
 // again against the same ledgerd every answer is a stored one and the
 // ledger is unchanged; with --reprefix it is a new storm.
 func TestRecordReplay(t *testing.T) {
+	tooltest.SkipShort(t, "records a storm and replays it against a ledgerd")
 	t.Parallel()
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
@@ -431,6 +435,7 @@ func TestUsage(t *testing.T) {
 // every one approved, and reports their latencies; the JSON report is
 // written.
 func TestBench(t *testing.T) {
+	tooltest.SkipShort(t, "runs the bench cycles against a ledgerd")
 	t.Parallel()
 	l := startLedgerd(t)
 	report := filepath.Join(t.TempDir(), "bench.json")

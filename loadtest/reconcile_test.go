@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/provider-ledger/adapter/internal/tooltest"
 	"github.com/provider-ledger/adapter/loadtest"
 )
 
@@ -88,6 +89,7 @@ func TestReconciliationScope(t *testing.T) {
 // until the time has passed; later rounds fund the same accounts again,
 // and every check holds over all rounds.
 func TestDuration(t *testing.T) {
+	tooltest.SkipShort(t, "storms a ledgerd for a duration")
 	t.Parallel()
 	l := startLedgerd(t)
 	report := filepath.Join(t.TempDir(), "report.json")

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/provider-ledger/adapter/internal/syncbuf"
+	"github.com/provider-ledger/adapter/internal/tooltest"
 	"github.com/provider-ledger/adapter/loadtest"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
@@ -44,6 +45,7 @@ func postgresOf(dir string) []string {
 // outages, its HTML draws every chart in a browser, and nothing is left
 // running or on disk but the log.
 func TestSpawnChaos(t *testing.T) {
+	tooltest.SkipShort(t, "builds ledgerd and storms it on a Postgres of its own under chaos")
 	t.Parallel()
 	work := filepath.Join(t.TempDir(), "work")
 	report := filepath.Join(work, "..", "report.json")
@@ -109,6 +111,7 @@ var scratchName = regexp.MustCompile(`scratch database (loadtest_[0-9a-f]+)`)
 // (--chaos-postgres=false: the server is not spawn's); --ceiling measures
 // the bench cycles against pgbench on the same server.
 func TestSpawnDatabaseURL(t *testing.T) {
+	tooltest.SkipShort(t, "builds ledgerd, storms it under chaos and measures the pgbench ceiling")
 	t.Parallel()
 	server := os.Getenv("TEST_DATABASE_URL")
 	if server == "" {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/provider-ledger/adapter/embedpg"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
+	"github.com/provider-ledger/adapter/internal/tooltest"
 	"github.com/provider-ledger/adapter/server"
 )
 
@@ -118,6 +119,7 @@ func waitReady(t *testing.T, admin string, want int, within time.Duration) time.
 // (SIGKILL) under a storm of callbacks, fences it and promotes the standby,
 // then restarts the old primary read-write beside the new one.
 func TestFailover(t *testing.T) {
+	tooltest.SkipShort(t, "runs a primary and a synchronous standby of its own and fails over under a storm")
 	t.Parallel()
 	if _, err := embedpg.FindBinaries(""); err != nil {
 		t.Fatalf("the failover test runs Postgres servers of its own: %v", err)

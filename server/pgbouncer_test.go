@@ -197,6 +197,7 @@ func (s *statuses) get() map[int]int {
 // machines) in transaction mode with two server connections for ledgerd's
 // sixteen.
 func TestPgbouncer(t *testing.T) {
+	tooltest.SkipShort(t, "runs pgbouncer in front of ledgerd under load")
 	t.Parallel()
 	secret, b64 := testSecret()
 

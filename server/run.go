@@ -198,7 +198,7 @@ func (d *daemon) probeHosts(ctx context.Context) error {
 func (d *daemon) startKeyring(ctx context.Context) error {
 	kek := d.cfg.KEK
 	if kek == nil {
-		path := filepath.Join(d.cfg.DataDir, "kek")
+		path := filepath.Join(d.cfg.DataDir, keyring.KEKFile)
 		var err error
 		if kek, err = keyring.LoadOrCreateKEK(path); err != nil {
 			return fmt.Errorf("LEDGER_KEK is unset and %s cannot be used: %w", path, err)

@@ -85,11 +85,7 @@ func (c *Client) Send(ctx context.Context, endpoint string, service any) (*Reply
 	if err != nil {
 		return nil, err
 	}
-	form := c.Form
-	if form == 0 {
-		form = envelope.FormClaims
-	}
-	token, err := envelope.Seal(c.Key, form, body)
+	token, err := envelope.Seal(c.Key, c.form(), body)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +102,9 @@ func (c *Client) Post(ctx context.Context, endpoint, token string) (*Reply, erro
 	return c.PostBody(ctx, endpoint, body)
 }
 
-// PostBody posts a raw body to endpoint and opens a 200 answer.
+// PostBody posts a raw body to endpoint and opens a 200 answer: sealed with
+// the client's key, in the client's form, with exp - iat the claims'
+// Lifetime and no typ. Any other 200 is returned with an error.
 func (c *Client) PostBody(ctx context.Context, endpoint string, body []byte) (*Reply, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(c.BaseURL, "/")+"/"+endpoint, bytes.NewReader(body))
 	if err != nil {
@@ -139,14 +137,14 @@ func (c *Client) PostBody(ctx context.Context, endpoint string, body []byte) (*R
 	if err != nil {
 		return r, fmt.Errorf("caller: opening the response: %w", err)
 	}
-	if opened.Form != c.formOrDefault() {
-		return r, fmt.Errorf("caller: response in form %v, request in %v", opened.Form, c.formOrDefault())
+	if opened.Form != c.form() {
+		return r, fmt.Errorf("caller: response in form %v, request in %v", opened.Form, c.form())
 	}
 	hdr, err := claims.Parse(opened.Claims)
 	if err != nil {
 		return r, fmt.Errorf("caller: response claims: %w", err)
 	}
-	if hdr.Typ != "" || hdr.Exp != hdr.Iat+300 {
+	if hdr.Typ != "" || hdr.Exp-hdr.Iat != int64(claims.Lifetime/time.Second) {
 		return r, fmt.Errorf("caller: response claims typ %q, exp-iat %d", hdr.Typ, hdr.Exp-hdr.Iat)
 	}
 	r.Raw = hdr.Service
@@ -176,7 +174,8 @@ func responseToken(body []byte) (string, bool) {
 	return token, token != ""
 }
 
-func (c *Client) formOrDefault() envelope.Form {
+// form is the inner form the client seals in, and expects answers in.
+func (c *Client) form() envelope.Form {
 	if c.Form == 0 {
 		return envelope.FormClaims
 	}

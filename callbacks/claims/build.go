@@ -5,22 +5,25 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/strictjson"
 	"github.com/provider-ledger/adapter/ledger"
 )
 
 // BuildResponse builds the claims of an answer (design 2.1):
-// {"iat":now,"exp":now+300,"service":service}, without typ. service must
+// {"iat":now,"exp":now+Lifetime,"service":service}, without typ. service must
 // marshal to a JSON object (a struct, a map, a json.RawMessage object).
 func BuildResponse(now time.Time, service any) ([]byte, error) {
 	return build(now, "", service)
 }
 
 // BuildRequest builds the claims of a request, as the service sends them:
-// {"iat":now,"exp":now+300,"typ":typ,"service":service}.
+// {"iat":now,"exp":now+Lifetime,"typ":typ,"service":service}. service is
+// an endpoint's typed request (AuthorizeService, …) or, for claims those
+// cannot express, any value that marshals to a JSON object.
 func BuildRequest(now time.Time, typ string, service any) ([]byte, error) {
 	if typ == "" {
-		return nil, claimErr("typ", ErrInvalidClaims)
+		return nil, claimErr("typ", envelope.ErrInvalidClaims)
 	}
 	return build(now, typ, service)
 }
@@ -28,7 +31,7 @@ func BuildRequest(now time.Time, typ string, service any) ([]byte, error) {
 func build(now time.Time, typ string, service any) ([]byte, error) {
 	svc, err := json.Marshal(service)
 	if err != nil || len(svc) == 0 || svc[0] != '{' {
-		return nil, claimErr("service", ErrInvalidClaims)
+		return nil, claimErr("service", envelope.ErrInvalidClaims)
 	}
 	iat := now.Unix()
 	b := make([]byte, 0, len(svc)+len(typ)+64)

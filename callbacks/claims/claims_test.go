@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/provider-ledger/adapter/callbacks/claims"
+	"github.com/provider-ledger/adapter/envelope"
 )
 
 func TestClaimsParse(t *testing.T) {
@@ -230,11 +231,11 @@ func TestClaimsBuilders(t *testing.T) {
 		"nil": nil, "array": []int{1}, "string": "x", "rawnull": json.RawMessage(`null`),
 		"unmarshalable": map[string]any{"f": func() {}},
 	} {
-		if _, err := claims.BuildResponse(now, svc); !errors.Is(err, claims.ErrInvalidClaims) {
+		if _, err := claims.BuildResponse(now, svc); !errors.Is(err, envelope.ErrInvalidClaims) {
 			t.Errorf("BuildResponse(%s) = %v", name, err)
 		}
 	}
-	if _, err := claims.BuildRequest(now, "", map[string]int{}); !errors.Is(err, claims.ErrInvalidClaims) {
+	if _, err := claims.BuildRequest(now, "", map[string]int{}); !errors.Is(err, envelope.ErrInvalidClaims) {
 		t.Errorf("BuildRequest without typ = %v", err)
 	}
 }

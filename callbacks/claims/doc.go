@@ -4,7 +4,10 @@
 // in one pass into the typed request its decision takes
 // (holds.AuthorizeRequest, holds.CaptureRequest, holds.ReleaseRequest,
 // ledger.CreditRequest). It also builds the claims of a request (the
-// service's side) and of an answer (ours).
+// service's side: BuildRequest with the service object of a typed request,
+// AuthorizeService, CaptureService, ReleaseService or CreditService, which
+// Decode reads back as that request) and of an answer (ours: Answer and
+// BuildResponse).
 //
 // Package envelope ends at a decrypted, verified JSON claims object; this
 // package starts there. It imports no database or HTTP code, so the

@@ -31,10 +31,12 @@ var (
 	// member twice (after decoding escapes), which encoding/json would
 	// resolve silently. It wraps ErrMalformedClaims.
 	ErrDuplicateMember = fmt.Errorf("%w: a member name appears twice", ErrMalformedClaims)
-	// ErrInvalidClaims: a claims builder was given a service that is not a
-	// JSON object, or an empty typ.
-	ErrInvalidClaims = errors.New("claims: claims are not a JSON object")
 )
+
+// The builders (BuildRequest, BuildResponse) return envelope.ErrInvalidClaims,
+// the error of sealing claims that are not an object, in a *ClaimError
+// naming the claim: service when it is not a JSON object, typ when a
+// request has none.
 
 // ErrWrongProvider: the business claims name another provider (403).
 // Decode returns it, unwrapped, with the request decoded as far as it

@@ -16,7 +16,7 @@ import (
 func TestConfigurationDocumented(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("LEDGER_DATA_DIR", dir)
-	if got, want := DefaultSecretFile(), filepath.Join(dir, "signing-secret"); got != want {
+	if got, want := defaultSecretFile(), filepath.Join(dir, "signing-secret"); got != want {
 		t.Fatalf("with LEDGER_DATA_DIR=%s the default --secret-file is %s, want %s", dir, got, want)
 	}
 	reads := []doccheck.Setting{{Env: []string{"LEDGER_DATA_DIR"}}}

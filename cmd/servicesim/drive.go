@@ -18,45 +18,47 @@ import (
 	"strings"
 	"time"
 
-	"github.com/provider-ledger/adapter/callbacks/caller"
-	"github.com/provider-ledger/adapter/callbacks/claims"
-
 	"github.com/shopspring/decimal"
 	"github.com/spf13/cobra"
 
 	"github.com/provider-ledger/adapter/adminapi"
+	"github.com/provider-ledger/adapter/callbacks/caller"
+	"github.com/provider-ledger/adapter/callbacks/claims"
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/cli"
 	"github.com/provider-ledger/adapter/internal/datadir"
+	"github.com/provider-ledger/adapter/keyring"
+	"github.com/provider-ledger/adapter/ledger"
 )
 
-// DriveConfig configures `servicesim drive`.
-type DriveConfig struct {
+// driveConfig configures `servicesim drive`.
+type driveConfig struct {
 	CallbacksURL string // e.g. http://127.0.0.1:8080/ledger
 	AdminURL     string // e.g. http://127.0.0.1:8081
 	AdminToken   string // bearer token of the admin API (LEDGER_ADMIN_TOKEN)
 	ProviderID   string
-	SecretFile   string // Base64 signing secret; "": DefaultSecretFile
+	SecretFile   string // Base64 signing secret; "": defaultSecretFile
 	Payouts      int
 	Requests     int
 	Seed         uint64 // 0: derived from the clock
 }
 
-// DefaultDriveConfig is the configuration with no flags or env set.
-func DefaultDriveConfig() DriveConfig {
-	return DriveConfig{CallbacksURL: "http://127.0.0.1:8080/ledger", AdminURL: "http://127.0.0.1:8081",
+// defaultDriveConfig is the configuration with no flags or env set.
+func defaultDriveConfig() driveConfig {
+	return driveConfig{CallbacksURL: "http://127.0.0.1:8080/ledger", AdminURL: "http://127.0.0.1:8081",
 		ProviderID: "local", Payouts: 10, Requests: 5}
 }
 
-// DefaultSecretFile is the dev secret an embedded ledgerd writes: the file
-// signing-secret in its data directory, LEDGER_DATA_DIR or else var/ledgerd
+// defaultSecretFile is the dev secret an embedded ledgerd writes: the file
+// keyring.SecretFile (signing-secret) in its data directory, LEDGER_DATA_DIR or else var/ledgerd
 // under the source tree's root.
-func DefaultSecretFile() string {
+func defaultSecretFile() string {
 	dir := os.Getenv("LEDGER_DATA_DIR")
 	if dir == "" {
 		dir = datadir.Default()
 	}
-	return filepath.Join(dir, "signing-secret")
+	return filepath.Join(dir, keyring.SecretFile)
 }
 
 const driveLong = `drive plays the service against a running ledgerd: through the admin API it
@@ -73,7 +75,7 @@ summary, then reads both accounts back: the sender must hold funded minus
 captured with nothing held, the recipient the sum credited.
 
 The signing secret must be one ledgerd knows: by default the dev secret an
-embedded ledgerd writes, signing-secret in its data directory
+embedded ledgerd writes, ` + keyring.SecretFile + ` in its data directory
 (LEDGER_DATA_DIR, else var/ledgerd under the source tree's root).`
 
 const driveExitStatus = `0  every lifecycle approved and the balances match
@@ -81,8 +83,8 @@ const driveExitStatus = `0  every lifecycle approved and the balances match
 2  usage or setup error: flags, the secret file, seeding through the admin API`
 
 // newDriveCmd returns the drive command, which fills cfg from its flags.
-func newDriveCmd(cfg *DriveConfig) *cobra.Command {
-	*cfg = DefaultDriveConfig()
+func newDriveCmd(cfg *driveConfig) *cobra.Command {
+	*cfg = defaultDriveConfig()
 	cmd := &cobra.Command{
 		Use:     "drive",
 		Short:   "Play payout and request lifecycles against a running ledgerd and check the balances",
@@ -101,13 +103,13 @@ func newDriveCmd(cfg *DriveConfig) *cobra.Command {
 	fs.StringVar(&cfg.ProviderID, "provider-id", cfg.ProviderID, "providerID claim of the callbacks: the provider ledgerd serves")
 	cli.Env(fs, "provider-id", "LEDGER_PROVIDER_ID")
 	fs.StringVar(&cfg.SecretFile, "secret-file", cfg.SecretFile,
-		"file holding the Base64 signing secret (default: an embedded ledgerd's, signing-secret in LEDGER_DATA_DIR, else in var/ledgerd under the source tree's root)")
+		"file holding the Base64 signing secret (default: an embedded ledgerd's, "+keyring.SecretFile+" in LEDGER_DATA_DIR, else in var/ledgerd under the source tree's root)")
 	fs.IntVar(&cfg.Payouts, "payouts", cfg.Payouts, "number of payout lifecycles")
 	fs.IntVar(&cfg.Requests, "requests", cfg.Requests, "number of payment request (credit-account) lifecycles")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of the amounts and lifecycle choices (0: from the clock)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if cfg.SecretFile == "" {
-			cfg.SecretFile = DefaultSecretFile()
+			cfg.SecretFile = defaultSecretFile()
 		}
 		if err := cfg.validate(); err != nil {
 			return err
@@ -126,7 +128,7 @@ func newDriveCmd(cfg *DriveConfig) *cobra.Command {
 }
 
 // validate checks the flags: a usage error for each bad one.
-func (cfg DriveConfig) validate() error {
+func (cfg driveConfig) validate() error {
 	if cfg.Payouts < 0 || cfg.Requests < 0 || cfg.Payouts > 10000 || cfg.Requests > 10000 {
 		return cli.Usagef("--payouts and --requests must be between 0 and 10000")
 	}
@@ -151,15 +153,23 @@ func (e errSetup) Unwrap() error { return e.err }
 func setupErr(format string, a ...any) error { return errSetup{fmt.Errorf(format, a...)} }
 
 // Amounts are USD cents; the money claim carries 2 decimal places.
-func usd(cents int64) map[string]any {
-	return map[string]any{"currency": map[string]any{"code": "USD", "decimalPlaces": 2}, "value": cents2(cents)}
+func usd(cents int64) ledger.Money {
+	return ledger.Money{Currency: "USD", Value: decimal.New(cents, -2)}
+}
+
+// callback is one callback of a lifecycle: its endpoint, its idempotency
+// key (for messages), and its service claims (claims.AuthorizeService,
+// …), sent as they are on every attempt and every replay.
+type callback struct {
+	endpoint, key string
+	service       any
 }
 
 func cents2(c int64) string { return decimal.New(c, -2).StringFixed(2) }
 
 // driver holds one run's state.
 type driver struct {
-	cfg     DriveConfig
+	cfg     driveConfig
 	cb      *caller.Client
 	admin   *adminapi.Client
 	out     io.Writer
@@ -182,16 +192,16 @@ const maxAttempts = 5
 // send posts one callback, retrying 408, 429, 5xx and transport errors with
 // the same claims (so the same idempotency key), re-sealed per attempt. Any
 // other non-200 is terminal.
-func (d *driver) send(ctx context.Context, endpoint string, service map[string]any) (*caller.Reply, error) {
+func (d *driver) send(ctx context.Context, cb callback) (*caller.Reply, error) {
 	backoff := 50 * time.Millisecond
 	var last string
 	var lastErr error // the last transport error, if the last attempt had one
 	for attempt := 1; ; attempt++ {
 		d.sent++
-		r, err := d.cb.Send(ctx, endpoint, service)
+		r, err := d.cb.Send(ctx, cb.endpoint, cb.service)
 		switch {
 		case err != nil && r != nil && r.Status == http.StatusOK:
-			return nil, fmt.Errorf("%s: %w", endpoint, err) // a 200 we cannot open: not retryable
+			return nil, fmt.Errorf("%s: %w", cb.endpoint, err) // a 200 we cannot open: not retryable
 		case err != nil:
 			last, lastErr = err.Error(), err
 		case r.Status == http.StatusOK:
@@ -202,14 +212,14 @@ func (d *driver) send(ctx context.Context, endpoint string, service map[string]a
 				backoff = max(backoff, min(time.Duration(s)*time.Second, 2*time.Second))
 			}
 		default:
-			return nil, fmt.Errorf("%s key %v refused: %d %v (%v)%s", endpoint, service["idempotencyKey"], r.Status,
+			return nil, fmt.Errorf("%s key %s refused: %d %v (%v)%s", cb.endpoint, cb.key, r.Status,
 				r.Problem["type"], r.Problem["detail"], refusalHint(r, d.cfg.SecretFile))
 		}
 		if attempt == maxAttempts {
 			if lastErr != nil {
 				last = cli.Callbacks.Explain(lastErr).Error()
 			}
-			return nil, fmt.Errorf("%s key %v: gave up after %d attempts: %s", endpoint, service["idempotencyKey"], attempt, last)
+			return nil, fmt.Errorf("%s key %s: gave up after %d attempts: %s", cb.endpoint, cb.key, attempt, last)
 		}
 		d.retry++
 		select {
@@ -227,7 +237,7 @@ func refusalHint(r *caller.Reply, secretFile string) string {
 	switch {
 	case r.Status == http.StatusBadRequest && strings.HasSuffix(typ, ":undecryptable"):
 		return "; ledgerd does not know the signing secret of " + secretFile + ": pass the one it has with --secret-file " +
-			"(an embedded ledgerd writes signing-secret in its data directory, LEDGER_DATA_DIR)"
+			"(an embedded ledgerd writes " + keyring.SecretFile + " in its data directory, LEDGER_DATA_DIR)"
 	case r.Status == http.StatusForbidden:
 		return "; ledgerd serves another provider: set --provider-id to its LEDGER_PROVIDER_ID"
 	}
@@ -235,21 +245,22 @@ func refusalHint(r *caller.Reply, secretFile string) string {
 }
 
 // replay sends the same claims again and requires the same answer.
-func (d *driver) replay(ctx context.Context, endpoint string, service map[string]any, first *caller.Reply) error {
-	r, err := d.send(ctx, endpoint, service)
+func (d *driver) replay(ctx context.Context, cb callback, first *caller.Reply) error {
+	r, err := d.send(ctx, cb)
 	if err != nil {
 		return err
 	}
 	if !reflect.DeepEqual(r.Service, first.Service) {
-		return fmt.Errorf("%s key %v: replay answered %s, first %s", endpoint, service["idempotencyKey"], r.Raw, first.Raw)
+		return fmt.Errorf("%s key %s: replay answered %s, first %s", cb.endpoint, cb.key, r.Raw, first.Raw)
 	}
 	d.replays++
 	return nil
 }
 
-func expect(r *caller.Reply, endpoint, refClaim string) error {
-	if r.Outcome() != "approved" || r.Str(refClaim) == "" {
-		return fmt.Errorf("%s answered %s, want approved with %s", endpoint, r.Raw, refClaim)
+// expect requires an approval answering the endpoint's reference.
+func expect(r *caller.Reply, endpoint string) error {
+	if ref := claims.ReferenceClaim(endpoint); r.Outcome() != ledger.OutcomeApproved || r.Str(ref) == "" {
+		return fmt.Errorf("%s answered %s, want approved with %s", endpoint, r.Raw, ref)
 	}
 	return nil
 }
@@ -260,7 +271,7 @@ const maxPayout, maxCredit = 5000, 2000
 
 // drive plays one run: it seeds the accounts, runs the payout and request
 // lifecycles, prints the summary and checks the balances.
-func drive(ctx context.Context, cfg DriveConfig, out io.Writer) error {
+func drive(ctx context.Context, cfg driveConfig, out io.Writer) error {
 	secret, err := readSecret(cfg.SecretFile)
 	if err != nil {
 		return err
@@ -309,7 +320,7 @@ func readSecret(path string) ([]byte, error) {
 
 // newDriver sets up a run: its random source, its unique ID and the
 // callback and admin API clients.
-func newDriver(cfg DriveConfig, secret []byte, seed uint64, out io.Writer) (*driver, error) {
+func newDriver(cfg driveConfig, secret []byte, seed uint64, out io.Writer) (*driver, error) {
 	rng := mrand.New(mrand.NewPCG(seed, seed>>1|1))
 	var nonce [4]byte
 	_, _ = rand.Read(nonce[:])
@@ -360,14 +371,14 @@ func (d *driver) seedAccounts(ctx context.Context) error {
 	return nil
 }
 
-// sendApproved sends one callback and requires it approved with the
-// reference claim refClaim.
-func (d *driver) sendApproved(ctx context.Context, endpoint string, service map[string]any, refClaim string) (*caller.Reply, error) {
-	r, err := d.send(ctx, endpoint, service)
+// sendApproved sends one callback and requires it approved with its
+// endpoint's reference.
+func (d *driver) sendApproved(ctx context.Context, cb callback) (*caller.Reply, error) {
+	r, err := d.send(ctx, cb)
 	if err != nil {
 		return nil, err
 	}
-	if err := expect(r, endpoint, refClaim); err != nil {
+	if err := expect(r, cb.endpoint); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -379,39 +390,40 @@ func (d *driver) sendApproved(ctx context.Context, endpoint string, service map[
 func (d *driver) payout(ctx context.Context, i int) error {
 	payout := fmt.Sprintf("%s-p%03d", d.run, i+1)
 	amount := 100 + d.rng.Int64N(maxPayout-100+1)
-	auth := map[string]any{"payoutID": payout, "providerID": d.cfg.ProviderID, "externalID": d.run + "-alice",
-		"fundingSource": d.source, "amount": usd(amount), "fraudScore": 0, "callerSubject": "servicesim",
-		"requestID": payout + "-rq", "idempotencyKey": payout + "-auth"}
-	ar, err := d.sendApproved(ctx, claims.Authorize, auth, "holdReference")
+	auth := callback{claims.Authorize, payout + "-auth", claims.AuthorizeService(holds.AuthorizeRequest{PayoutID: payout,
+		ProviderID: d.cfg.ProviderID, ExternalID: d.run + "-alice", FundingSource: d.source, Amount: usd(amount),
+		IdempotencyKey: payout + "-auth", CallerSubject: "servicesim", RequestID: payout + "-rq"})}
+	ar, err := d.sendApproved(ctx, auth)
 	if err != nil {
 		return fmt.Errorf("payout %s: %w", payout, err)
 	}
-	hold := ar.Str("holdReference")
+	hold := ar.Str(claims.ReferenceClaim(claims.Authorize))
 	line := fmt.Sprintf("payout %s %s USD: authorize approved %s", payout, cents2(amount), hold)
 
-	endpoint, ref, final := d.settlement(payout, hold)
-	fr, err := d.sendApproved(ctx, endpoint, final, ref)
+	final, reason := d.settlement(payout, hold)
+	fr, err := d.sendApproved(ctx, final)
 	if err != nil {
 		return fmt.Errorf("payout %s: %w", payout, err)
 	}
-	if endpoint == claims.Capture {
+	ref := fr.Str(claims.ReferenceClaim(final.endpoint))
+	if final.endpoint == claims.Capture {
 		d.captured += amount
 		d.nCaptured++
-		line += " → capture approved " + fr.Str(ref)
+		line += " → capture approved " + ref
 	} else {
 		d.nReleased++
-		line += fmt.Sprintf(" → release (%s) approved %s", final["reason"], fr.Str(ref))
+		line += fmt.Sprintf(" → release (%s) approved %s", reason, ref)
 	}
 	// Every third payout, the service delivers both callbacks again
 	// under their keys: the stored answers must come back.
 	if i%3 == 0 {
-		if err := d.replay(ctx, claims.Authorize, auth, ar); err != nil {
+		if err := d.replay(ctx, auth, ar); err != nil {
 			return fmt.Errorf("payout %s: %w", payout, err)
 		}
-		if err := d.replay(ctx, endpoint, final, fr); err != nil {
+		if err := d.replay(ctx, final, fr); err != nil {
 			return fmt.Errorf("payout %s: %w", payout, err)
 		}
-		line += "; authorize and " + endpoint + " replayed: same answers"
+		line += "; authorize and " + final.endpoint + " replayed: same answers"
 	}
 	fmt.Fprintln(d.out, line)
 	return nil
@@ -419,17 +431,18 @@ func (d *driver) payout(ctx context.Context, i int) error {
 
 // settlement draws how an authorized payout ends: a capture one time in
 // four, else a release (cancelled, expired or review_rejected). It returns
-// the endpoint, the reference claim of its answer and its claims.
-func (d *driver) settlement(payout, hold string) (endpoint, ref string, service map[string]any) {
+// the callback, and the reason of a release.
+func (d *driver) settlement(payout, hold string) (cb callback, reason string) {
 	choice := d.rng.IntN(4)
 	if choice == 0 {
-		return claims.Capture, "captureReference",
-			map[string]any{"payoutID": payout, "providerID": d.cfg.ProviderID, "holdReference": hold, "idempotencyKey": payout + "-capture"}
+		key := payout + "-capture"
+		return callback{claims.Capture, key, claims.CaptureService(holds.CaptureRequest{PayoutID: payout,
+			ProviderID: d.cfg.ProviderID, HoldReference: hold, IdempotencyKey: key})}, ""
 	}
-	reason := []string{"cancelled", "expired", "review_rejected"}[choice-1]
-	return claims.Release, "releaseReference",
-		map[string]any{"payoutID": payout, "providerID": d.cfg.ProviderID, "holdReference": hold,
-			"idempotencyKey": payout + "-release", "reason": reason}
+	reason = []string{"cancelled", "expired", "review_rejected"}[choice-1]
+	key := payout + "-release"
+	return callback{claims.Release, key, claims.ReleaseService(holds.ReleaseRequest{HoldReference: hold,
+		IdempotencyKey: key, PayoutID: payout, ProviderID: d.cfg.ProviderID, Reason: reason})}, reason
 }
 
 // request plays paid request i (from 0): a credit-account of a random
@@ -437,17 +450,18 @@ func (d *driver) settlement(payout, hold string) (endpoint, ref string, service 
 func (d *driver) request(ctx context.Context, i int) error {
 	req := fmt.Sprintf("%s-r%03d", d.run, i+1)
 	amount := 100 + d.rng.Int64N(maxCredit-100+1)
-	credit := map[string]any{"providerID": d.cfg.ProviderID, "idempotencyKey": req + "-credit",
-		"requesterExternalID": d.run + "-bob", "fundingDestination": d.dest, "amount": usd(amount), "requestID": req}
-	cr, err := d.sendApproved(ctx, claims.CreditAccount, credit, "creditReference")
+	credit := callback{claims.CreditAccount, req + "-credit", claims.CreditService(ledger.CreditRequest{ProviderID: d.cfg.ProviderID,
+		IdempotencyKey: req + "-credit", RequesterExternalID: d.run + "-bob", FundingDestination: d.dest, Amount: usd(amount),
+		RequestID: req})}
+	cr, err := d.sendApproved(ctx, credit)
 	if err != nil {
 		return fmt.Errorf("request %s: %w", req, err)
 	}
-	if err := d.replay(ctx, claims.CreditAccount, credit, cr); err != nil {
+	if err := d.replay(ctx, credit, cr); err != nil {
 		return fmt.Errorf("request %s: %w", req, err)
 	}
 	d.credited += amount
-	fmt.Fprintf(d.out, "request %s %s USD: credit-account approved %s; replayed: same answer\n", req, cents2(amount), cr.Str("creditReference"))
+	fmt.Fprintf(d.out, "request %s %s USD: credit-account approved %s; replayed: same answer\n", req, cents2(amount), cr.Str(claims.ReferenceClaim(claims.CreditAccount)))
 	return nil
 }
 

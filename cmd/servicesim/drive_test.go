@@ -20,6 +20,7 @@ import (
 	"github.com/provider-ledger/adapter/callbacks/claims"
 
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/datadir"
 	"github.com/provider-ledger/adapter/server"
 	"github.com/provider-ledger/adapter/store/storetest"
@@ -80,7 +81,7 @@ func TestDrive(t *testing.T) {
 
 	t.Run("lifecycles", func(t *testing.T) {
 		var out, errb bytes.Buffer
-		if code := Run(ctx, args("--payouts", "8", "--requests", "3", "--seed", "7"), &out, &errb); code != 0 {
+		if code := run(ctx, args("--payouts", "8", "--requests", "3", "--seed", "7"), &out, &errb); code != 0 {
 			t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errb.String())
 		}
 		s := out.String()
@@ -108,7 +109,7 @@ func TestDrive(t *testing.T) {
 		}
 		// A second run seeds fresh accounts (unique IDs) with the same seed.
 		out.Reset()
-		if code := Run(ctx, args("--payouts", "2", "--requests", "1", "--seed", "7"), &out, &errb); code != 0 {
+		if code := run(ctx, args("--payouts", "2", "--requests", "1", "--seed", "7"), &out, &errb); code != 0 {
 			t.Fatalf("second run: exit %d\n%s\n%s", code, out.String(), errb.String())
 		}
 		if testing.Verbose() {
@@ -118,7 +119,7 @@ func TestDrive(t *testing.T) {
 
 	t.Run("wrong provider is terminal", func(t *testing.T) {
 		var out, errb bytes.Buffer
-		if code := Run(ctx, args("--provider-id", "someone-else", "--payouts", "2"), &out, &errb); code != 1 {
+		if code := run(ctx, args("--provider-id", "someone-else", "--payouts", "2"), &out, &errb); code != 1 {
 			t.Fatalf("exit %d, want 1\n%s\n%s", code, out.String(), errb.String())
 		}
 		if !strings.Contains(errb.String(), "refused: 403") || !strings.Contains(errb.String(), "set --provider-id") {
@@ -133,7 +134,7 @@ func TestDrive(t *testing.T) {
 		other := filepath.Join(t.TempDir(), "other")
 		_ = os.WriteFile(other, []byte(base64.StdEncoding.EncodeToString(make([]byte, 32))), 0o600)
 		var out, errb bytes.Buffer
-		if code := Run(ctx, append(args("--payouts", "1"), "--secret-file", other), &out, &errb); code != 1 ||
+		if code := run(ctx, append(args("--payouts", "1"), "--secret-file", other), &out, &errb); code != 1 ||
 			!strings.Contains(errb.String(), "refused: 400") || !strings.Contains(errb.String(), "ledgerd does not know the signing secret of "+other+": pass the one it has with --secret-file") {
 			t.Fatalf("exit %d, want 1 with a 400\n%s", code, errb.String())
 		}
@@ -167,15 +168,15 @@ func TestDriveUsage(t *testing.T) {
 		{[]string{"drive", "--secret-file", good, "--admin", "http://127.0.0.1:1"}, 2, "is ledgerd running? (--admin or LEDGER_ADMIN_URL)"},
 	} {
 		var out, errb bytes.Buffer
-		if code := Run(context.Background(), tc.args, &out, &errb); code != tc.code || !strings.Contains(errb.String(), tc.msg) {
+		if code := run(context.Background(), tc.args, &out, &errb); code != tc.code || !strings.Contains(errb.String(), tc.msg) {
 			t.Errorf("%v: code %d stderr %q; want %d and %q", tc.args, code, errb.String(), tc.code, tc.msg)
 		}
 		if n := strings.Count(errb.String(), "\n"); n != 1 {
 			t.Errorf("%v: %d lines on stderr, want the error once on one line: %q", tc.args, n, errb.String())
 		}
 	}
-	var cfg DriveConfig
-	if err := newDriveCmd(&cfg).ParseFlags(nil); err != nil || cfg != DefaultDriveConfig() || cfg.CallbacksURL != "http://127.0.0.1:8080/ledger" ||
+	var cfg driveConfig
+	if err := newDriveCmd(&cfg).ParseFlags(nil); err != nil || cfg != defaultDriveConfig() || cfg.CallbacksURL != "http://127.0.0.1:8080/ledger" ||
 		cfg.AdminURL != "http://127.0.0.1:8081" || cfg.ProviderID != "local" || cfg.SecretFile != "" || cfg.Payouts != 10 || cfg.Requests != 5 {
 		t.Fatalf("defaults %+v %v", cfg, err)
 	}
@@ -196,7 +197,7 @@ func TestDriveRetryPolicy(t *testing.T) {
 	}))
 	defer srv.Close()
 	d := &driver{cb: &caller.Client{BaseURL: srv.URL + "/ledger", Key: envelope.Key{Secret: make([]byte, 32)}}}
-	_, err := d.send(context.Background(), claims.Capture, map[string]any{"idempotencyKey": "k"})
+	_, err := d.send(context.Background(), callback{claims.Capture, "k", claims.CaptureService(holds.CaptureRequest{IdempotencyKey: "k"})})
 	if err == nil || !strings.Contains(err.Error(), "refused: 422") || d.sent != 4 || d.retry != 3 {
 		t.Fatalf("err %v, sent %d, retried %d; want a 422 after 3 retries", err, d.sent, d.retry)
 	}
@@ -207,7 +208,7 @@ func TestDriveRetryPolicy(t *testing.T) {
 // secret in LEDGER_DATA_DIR), as the README's walkthrough does. Not
 // parallel: it sets the environment.
 func TestDriveEnvironment(t *testing.T) {
-	if got, want := DefaultSecretFile(), filepath.Join(datadir.Default(), "signing-secret"); os.Getenv("LEDGER_DATA_DIR") == "" && got != want {
+	if got, want := defaultSecretFile(), filepath.Join(datadir.Default(), "signing-secret"); os.Getenv("LEDGER_DATA_DIR") == "" && got != want {
 		t.Fatalf("default secret file %s, want %s", got, want)
 	}
 	key := make([]byte, 32)
@@ -222,7 +223,7 @@ func TestDriveEnvironment(t *testing.T) {
 	t.Setenv("LEDGER_CALLBACKS_URL", "http://"+cb+"/ledger")
 	t.Setenv("LEDGER_ADMIN_URL", "http://"+admin)
 	var out, errb bytes.Buffer
-	if code := Run(context.Background(), []string{"drive", "--payouts", "1", "--requests", "1"}, &out, &errb); code != 0 || !strings.HasSuffix(out.String(), "\nok\n") {
+	if code := run(context.Background(), []string{"drive", "--payouts", "1", "--requests", "1"}, &out, &errb); code != 0 || !strings.HasSuffix(out.String(), "\nok\n") {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
 }

@@ -19,7 +19,7 @@ import (
 func TestHelp(t *testing.T) {
 	t.Parallel()
 	cmds := clitest.WalkHelp(t, func(args []string, stdout, stderr io.Writer) int {
-		return Run(context.Background(), args, stdout, stderr)
+		return run(context.Background(), args, stdout, stderr)
 	})
 	byPath := map[string]clitest.Command{}
 	for _, c := range cmds {

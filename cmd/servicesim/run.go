@@ -15,9 +15,9 @@ import (
 	"github.com/provider-ledger/adapter/provider/providertest"
 )
 
-// Run is the whole program: it parses args (what follows the command name),
+// run is the whole program: it parses args (what follows the command name),
 // runs the subcommand until ctx ends, and returns the exit code.
-func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return cli.Execute(ctx, newRoot(), args, stdout, stderr)
 }
 
@@ -37,33 +37,33 @@ const serveExitStatus = `0  stopped by SIGINT or SIGTERM
 2  usage error: bad flag or arguments`
 
 func newRoot() *cobra.Command {
-	cfg := DefaultServeConfig()
+	cfg := defaultServeConfig()
 	root := &cobra.Command{
 		Use:     "servicesim",
 		Short:   "Local sandbox of the payments service: the provider API fake, and a callback driver",
 		Long:    rootLong,
 		Version: cli.Version(),
 		Args:    cli.NoCommand,
-		RunE:    func(cmd *cobra.Command, _ []string) error { return serve(cmd, cfg) },
+		RunE:    func(cmd *cobra.Command, _ []string) error { return runServe(cmd, cfg) },
 	}
 	serveFlags(root, &cfg)
 	cli.ExitStatus(root, serveExitStatus)
 
-	scfg := DefaultServeConfig()
+	scfg := defaultServeConfig()
 	serveCmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the provider API fake (what servicesim does without a command)",
 		Long:  rootLong,
 		Args:  cli.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return serve(cmd, scfg) },
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runServe(cmd, scfg) },
 	}
 	serveFlags(serveCmd, &scfg)
-	root.AddCommand(serveCmd, newDriveCmd(new(DriveConfig)))
+	root.AddCommand(serveCmd, newDriveCmd(new(driveConfig)))
 	return root
 }
 
 // serveFlags registers the flags of serve on cmd, into cfg.
-func serveFlags(cmd *cobra.Command, cfg *ServeConfig) {
+func serveFlags(cmd *cobra.Command, cfg *serveConfig) {
 	fs := cmd.Flags()
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "address to serve the provider API on")
 	cli.Env(fs, "listen", "SERVICESIM_LISTEN")
@@ -77,18 +77,18 @@ func serveFlags(cmd *cobra.Command, cfg *ServeConfig) {
 	cli.Env(fs, "signup-delay", "SERVICESIM_SIGNUP_DELAY")
 }
 
-func serve(cmd *cobra.Command, cfg ServeConfig) error {
+func runServe(cmd *cobra.Command, cfg serveConfig) error {
 	if cfg.SignupDelay < 0 {
 		return cli.Usagef("--signup-delay %s is negative", cfg.SignupDelay)
 	}
 	if cfg.ProviderID == "" || cfg.APIKeyID == "" || cfg.APIKeySecret == "" {
 		return cli.Usagef("--provider-id, --api-key-id and --api-key-secret must not be empty")
 	}
-	return Serve(cmd.Context(), cfg, cmd.OutOrStdout(), nil)
+	return serve(cmd.Context(), cfg, cmd.OutOrStdout(), nil)
 }
 
-// ServeConfig configures the sandbox server.
-type ServeConfig struct {
+// serveConfig configures the sandbox server.
+type serveConfig struct {
 	Listen       string
 	ProviderID   string
 	APIKeyID     string
@@ -96,16 +96,16 @@ type ServeConfig struct {
 	SignupDelay  time.Duration
 }
 
-// DefaultServeConfig is the configuration with no flags or env set.
-func DefaultServeConfig() ServeConfig {
-	return ServeConfig{Listen: "127.0.0.1:8090", ProviderID: "local", APIKeyID: "sim-key",
+// defaultServeConfig is the configuration with no flags or env set.
+func defaultServeConfig() serveConfig {
+	return serveConfig{Listen: "127.0.0.1:8090", ProviderID: "local", APIKeyID: "sim-key",
 		APIKeySecret: "sim-secret", SignupDelay: time.Second}
 }
 
-// NewSandbox builds the fake with the sandbox conventions (see the package
+// newSandbox builds the fake with the sandbox conventions (see the package
 // doc): signup after cfg.SignupDelay, "deny-" externalIDs denied, a default
 // limit policy.
-func NewSandbox(cfg ServeConfig) *providertest.Service {
+func newSandbox(cfg serveConfig) *providertest.Service {
 	svc := providertest.NewService(
 		providertest.WithProviderID(cfg.ProviderID),
 		providertest.WithAPIKey(cfg.APIKeyID, cfg.APIKeySecret),
@@ -123,21 +123,21 @@ func NewSandbox(cfg ServeConfig) *providertest.Service {
 	return svc
 }
 
-// Serve serves a sandbox until ctx ends, then shuts down gracefully. When svc
-// is nil it builds one with NewSandbox. The banner (address, credentials,
+// serve serves a sandbox until ctx ends, then shuts down gracefully. When svc
+// is nil it builds one with newSandbox. The banner (address, credentials,
 // conventions) goes to out.
-func Serve(ctx context.Context, cfg ServeConfig, out io.Writer, svc *providertest.Service) error {
+func serve(ctx context.Context, cfg serveConfig, out io.Writer, svc *providertest.Service) error {
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return err
 	}
-	return ServeListener(ctx, ln, cfg, out, svc)
+	return serveListener(ctx, ln, cfg, out, svc)
 }
 
-// ServeListener is Serve on an open listener, which it closes.
-func ServeListener(ctx context.Context, ln net.Listener, cfg ServeConfig, out io.Writer, svc *providertest.Service) error {
+// serveListener is serve on an open listener, which it closes.
+func serveListener(ctx context.Context, ln net.Listener, cfg serveConfig, out io.Writer, svc *providertest.Service) error {
 	if svc == nil {
-		svc = NewSandbox(cfg)
+		svc = newSandbox(cfg)
 	}
 	srv := &http.Server{
 		Handler:           svc,

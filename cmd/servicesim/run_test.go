@@ -18,12 +18,12 @@ func TestServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := DefaultServeConfig()
+	cfg := defaultServeConfig()
 	cfg.SignupDelay = 20 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	var out syncbuf.Buffer
 	done := make(chan error, 1)
-	go func() { done <- ServeListener(ctx, ln, cfg, &out, nil) }()
+	go func() { done <- serveListener(ctx, ln, cfg, &out, nil) }()
 
 	c, err := provider.NewClient("http://"+ln.Addr().String(), provider.WithProviderID("local"), provider.WithAPIKey("sim-key", "sim-secret"))
 	if err != nil {
@@ -80,7 +80,7 @@ func TestRunFlags(t *testing.T) {
 		{[]string{"--listen", "256.0.0.1:99999"}, 1, "servicesim:"},
 	} {
 		var out, errb bytes.Buffer
-		if code := Run(context.Background(), tc.args, &out, &errb); code != tc.code || !strings.Contains(errb.String(), tc.msg) {
+		if code := run(context.Background(), tc.args, &out, &errb); code != tc.code || !strings.Contains(errb.String(), tc.msg) {
 			t.Errorf("%v: code %d stderr %q; want %d and %q", tc.args, code, errb.String(), tc.code, tc.msg)
 		}
 	}
@@ -91,11 +91,11 @@ func TestRunFlags(t *testing.T) {
 func TestRunEnvironment(t *testing.T) {
 	t.Setenv("SERVICESIM_SIGNUP_DELAY", "soon")
 	var out, errb bytes.Buffer
-	if code := Run(context.Background(), []string{"--listen", "256.0.0.1:99999"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "SERVICESIM_SIGNUP_DELAY") {
+	if code := run(context.Background(), []string{"--listen", "256.0.0.1:99999"}, &out, &errb); code != 2 || !strings.Contains(errb.String(), "SERVICESIM_SIGNUP_DELAY") {
 		t.Errorf("a bad SERVICESIM_SIGNUP_DELAY: code %d stderr %q", code, errb.String())
 	}
 	errb.Reset()
-	if code := Run(context.Background(), []string{"--listen", "256.0.0.1:99999", "--signup-delay", "1s"}, &out, &errb); code != 1 {
+	if code := run(context.Background(), []string{"--listen", "256.0.0.1:99999", "--signup-delay", "1s"}, &out, &errb); code != 1 {
 		t.Errorf("the flag does not win over the environment: code %d stderr %q", code, errb.String())
 	}
 }

@@ -13,6 +13,6 @@ import (
 func TestVersion(t *testing.T) {
 	t.Parallel()
 	clitest.CheckVersion(t, "servicesim", func(args []string, stdout, stderr io.Writer) int {
-		return Run(context.Background(), args, stdout, stderr)
+		return run(context.Background(), args, stdout, stderr)
 	})
 }

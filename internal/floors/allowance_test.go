@@ -43,7 +43,7 @@ var longTests = map[string]int{
 	"keyring/bootstrap_test.go TestBootstrap":                                           1,
 	"keyring/loader_test.go TestLoader":                                                 1,
 	"keyring/rekey_test.go TestKEKRotation":                                             1,
-	"keyring/vault_test.go TestStore":                                                   1,
+	"keyring/vault_test.go TestVault":                                                   1,
 	"ledger/currency_test.go TestCurrency":                                              1,
 	"ledger/ledger_test.go TestAccounts":                                                1,
 	"ledger/ledger_test.go TestAdjust":                                                  1,

@@ -1,9 +1,12 @@
 // Package loop runs a background job on an interval: the one start/stop
 // loop of ledgerd's background jobs (the keyring loader, the purger of
 // stored callback answers, the reconciliation schedule). A job is a Config
-// with defaults, a runOnce that tests call directly, and a Loop that calls
-// it on every tick until Stop or until its context ends; a cancelled
-// context is not an error.
+// with defaults, one step that tests call directly, and a Loop that calls
+// that step on every tick until Stop or until its context ends; a
+// cancelled context is not an error. The step is unexported (runOnce) when
+// the job's tests live in its package, as the keyring loader's and the
+// reconciliation schedule's do; callbacks.Purger exports it (RunOnce),
+// since its tests need a database and live in package callbacks_test.
 package loop
 
 import (

@@ -1,5 +1,7 @@
 // Package problem writes RFC 9457 problem details (application/problem+json)
-// with stable type URIs. The README lists every type the adapter answers.
+// with stable type URIs. docs/contract.md §2.7 lists every type the
+// callbacks answer, with its status; docs/admin-api.md those of the admin
+// API.
 package problem
 
 import (

@@ -1,10 +1,8 @@
 package strictjson
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"unicode/utf8"
 )
 
 // ErrNotObject is EachMember's error for input whose top-level value is not
@@ -68,24 +66,22 @@ func EachMember(b []byte, fn func(name, value []byte) error) error {
 	}
 }
 
-// UnquoteBytes returns the content of the JSON string raw (quotes
-// included), exactly as [Unquote] decodes it. The common case, no escapes,
-// returns a sub-slice of raw without allocating. A string that is not exact
-// (a lone surrogate escape, bytes that are not UTF-8) or not a string at
-// all gives ok false.
+// UnquoteBytes decodes one JSON string token, raw (quotes included and
+// nothing around them), exactly: its result never holds U+FFFD unless the
+// input did. Without escapes it returns a sub-slice of raw, without
+// allocating. A token that is not exact (a \u escape of a lone or reversed
+// surrogate, bytes that are not UTF-8), not well-formed (a raw control
+// character, a bad escape, no closing quote, anything after it), or not a
+// string gives ok false; [Check] of the token says which.
 func UnquoteBytes(raw []byte) ([]byte, bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+	if len(raw) < 2 || raw[0] != '"' {
 		return nil, false
 	}
-	inner := raw[1 : len(raw)-1]
-	if bytes.IndexByte(inner, '\\') < 0 && bytes.IndexByte(inner, '"') < 0 && utf8.Valid(inner) {
-		return inner, true
-	}
-	s, err := Unquote(raw)
-	if err != nil {
+	end, s, r := scanString(raw, 0, true)
+	if r != 0 || end != len(raw) {
 		return nil, false
 	}
-	return []byte(s), true
+	return s, true
 }
 
 // skipString returns the index just past the string starting at b[i] == '"'.

@@ -1,14 +1,28 @@
 // Package strictjson checks JSON text for what encoding/json silently
-// repairs or resolves, so that two different inputs can never decode to the
-// same value.
+// repairs or resolves.
 //
 // encoding/json replaces a \u escape of a lone or reversed UTF-16 surrogate
 // ("\ud800", "\udc00\ud800") and every byte that is not UTF-8 with U+FFFD,
 // and keeps the last of two members with one name. So "p-\ud800" and
 // "p-\udc00" both decode to "p-\uFFFD": two payouts that the sender told
 // apart become one here. [Check] refuses such input instead, naming where
-// with an RFC 6901 JSON Pointer, and [Unquote] decodes one string token
-// exactly or not at all.
+// with an RFC 6901 JSON Pointer, and [UnquoteBytes] decodes one string
+// token exactly or not at all.
+//
+// What Check guarantees of input it accepts, and no more: every string,
+// member names included, at any depth, decodes to exactly the characters
+// it spells (no U+FFFD that the input did not hold); and no object has two
+// members whose names are the same after their escapes are decoded ("a"
+// and "\u0061" are the same name). It does not make the decoding
+// one-to-one: different spellings of one value still decode alike (white
+// space, "a" and "\u0061", 1 and 1.0e0 into a float64, the order of
+// members). And
+// it compares names exactly, while encoding/json, decoding into a struct,
+// matches member names to fields case-insensitively: {"payoutID":"a",
+// "PayoutID":"b"} passes Check (two names) and fills one field with "b".
+// A caller that must tell such names apart reads members by their exact
+// names, with a [Visitor] or [EachMember], as the callback claims decoder
+// and package envelope do, not with json.Unmarshal into a struct.
 //
 // Errors never contain the input's values; a pointer contains member names
 // (and array indexes) only, and no name that is itself invalid.
@@ -127,23 +141,6 @@ func Check(data []byte, o Options) error {
 		return &Error{Reason: Syntax}
 	}
 	return nil
-}
-
-// Unquote decodes one JSON string token (raw, quotes included) exactly:
-// its result never holds U+FFFD unless the input did. The error is an
-// *Error with an empty Pointer.
-func Unquote(raw []byte) (string, error) {
-	if len(raw) < 2 || raw[0] != '"' {
-		return "", &Error{Reason: Syntax}
-	}
-	end, s, r := scanString(raw, 0, true)
-	if r != 0 {
-		return "", &Error{Reason: r}
-	}
-	if end != len(raw) {
-		return "", &Error{Reason: Syntax}
-	}
-	return string(s), nil
 }
 
 type checker struct {

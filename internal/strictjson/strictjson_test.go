@@ -103,13 +103,14 @@ func TestCheck(t *testing.T) {
 	})
 }
 
-func TestUnquote(t *testing.T) {
+func TestUnquoteBytes(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		in, want string
-		reason   strictjson.Reason
+		reason   strictjson.Reason // why it is refused: Check of the token says the same
 	}{
 		{`"p-1"`, "p-1", 0},
+		{`""`, "", 0},
 		{`"a\"b\\c\/d\b\f\n\r\t"`, "a\"b\\c/d\b\f\n\r\t", 0},
 		{`"\ud83d\ude00"`, "😀", 0},
 		{`"\\u0000"`, `\u0000`, 0},
@@ -118,19 +119,56 @@ func TestUnquote(t *testing.T) {
 		{`"p-\ud800"`, "", strictjson.InvalidEscape},
 		{`"p-\udc00"`, "", strictjson.InvalidEscape},
 		{"\"p-\xff\"", "", strictjson.InvalidUTF8},
+		{"\"a\nb\"", "", strictjson.Syntax}, // a raw line break
 		{`"abc`, "", strictjson.Syntax},
-		{`"a" `, "", strictjson.Syntax},
+		{`"a" `, "", strictjson.Syntax}, // Check allows the space; a token does not
+		{`"a"b"`, "", strictjson.Syntax},
 		{`abc`, "", strictjson.Syntax},
+		{`42`, "", strictjson.Syntax},
 		{``, "", strictjson.Syntax},
 	} {
-		got, err := strictjson.Unquote([]byte(c.in))
-		var e *strictjson.Error
-		switch {
-		case c.reason == 0 && (err != nil || got != c.want):
-			t.Errorf("Unquote(%q) = %q, %v; want %q", c.in, got, err, c.want)
-		case c.reason != 0 && (!errors.As(err, &e) || e.Reason != c.reason):
-			t.Errorf("Unquote(%q) error = %v, want reason %d", c.in, err, c.reason)
+		got, ok := strictjson.UnquoteBytes([]byte(c.in))
+		if c.reason == 0 {
+			if !ok || string(got) != c.want {
+				t.Errorf("UnquoteBytes(%q) = %q, %v; want %q", c.in, got, ok, c.want)
+			}
+			continue
 		}
+		if ok {
+			t.Errorf("UnquoteBytes(%q) = %q, want refused", c.in, got)
+		}
+		var e *strictjson.Error
+		if err := strictjson.Check([]byte(c.in), strictjson.Options{}); c.reason != strictjson.Syntax &&
+			(!errors.As(err, &e) || e.Reason != c.reason) {
+			t.Errorf("Check(%q) = %v, want reason %d", c.in, err, c.reason)
+		}
+	}
+	// Without escapes the content is raw's own bytes: no allocation.
+	raw := []byte(`"hold_1"`)
+	if got, _ := strictjson.UnquoteBytes(raw); &got[0] != &raw[1] {
+		t.Error("UnquoteBytes copied a string without escapes")
+	}
+}
+
+// TestCheckComparesNamesExactly: names that differ only in case are two
+// names to Check, as the package doc warns: encoding/json decoding into a
+// struct would fill one field from both.
+func TestCheckComparesNamesExactly(t *testing.T) {
+	t.Parallel()
+	data := []byte(`{"payoutID":"a","PayoutID":"b"}`)
+	if err := strictjson.Check(data, strictjson.Options{}); err != nil {
+		t.Fatalf("Check = %v", err)
+	}
+	var v struct{ PayoutID string }
+	if err := json.Unmarshal(data, &v); err != nil || v.PayoutID != "b" {
+		t.Fatalf("encoding/json gave %q, %v: the package doc's warning is out of date", v.PayoutID, err)
+	}
+	var seen []string
+	err := strictjson.Check(data, strictjson.Options{Visit: func(path []strictjson.Step, _, text []byte) {
+		seen = append(seen, string(path[0].Name)+"="+string(text))
+	}})
+	if err != nil || len(seen) != 2 || seen[0] != "payoutID=a" || seen[1] != "PayoutID=b" {
+		t.Fatalf("the visitor saw %q, %v", seen, err)
 	}
 }
 
@@ -173,33 +211,32 @@ func FuzzCheck(f *testing.F) {
 	})
 }
 
-// FuzzUnquote checks Unquote against encoding/json on one string token.
+// FuzzUnquote checks UnquoteBytes against encoding/json on one string
+// token: what it decodes, encoding/json decodes to the same; what it
+// refuses, encoding/json refuses or decodes with a replacement character
+// the input did not hold.
 func FuzzUnquote(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		got, err := strictjson.Unquote(raw)
+		got, ok := strictjson.UnquoteBytes(raw)
 		var want string
 		jsonErr := json.Unmarshal(raw, &want)
 		if jsonErr == nil && len(bytes.Trim(raw, " \t\r\n")) != len(raw) {
-			jsonErr = errors.New("white space around the token") // Unquote takes the token alone
+			jsonErr = errors.New("white space around the token") // UnquoteBytes takes the token alone
 		}
-		if err != nil {
-			var e *strictjson.Error
-			if !errors.As(err, &e) {
-				t.Fatalf("error %v is not an *Error", err)
-			}
-			if e.Reason == strictjson.Syntax && jsonErr == nil {
-				t.Fatalf("Unquote says syntax error, encoding/json decodes %q", raw)
-			}
-			if e.Reason != strictjson.Syntax && jsonErr == nil && replacements(raw) == strings.Count(want, "\uFFFD") {
-				t.Fatalf("Unquote refused (%v) what encoding/json decodes exactly: %q", err, raw)
+		if jsonErr == nil && (len(raw) == 0 || raw[0] != '"') {
+			jsonErr = errors.New("not a string")
+		}
+		if !ok {
+			if jsonErr == nil && replacements(raw) == strings.Count(want, "\uFFFD") {
+				t.Fatalf("UnquoteBytes refused what encoding/json decodes exactly: %q", raw)
 			}
 			return
 		}
-		if jsonErr != nil || got != want {
-			t.Fatalf("Unquote(%q) = %q, encoding/json %q, %v", raw, got, want, jsonErr)
+		if jsonErr != nil || string(got) != want {
+			t.Fatalf("UnquoteBytes(%q) = %q, encoding/json %q, %v", raw, got, want, jsonErr)
 		}
-		if !utf8.ValidString(got) || strings.Count(got, "\uFFFD") != replacements(raw) {
-			t.Fatalf("Unquote(%q) = %q is not exact", raw, got)
+		if !utf8.Valid(got) || strings.Count(string(got), "\uFFFD") != replacements(raw) {
+			t.Fatalf("UnquoteBytes(%q) = %q is not exact", raw, got)
 		}
 	})
 }

@@ -1,10 +1,13 @@
 // Package tooltest finds the programs a test needs beyond Go and the
-// PostgreSQL server: pgbouncer, chromium, promtool. Such a test runs where
-// the program is installed, is skipped with one line naming it where it is
-// not (a fresh clone passes with Go and Postgres alone), and fails when the
-// CI environment variable is set: CI installs every such program (.ci/run
-// does, with apt-get), so there a missing one is a broken machine, not a
-// choice.
+// PostgreSQL server: pgbouncer, chromium, promtool, and the PostgreSQL
+// client programs psql and pgbench where a test runs them from PATH. Such
+// a test runs where the program is installed, is skipped with one line
+// naming it where it is not (a fresh clone passes with Go and Postgres
+// alone), and fails when the CI environment variable is set: CI installs
+// every such program (.ci/run does, with apt-get), so there a missing one
+// is a broken machine, not a choice.
+//
+// SkipShort marks the heavy tests that go test -short leaves out.
 //
 // It imports nothing of the project, so that any test can use it.
 package tooltest
@@ -18,8 +21,10 @@ import (
 )
 
 // debianPackage names the Debian package of a program when it is not the
-// program's own name.
-var debianPackage = map[string]string{"promtool": "prometheus"}
+// program's own name. psql and pgbench come with the PostgreSQL packages
+// (apt-get install postgresql installs both), but not with server
+// binaries alone.
+var debianPackage = map[string]string{"promtool": "prometheus", "psql": "postgresql-client", "pgbench": "postgresql"}
 
 // Require returns the absolute path of the program name, looked up on PATH,
 // or else of the first of alternatives found: a bare name is looked up on
@@ -70,4 +75,17 @@ func find(candidates []string) string {
 		}
 	}
 	return ""
+}
+
+// SkipShort skips a heavy test under go test -short (the quick lane of
+// docs/development.md) with one line saying what it does that takes long;
+// without -short it does nothing. Call it first in the test function, so
+// that the test costs nothing in the quick lane. docs/development.md
+// lists the tests that call it; a test of package docs holds the list to
+// them.
+func SkipShort(t testing.TB, why string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("skipped by -short: %s (go test ./... runs it)", why)
+	}
 }

@@ -88,10 +88,30 @@ func TestRequire(t *testing.T) {
 	})
 	t.Run("DebianPackageNamed", func(t *testing.T) {
 		t.Parallel()
-		for name, want := range map[string]string{"promtool": "prometheus", "pgbouncer": "pgbouncer", "chromium": "chromium"} {
+		for name, want := range map[string]string{"promtool": "prometheus", "pgbouncer": "pgbouncer", "chromium": "chromium",
+			"psql": "postgresql-client", "pgbench": "postgresql"} {
 			if got := packageOf(name); got != want {
 				t.Errorf("packageOf(%q) = %q, want %q", name, got, want)
 			}
 		}
 	})
+}
+
+// TestSkipShort: under -short it skips with the reason; otherwise the test
+// goes on.
+func TestSkipShort(t *testing.T) {
+	t.Parallel()
+	r := &recorder{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		SkipShort(r, "builds and storms")
+	}()
+	<-done
+	if testing.Short() != (r.skipped != "") || r.failed != "" {
+		t.Fatalf("short %v: skipped %q, failed %q", testing.Short(), r.skipped, r.failed)
+	}
+	if testing.Short() && !strings.Contains(r.skipped, "builds and storms") {
+		t.Fatalf("skip message %q does not say why", r.skipped)
+	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/provider-ledger/adapter/internal/datadir"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
+	"github.com/provider-ledger/adapter/internal/tooltest"
 )
 
 // blocks returns the ```sh blocks of the README's section "The first hour".
@@ -139,6 +140,7 @@ func run(t *testing.T, root, block string, env []string) string {
 
 // TestFirstHour runs the README's walkthrough and checks what it shows.
 func TestFirstHour(t *testing.T) {
+	tooltest.SkipShort(t, "builds the binaries and runs the README's first hour against a ledgerd")
 	t.Parallel()
 	root := datadir.Root(".")
 	if root == "" {
