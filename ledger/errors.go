@@ -45,7 +45,7 @@ type Error struct {
 	// Whole: the error is about the whole input (a body that is null, not
 	// an object, not JSON): its pointer is "", the whole document.
 	Whole bool
-	Err     error
+	Err   error
 }
 
 // Error implements error: the message of a Error.
