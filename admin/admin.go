@@ -3,7 +3,6 @@ package admin
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,12 +28,15 @@ const MaxBody = 64 << 10
 
 // Config wires the admin API.
 type Config struct {
-	// DB is the ledger's database. Required.
+	// DB is the ledger's database. Nil only in tests of routes that need
+	// none: then named tokens are refused and nothing is audited.
 	DB Ledger
-	// Token, when set, is the bearer token every /v1 route requires, and
-	// /metrics too unless PublicMetrics is set.
+	// Token, when set, is LEDGER_ADMIN_TOKEN: the break-glass token, with
+	// every scope. When it is unset, a request without a token is the
+	// anonymous actor with every scope (ledgerd allows that only on a
+	// loopback admin listener), and a named token is still its own actor.
 	Token string
-	// PublicMetrics serves /metrics without the token. /metrics shows
+	// PublicMetrics serves /metrics without a token. /metrics shows
 	// outstanding holds per currency and key fingerprints; ledgerd sets
 	// this on a loopback admin listener or with LEDGER_METRICS_PUBLIC.
 	PublicMetrics bool
@@ -47,18 +49,32 @@ type Config struct {
 	Secrets SecretStore
 	// Reconciler, when set, serves POST /v1/reconciliation/runs.
 	Reconciler Reconciler
-	Logger     *slog.Logger
+	// ApprovalOver, when set (LEDGER_ADJUSTMENT_APPROVAL_OVER), is dual
+	// control's threshold: an adjustment whose absolute amount is over it,
+	// in the account's currency, waits for another actor's approval.
+	ApprovalOver *decimal.Decimal
+	// ApprovalTTL is how long an adjustment waits for approval before it
+	// expires (LEDGER_ADJUSTMENT_APPROVAL_TTL; default DefaultApprovalTTL).
+	ApprovalTTL time.Duration
+	// Now is the clock (nil: time.Now).
+	Now    func() time.Time
+	Logger *slog.Logger
 }
 
+// DefaultApprovalTTL is how long an adjustment waits for approval unless
+// Config.ApprovalTTL says otherwise.
+const DefaultApprovalTTL = 24 * time.Hour
+
 // Ledger is what the admin API needs of the ledger's database: accounts,
-// instruments, adjustments, holds and the journal, each method one
-// transaction (*store.DB implements it).
+// instruments, holds and the journal, and the bank's controls (the audit
+// trail, tokens, dual control), each method one transaction (*store.DB
+// implements it). Under AuditTrail.Audited, the methods a write calls run
+// in the write's transaction.
 type Ledger interface {
 	CreateAccount(ctx context.Context, n ledger.NewAccount) (ledger.Account, error)
 	GetAccount(ctx context.Context, accountID string) (ledger.Account, error)
 	SetAccountStatus(ctx context.Context, accountID, status string) (ledger.Account, error)
 	ListAccounts(ctx context.Context, o ledger.AccountListOptions) (ledger.AccountPage, error)
-	Adjust(ctx context.Context, accountID string, amount decimal.Decimal, key, memo string) (ledger.Adjustment, error)
 	AddInstrument(ctx context.Context, in ledger.Instrument) (ledger.Instrument, bool, error)
 	GetHold(ctx context.Context, holdReference string) (holds.Hold, error)
 	ListHolds(ctx context.Context, o holds.ListOptions) (holds.Page, error)
@@ -67,6 +83,37 @@ type Ledger interface {
 	// Statement reads an account's statement for a period in one
 	// snapshot: summary once, then entry for each entry, oldest first.
 	Statement(ctx context.Context, o ledger.StatementOptions, summary func(ledger.StatementSummary) error, entry func(ledger.Entry) error) error
+	AuditTrail
+	Tokens
+	DualControl
+}
+
+// AuditTrail is the audit trail in the database.
+type AuditTrail interface {
+	// Audited runs fn, an admin write, in one transaction, and appends
+	// the record fn returns last in it; on an error nothing is committed.
+	Audited(ctx context.Context, fn func(context.Context) (ledger.AuditRecord, error)) (ledger.AuditRecord, error)
+	// AppendAudit appends a record on its own.
+	AppendAudit(ctx context.Context, rec ledger.AuditRecord) (ledger.AuditRecord, error)
+	ListAudit(ctx context.Context, o ledger.AuditListOptions) (ledger.AuditPage, error)
+}
+
+// Tokens are the named admin tokens in the database.
+type Tokens interface {
+	CreateToken(ctx context.Context, n ledger.NewAdminToken) (ledger.AdminToken, error)
+	ListTokens(ctx context.Context) ([]ledger.AdminToken, error)
+	RevokeToken(ctx context.Context, tokenID string, now time.Time) (ledger.AdminToken, error)
+	// TokenByHash returns the live token with that hash at now.
+	TokenByHash(ctx context.Context, hash []byte, now time.Time) (ledger.AdminToken, bool, error)
+}
+
+// DualControl is dual control of adjustments in the database (the one
+// decision: ledger_adjustment_decide).
+type DualControl interface {
+	RequestAdjustment(ctx context.Context, p ledger.AdjustmentParams) (ledger.AdjustmentOutcome, error)
+	DecideAdjustment(ctx context.Context, d ledger.AdjustmentDecision) (ledger.PendingAdjustment, error)
+	GetPendingAdjustment(ctx context.Context, adjustmentID string, now time.Time) (ledger.PendingAdjustment, error)
+	ListPendingAdjustments(ctx context.Context, o ledger.PendingListOptions) (ledger.PendingPage, error)
 }
 
 // SecretStore manages the signing secrets of the callback keyring (package
@@ -103,9 +150,11 @@ type Route struct {
 	Method string
 	// Path is in the router's syntax: /v1/accounts/:accountID.
 	Path string
-	// Auth is true when the route requires the bearer token (when one is
-	// configured).
+	// Auth is true when the route requires a token (when one is
+	// configured: see Config.Token).
 	Auth bool
+	// Scope is the scope the route needs; "" for the open routes.
+	Scope string
 }
 
 // Routes returns every route registered, in the order of registration.
@@ -113,6 +162,12 @@ func (s *Handler) Routes() []Route { return slices.Clone(s.routes) }
 
 // New returns the admin API on cfg.
 func New(cfg Config) *Handler {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.ApprovalTTL <= 0 {
+		cfg.ApprovalTTL = DefaultApprovalTTL
+	}
 	s := &Handler{cfg: cfg, router: httprouter.New(), log: cfg.Logger}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -140,28 +195,28 @@ func New(cfg Config) *Handler {
 	})
 	s.open(http.MethodGet, "/readyz", s.readyz)
 	if cfg.Metrics != nil {
+		metrics := func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) error {
+			cfg.Metrics.ServeHTTP(w, r)
+			return nil
+		}
 		if cfg.PublicMetrics {
-			s.open(http.MethodGet, "/metrics", func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) { cfg.Metrics.ServeHTTP(w, r) })
+			s.open(http.MethodGet, "/metrics", func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) { _ = metrics(w, r, ps) })
 		} else {
 			// /metrics shows holds outstanding per currency and key
-			// fingerprints: behind the token like /v1/*.
-			s.routes = append(s.routes, Route{Method: http.MethodGet, Path: "/metrics", Auth: true})
-			r.Handle(http.MethodGet, "/metrics", func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
-				if s.authenticate(w, r) {
-					cfg.Metrics.ServeHTTP(w, r)
-				}
-			})
+			// fingerprints: behind a token like /v1/*.
+			s.stream(http.MethodGet, "/metrics", metrics)
 		}
 	}
 	s.open(http.MethodGet, "/openapi.json", s.openAPI)
-	s.Handle(http.MethodPost, "/v1/accounts", s.createAccount)
-	s.Handle(http.MethodGet, "/v1/accounts/:accountID", s.getAccount)
-	s.Handle(http.MethodPatch, "/v1/accounts/:accountID", s.patchAccount)
-	s.Handle(http.MethodPost, "/v1/accounts/:accountID/adjustments", s.adjust)
-	s.Handle(http.MethodPost, "/v1/instruments", s.addInstrument)
-	s.Handle(http.MethodGet, "/v1/holds", s.listHolds)
-	s.Handle(http.MethodGet, "/v1/holds/:holdReference", s.getHold)
+	s.handle(http.MethodPost, "/v1/accounts", s.createAccount)
+	s.handle(http.MethodGet, "/v1/accounts/:accountID", s.getAccount)
+	s.handle(http.MethodPatch, "/v1/accounts/:accountID", s.patchAccount)
+	s.handle(http.MethodPost, "/v1/instruments", s.addInstrument)
+	s.handle(http.MethodGet, "/v1/holds", s.listHolds)
+	s.handle(http.MethodGet, "/v1/holds/:holdReference", s.getHold)
 	s.registerReadback()
+	s.registerDualControl()
+	s.registerControls()
 	if cfg.Secrets != nil {
 		s.registerSecrets()
 	}
@@ -171,83 +226,84 @@ func New(cfg Config) *Handler {
 	return s
 }
 
-// Handle adds an authenticated route. h answers with the value to send as
-// JSON and its status, or an error that WriteError maps.
-func (s *Handler) Handle(method, path string, h func(*http.Request, httprouter.Params) (int, any, error)) {
-	s.routes = append(s.routes, Route{Method: method, Path: path, Auth: true})
+// handlerFunc answers a JSON route with the value to send and its status,
+// or an error that WriteError maps.
+type handlerFunc func(*http.Request, httprouter.Params) (int, any, error)
+
+// handle adds a route that needs a token with the route table's scope.
+// A write (any method but GET) is audited: in its own transaction when
+// it is one (see write), else once it has ended.
+func (s *Handler) handle(method, path string, h handlerFunc) {
+	rt := s.register(method, path)
 	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-		if !s.authenticate(w, r) || !s.validRequest(w, r, ps) {
+		c, ok := s.admit(w, r, ps, rt)
+		if !ok {
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
-		status, v, err := h(r, ps)
+		if method != http.MethodGet {
+			s.write(w, c, ps, h)
+			return
+		}
+		if err := validRequest(c.r, ps); err != nil {
+			s.WriteError(w, c.r, err)
+			return
+		}
+		status, v, err := h(c.r, ps)
 		if err != nil {
-			s.WriteError(w, r, err)
+			s.WriteError(w, c.r, err)
 			return
 		}
-		if v == nil {
-			w.WriteHeader(status)
-			return
-		}
-		writeJSON(w, status, v)
+		respond(w, status, v)
 	})
 }
 
-// stream adds an authenticated route whose handler writes its own answer
-// (a statement). An error it returns before writing anything is answered
-// as WriteError maps it.
+// stream adds a read route that needs a token and whose handler writes
+// its own answer (a statement, /metrics). An error it returns before
+// writing anything is answered as WriteError maps it.
 func (s *Handler) stream(method, path string, h func(http.ResponseWriter, *http.Request, httprouter.Params) error) {
-	s.routes = append(s.routes, Route{Method: method, Path: path, Auth: true})
+	rt := s.register(method, path)
 	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
-		if !s.authenticate(w, r) || !s.validRequest(w, r, ps) {
+		c, ok := s.admit(w, r, ps, rt)
+		if !ok {
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
-		if err := h(w, r, ps); err != nil {
-			s.WriteError(w, r, err)
+		if err := validRequest(c.r, ps); err != nil {
+			s.WriteError(w, c.r, err)
+			return
+		}
+		if err := h(w, c.r, ps); err != nil {
+			s.WriteError(w, c.r, err)
 		}
 	})
 }
 
-// open adds a route that needs no token (probes, scrapers, the API's
-// description).
+// open adds a route that needs no token (probes, a public /metrics, the
+// API's description).
 func (s *Handler) open(method, path string, h httprouter.Handle) {
-	s.routes = append(s.routes, Route{Method: method, Path: path})
+	s.register(method, path)
 	s.router.Handle(method, path, h)
 }
 
-// validRequest answers 400 and returns false when a path parameter or a
-// query value is not text Postgres can hold (NUL, invalid UTF-8), before
-// any handler runs: such an ID can name nothing, and saying so is more use
-// than a 404.
-func (s *Handler) validRequest(w http.ResponseWriter, r *http.Request, ps httprouter.Params) bool {
-	err := checkPath(ps)
-	if err == nil {
-		_, err = parseQuery(r.URL.RawQuery)
+// respond writes v as JSON with status, or the status alone when v is nil.
+func respond(w http.ResponseWriter, status int, v any) {
+	if v == nil {
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(status)
+		return
 	}
-	if err != nil {
-		s.WriteError(w, r, err)
-		return false
-	}
-	return true
+	writeJSON(w, status, v)
 }
 
-// authenticate answers 401 and returns false unless r carries the token.
-func (s *Handler) authenticate(w http.ResponseWriter, r *http.Request) bool {
-	if s.authorized(r) {
-		return true
+// validRequest returns a 400 error when a path parameter or a query
+// value is not text Postgres can hold (NUL, invalid UTF-8), or the query
+// is malformed, before any handler runs: such an ID can name nothing,
+// and saying so is more use than a 404.
+func validRequest(r *http.Request, ps httprouter.Params) error {
+	if err := checkPath(ps); err != nil {
+		return err
 	}
-	w.Header().Set("WWW-Authenticate", `Bearer realm="ledgerd-admin"`)
-	problem.Write(w, problem.New("unauthorized", http.StatusUnauthorized, "a valid admin bearer token is required"))
-	return false
-}
-
-func (s *Handler) authorized(r *http.Request) bool {
-	if s.cfg.Token == "" {
-		return true
-	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.Token)) == 1
+	_, err := parseQuery(r.URL.RawQuery)
+	return err
 }
 
 // ServeHTTP serves the admin API.
@@ -264,7 +320,22 @@ func StatusOf(c ledger.Code) int {
 		return http.StatusConflict
 	case ledger.CodeUnprocessable:
 		return http.StatusUnprocessableEntity
+	case ledger.CodeForbidden:
+		return http.StatusForbidden
 	case ledger.CodeUnavailable, ledger.CodeTimeout, ledger.CodeCanceled:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// statusOf is the status WriteError answers err with.
+func (s *Handler) statusOf(err error) int {
+	var le *ledger.Error
+	code := ledger.CodeOf(err)
+	switch {
+	case errors.As(err, &le) && StatusOf(code) < 500:
+		return StatusOf(code)
+	case StatusOf(code) == http.StatusServiceUnavailable || errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
@@ -274,15 +345,14 @@ func StatusOf(c ledger.Code) int {
 // database outage as 503, anything else as 500 (logged, not shown).
 func (s *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	var le *ledger.Error
-	code := ledger.CodeOf(err)
-	switch {
-	case errors.As(err, &le) && StatusOf(code) < 500:
-		p := problem.New(le.Slug, StatusOf(le.Code), le.Message)
-		if le.Pointer != "" {
+	switch status := s.statusOf(err); {
+	case status < 500 && errors.As(err, &le):
+		p := problem.New(le.Slug, status, le.Message)
+		if le.Pointer != "" || le.Whole {
 			p.WithField(le.Pointer, le.Message)
 		}
 		problem.Write(w, p)
-	case StatusOf(code) == http.StatusServiceUnavailable || errors.Is(err, context.DeadlineExceeded):
+	case status == http.StatusServiceUnavailable:
 		s.log.Warn("admin request failed: database unavailable", "path", r.URL.Path, "err", err)
 		p := problem.New("database-unavailable", http.StatusServiceUnavailable, "the database is unavailable; retry later")
 		p.RetryAfter = time.Second
@@ -311,13 +381,18 @@ func Decode(r *http.Request, v any) error {
 	if err := checkStrings(body); err != nil {
 		return err
 	}
+	if string(bytes.TrimSpace(body)) == "null" {
+		// encoding/json reads null into a struct or a map as nothing
+		// at all: {} for a run, which would start one.
+		return ledger.InvalidBody("the body must be a JSON object, not null")
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return decodeError(err)
 	}
 	if err := dec.Decode(&struct{}{}); err != io.EOF {
-		return ledger.Invalid("", "the body must be one JSON object")
+		return ledger.InvalidBody("the body must be one JSON object")
 	}
 	return nil
 }
@@ -363,14 +438,14 @@ func decodeError(err error) error {
 		return &ledger.Error{Code: ledger.CodeInvalid, Slug: "body-too-large", Message: fmt.Sprintf("the body is over %d bytes", MaxBody)}
 	case errors.As(err, &typeErr):
 		if typeErr.Field == "" {
-			return ledger.Invalid("", "the body must be a JSON object")
+			return ledger.InvalidBody("the body must be a JSON object")
 		}
 		ptr := "/" + strings.ReplaceAll(typeErr.Field, ".", "/")
 		return ledger.Invalid(ptr, "%s must be a JSON %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()))
 	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):
-		return ledger.Invalid("", "the body is not valid JSON")
+		return ledger.InvalidBody("the body is not valid JSON")
 	case errors.Is(err, io.EOF):
-		return ledger.Invalid("", "the body is empty")
+		return ledger.InvalidBody("the body is empty")
 	}
 	// encoding/json has no typed error for an unknown field; its message
 	// is the only place the field's name is.
@@ -378,7 +453,7 @@ func decodeError(err error) error {
 		name := strings.Trim(field, `"`)
 		return ledger.Invalid("/"+name, "unknown field %q", name)
 	}
-	return ledger.Invalid("", "the body is not a valid JSON object")
+	return ledger.InvalidBody("the body is not a valid JSON object")
 }
 
 func jsonKind(k string) string {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/provider-ledger/adapter/admin"
+	"github.com/provider-ledger/adapter/admin/admintest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
 	"github.com/provider-ledger/adapter/store/storetest"
@@ -46,11 +47,14 @@ func (b bundle) do(t *testing.T, method, path, body string, hdr ...string) answe
 func call(t *testing.T, h http.Handler, method, path, body string, hdr ...string) answer {
 	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
+	admintest.Handler(t, h).ServeHTTP(rec, req)
 	documented(t, method, path, rec.Code, rec.Body.Bytes())
 	a := answer{status: rec.Code, header: rec.Header(), raw: rec.Body.String()}
 	if rec.Body.Len() > 0 {

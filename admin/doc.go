@@ -15,7 +15,18 @@
 // Every error is application/problem+json; nothing is half-applied,
 // because each write is one store transaction.
 //
-// When a token is configured every /v1 route requires
-// "Authorization: Bearer <token>", and so does /metrics unless
-// Config.PublicMetrics is set; /healthz and /readyz stay open for probes.
+// Every /v1 route needs "Authorization: Bearer <token>" whose token has
+// the scope routes.go's route table gives the route: a named token
+// (/v1/tokens, looked up by its SHA-256 on every request) or
+// Config.Token, the break-glass token with every scope; without
+// Config.Token a request without a token is the anonymous actor. /metrics
+// needs the scope metrics unless Config.PublicMetrics is set; /healthz,
+// /readyz and /openapi.json stay open.
+//
+// Every write, applied or refused, and every 401 and 403 is a record of
+// the audit trail (audit.go): a write of one transaction has its record
+// appended in that transaction (AuditTrail.Audited), so that the effect
+// and its record commit together. Adjustments over Config.ApprovalOver
+// wait for a second actor (adjustments.go; the decision is the database's
+// ledger_adjustment_decide).
 package admin

@@ -30,6 +30,7 @@ func (s *Handler) createAccount(r *http.Request, _ httprouter.Params) (int, any,
 	if err := Decode(r, &body); err != nil {
 		return 0, nil, err
 	}
+	setTarget(r, "accountID", body.AccountID)
 	a, err := s.cfg.DB.CreateAccount(r.Context(), ledger.NewAccount{
 		AccountID: body.AccountID, OwnerExternalID: body.OwnerExternalID, Currency: body.Currency, Status: body.Status})
 	if err != nil {
@@ -61,39 +62,12 @@ func (s *Handler) patchAccount(r *http.Request, ps httprouter.Params) (int, any,
 	return http.StatusOK, viewAccount(a), nil
 }
 
-func (s *Handler) adjust(r *http.Request, ps httprouter.Params) (int, any, error) {
-	var body adminapi.AdjustmentRequest
-	if err := Decode(r, &body); err != nil {
-		return 0, nil, err
-	}
-	if body.Amount == nil {
-		return 0, nil, ledger.Invalid("/amount", "amount is required")
-	}
-	a, err := s.cfg.DB.GetAccount(r.Context(), ps.ByName("accountID"))
-	if err != nil {
-		return 0, nil, err
-	}
-	amount, err := ledger.ParseAmount(a.Currency, string(*body.Amount), true)
-	if err != nil {
-		return 0, nil, ledger.Invalid("/amount", "amount: %v", err)
-	}
-	adj, err := s.cfg.DB.Adjust(r.Context(), a.AccountID, amount, body.IdempotencyKey, body.Memo)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusCreated, adminapi.Adjustment{
-		TransactionID: adj.TransactionID,
-		Balance:       wireAmount(a.Currency, adj.Balance),
-		Held:          wireAmount(a.Currency, adj.Held),
-		Available:     wireAmount(a.Currency, adj.Available),
-	}, nil
-}
-
 func (s *Handler) addInstrument(r *http.Request, _ httprouter.Params) (int, any, error) {
 	var body adminapi.Instrument
 	if err := Decode(r, &body); err != nil {
 		return 0, nil, err
 	}
+	setTarget(r, "accountID", body.AccountID)
 	in, created, err := s.cfg.DB.AddInstrument(r.Context(), ledger.Instrument{Token: body.Token, Kind: body.Kind, AccountID: body.AccountID})
 	if err != nil {
 		return 0, nil, err

@@ -16,7 +16,9 @@ import (
 	"testing"
 
 	"github.com/provider-ledger/adapter/admin"
+	"github.com/provider-ledger/adapter/admin/admintest"
 	"github.com/provider-ledger/adapter/keyring"
+	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/reconciliation"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
@@ -33,6 +35,7 @@ type apiOperation struct {
 	OperationID string                     `json:"operationId"`
 	Security    *[]map[string][]string     `json:"security"`
 	Responses   map[string]json.RawMessage `json:"responses"`
+	RequestBody json.RawMessage            `json:"requestBody"`
 }
 
 var loadDoc = sync.OnceValues(func() (*apiDoc, error) {
@@ -133,155 +136,238 @@ func routerPath(p string) string {
 	return regexp.MustCompile(`:([A-Za-z]+)`).ReplaceAllString(p, "{$1}")
 }
 
-// TestOpenAPI holds the document to the server: it parses as OpenAPI 3.1,
-// every reference resolves, every route the server registers (with every
-// optional part configured) is in it with the same method and vice versa,
-// path parameters are declared, the token's routes say so and list 401,
-// and the admin listener serves it at /openapi.json without a token.
+// fullAPI is the admin API with every optional part configured and a
+// token: every route registered.
+func fullAPI(t *testing.T) *admin.Handler {
+	t.Helper()
+	db, _ := storetest.DB(t)
+	kek := make([]byte, keyring.KEKSize)
+	if _, err := rand.Read(kek); err != nil {
+		t.Fatal(err)
+	}
+	secrets, err := keyring.NewVault(db, kek, keyring.VaultOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return admin.New(admin.Config{DB: db, Token: "tok", Secrets: secrets, Reconciler: fixedReconciler{reconciliation.Report{}},
+		Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("m 1\n")) })})
+}
+
+// TestOpenAPI holds the document to OpenAPI 3.1 and to itself: a real
+// validator finds it valid, it parses as 3.1, every reference resolves,
+// and no YAML slip left a member without a value (an unquoted comma in a
+// flow mapping makes the text after it a key).
 func TestOpenAPI(t *testing.T) {
 	t.Parallel()
 	d, err := loadDoc()
 	if err != nil {
 		t.Fatalf("the OpenAPI document does not load: %v", err)
 	}
-	full := func(t *testing.T) *admin.Handler {
-		t.Helper()
-		db, _ := storetest.DB(t)
-		kek := make([]byte, keyring.KEKSize)
-		if _, err := rand.Read(kek); err != nil {
-			t.Fatal(err)
-		}
-		secrets, err := keyring.NewVault(db, kek, keyring.VaultOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return admin.New(admin.Config{DB: db, Token: "tok", Secrets: secrets, Reconciler: fixedReconciler{reconciliation.Report{}},
-			Metrics: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("m 1\n")) })})
+	if errs := admintest.Validate(); len(errs) > 0 {
+		t.Errorf("the OpenAPI document is not valid OpenAPI 3.1:\n%s", strings.Join(errs, "\n"))
 	}
-
-	t.Run("Version", func(t *testing.T) {
-		t.Parallel()
-		if !strings.HasPrefix(d.OpenAPI, "3.1.") {
-			t.Fatalf("openapi %q, want 3.1.x", d.OpenAPI)
-		}
-	})
-
-	t.Run("EveryReferenceResolves", func(t *testing.T) {
-		t.Parallel()
-		n := 0
-		var walk func(v any)
-		walk = func(v any) {
-			switch v := v.(type) {
-			case map[string]any:
-				if ref, ok := v["$ref"].(string); ok {
-					n++
-					if !resolves(d.raw, ref) {
-						t.Errorf("$ref %s does not resolve", ref)
-					}
-				}
-				for _, c := range v {
-					walk(c)
-				}
-			case []any:
-				for _, c := range v {
-					walk(c)
-				}
+	if !strings.HasPrefix(d.OpenAPI, "3.1.") {
+		t.Fatalf("openapi %q, want 3.1.x", d.OpenAPI)
+	}
+	n := 0
+	walkDoc(d.raw, "", func(path string, v map[string]any) {
+		if ref, ok := v["$ref"].(string); ok {
+			n++
+			if !resolves(d.raw, ref) {
+				t.Errorf("$ref %s does not resolve", ref)
 			}
 		}
-		walk(d.raw)
-		if n < 50 {
-			t.Fatalf("only %d references: the walk is not looking", n)
-		}
-	})
-
-	t.Run("RoutesAndDocumentAgree", func(t *testing.T) {
-		t.Parallel()
-		s := full(t)
-		registered := map[string]admin.Route{}
-		for _, r := range s.Routes() {
-			registered[r.Method+" "+routerPath(r.Path)] = r
-		}
-		documentedOps := map[string]bool{}
-		for tmpl, item := range d.Paths {
-			for m := range item {
-				if slices.Contains(httpMethods, m) {
-					documentedOps[strings.ToUpper(m)+" "+tmpl] = true
-				}
-			}
-		}
-		for k := range registered {
-			if !documentedOps[k] {
-				t.Errorf("route %s is served and not in the OpenAPI document", k)
-			}
-		}
-		for k := range documentedOps {
-			if _, ok := registered[k]; !ok {
-				t.Errorf("the OpenAPI document has %s, which the server does not serve", k)
-			}
-		}
-		if len(registered) < 20 {
-			t.Fatalf("only %d routes registered: %v", len(registered), registered)
-		}
-		for k, r := range registered {
-			method, tmpl, _ := strings.Cut(k, " ")
-			op, ok := d.operation(method, tmpl)
-			if !ok {
-				continue
-			}
-			open := op.Security != nil && len(*op.Security) == 0
-			if open == r.Auth {
-				t.Errorf("%s: the server's token requirement is %v, the document's security says %v", k, r.Auth, !open)
-			}
-			if _, ok := op.Responses["401"]; r.Auth && !ok {
-				t.Errorf("%s needs the token and does not list 401", k)
-			}
-			if op.OperationID == "" {
-				t.Errorf("%s has no operationId", k)
+		for k, c := range v {
+			if c == nil && !strings.HasSuffix(path, "/enum") {
+				t.Errorf("%s/%s has no value: a stray key (an unquoted comma in a flow mapping?)", path, k)
 			}
 		}
 	})
+	if n < 50 {
+		t.Fatalf("only %d references: the walk is not looking", n)
+	}
+}
 
-	t.Run("PathParametersAreDeclared", func(t *testing.T) {
-		t.Parallel()
-		var raw map[string]map[string]any
-		b, _ := json.Marshal(d.raw.(map[string]any)["paths"])
-		if err := json.Unmarshal(b, &raw); err != nil {
-			t.Fatal(err)
+// walkDoc calls fn on every object of v, with its JSON Pointer.
+func walkDoc(v any, path string, fn func(string, map[string]any)) {
+	switch v := v.(type) {
+	case map[string]any:
+		fn(path, v)
+		for k, c := range v {
+			walkDoc(c, path+"/"+k, fn)
 		}
-		for tmpl, item := range raw {
-			want := regexp.MustCompile(`\{([^}]+)\}`).FindAllStringSubmatch(tmpl, -1)
-			declared := map[string]bool{}
-			for _, p := range paramsOf(d.raw, item["parameters"]) {
-				if p["in"] == "path" {
-					declared[p["name"].(string)] = p["required"] == true
-				}
+	case []any:
+		for i, c := range v {
+			walkDoc(c, path+"/"+strconv.Itoa(i), fn)
+		}
+	}
+}
+
+// TestOpenAPIRoutes holds the document to the server: every route it
+// registers (with every optional part configured) is in it with the same
+// method and vice versa; path parameters are declared; each route that
+// needs a token names, in security, exactly the scope of the route table,
+// and lists 401 and 403; every write lists 403; and the
+// admin listener serves it at /openapi.json without a token.
+func TestOpenAPIRoutes(t *testing.T) {
+	t.Parallel()
+	d, err := loadDoc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := fullAPI(t)
+	registered := map[string]admin.Route{}
+	for _, r := range s.Routes() {
+		registered[r.Method+" "+routerPath(r.Path)] = r
+	}
+	documentedOps := map[string]bool{}
+	for tmpl, item := range d.Paths {
+		for m := range item {
+			if slices.Contains(httpMethods, m) {
+				documentedOps[strings.ToUpper(m)+" "+tmpl] = true
 			}
-			for _, w := range want {
-				if !declared[w[1]] {
-					t.Errorf("%s: path parameter %s is not declared as a required path parameter", tmpl, w[1])
-				}
+		}
+	}
+	for k := range registered {
+		if !documentedOps[k] {
+			t.Errorf("route %s is served and not in the OpenAPI document", k)
+		}
+	}
+	for k := range documentedOps {
+		if _, ok := registered[k]; !ok {
+			t.Errorf("the OpenAPI document has %s, which the server does not serve", k)
+		}
+	}
+	if len(registered) < 28 {
+		t.Fatalf("only %d routes registered: %v", len(registered), registered)
+	}
+	for k, r := range registered {
+		method, tmpl, _ := strings.Cut(k, " ")
+		if op, ok := d.operation(method, tmpl); ok {
+			checkOperation(t, k, r, op)
+		}
+	}
+	checkPathParameters(t, d)
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest("GET", "/openapi.json", nil))
+	want, _ := admin.OpenAPI()
+	if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/json" || !bytes.Equal(rec.Body.Bytes(), want) {
+		t.Fatalf("GET /openapi.json = %d %q, %d bytes", rec.Code, rec.Header().Get("Content-Type"), rec.Body.Len())
+	}
+}
+
+// checkOperation holds one operation to its route.
+func checkOperation(t *testing.T, k string, r admin.Route, op apiOperation) {
+	t.Helper()
+	var scopes []string
+	optional := false
+	if op.Security != nil {
+		for _, req := range *op.Security {
+			if len(req) == 0 {
+				optional = true
 			}
-			if len(declared) != len(want) {
-				t.Errorf("%s declares path parameters %v", tmpl, declared)
+			scopes = append(scopes, req["adminToken"]...)
+		}
+	}
+	switch {
+	case !r.Auth && (op.Security == nil || len(*op.Security) != 0) && k != "GET /metrics":
+		t.Errorf("%s needs no token; the document's security is %v", k, op.Security)
+	case r.Auth && (len(scopes) != 1 || scopes[0] != r.Scope):
+		t.Errorf("%s needs the scope %s; the document's security names %v", k, r.Scope, scopes)
+	case k == "GET /metrics" && (!optional || len(scopes) != 1 || scopes[0] != "metrics"):
+		t.Errorf("/metrics is open on loopback and needs the scope metrics otherwise; the document says %v", op.Security)
+	}
+	for _, status := range []string{"401", "403"} {
+		if _, ok := op.Responses[status]; r.Auth && !ok {
+			t.Errorf("%s needs a token and does not list %s", k, status)
+		}
+	}
+	if _, ok := op.Responses["403"]; op.RequestBody != nil && !ok {
+		t.Errorf("%s takes a body and does not list 403 (a browser's request from another site)", k)
+	}
+	if op.OperationID == "" {
+		t.Errorf("%s has no operationId", k)
+	}
+	if scope := admin.RouteScopes()[r.Method+" "+r.Path]; r.Auth && scope != r.Scope {
+		t.Errorf("%s: route scope %q, route table %q", k, r.Scope, scope)
+	}
+}
+
+// checkPathParameters: every {name} of a template is declared a required
+// path parameter, and nothing else is.
+func checkPathParameters(t *testing.T, d *apiDoc) {
+	t.Helper()
+	var raw map[string]map[string]any
+	b, _ := json.Marshal(d.raw.(map[string]any)["paths"])
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	for tmpl, item := range raw {
+		want := regexp.MustCompile(`\{([^}]+)\}`).FindAllStringSubmatch(tmpl, -1)
+		declared := map[string]bool{}
+		for _, p := range paramsOf(d.raw, item["parameters"]) {
+			if p["in"] == "path" {
+				declared[p["name"].(string)] = p["required"] == true
+			}
+		}
+		for _, w := range want {
+			if !declared[w[1]] {
+				t.Errorf("%s: path parameter %s is not declared as a required path parameter", tmpl, w[1])
+			}
+		}
+		if len(declared) != len(want) {
+			t.Errorf("%s declares path parameters %v", tmpl, declared)
+		}
+	}
+}
+
+// TestOpenAPISaysWhatTheServerEnforces: the rules JSON Schema can say are
+// in the schemas, from the same lists the server reads (the currencies),
+// and every link names an operation that takes the parameters it fills.
+func TestOpenAPISaysWhatTheServerEnforces(t *testing.T) {
+	t.Parallel()
+	d, err := loadDoc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Enum []string `json:"enum"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	b, _ := admin.OpenAPI()
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Components.Schemas["Currency"].Enum; !slices.Equal(got, ledger.Currencies()) {
+		t.Errorf("the document's currencies are %d codes, the server's %d", len(got), len(ledger.Currencies()))
+	}
+	if got := doc.Components.Schemas["Scope"].Enum; !slices.Equal(got, ledger.Scopes()) {
+		t.Errorf("the document's scopes %v, the server's %v", got, ledger.Scopes())
+	}
+	ops := map[string]bool{}
+	links := 0
+	walkDoc(d.raw, "", func(_ string, v map[string]any) {
+		if id, ok := v["operationId"].(string); ok {
+			ops[id] = true
+		}
+	})
+	walkDoc(d.raw, "", func(path string, v map[string]any) {
+		if !strings.HasSuffix(path, "/links") {
+			return
+		}
+		for name, l := range v {
+			links++
+			if id, _ := l.(map[string]any)["operationId"].(string); !ops[id] {
+				t.Errorf("link %s at %s names operation %q, which the document has not", name, path, id)
 			}
 		}
 	})
-
-	t.Run("ServedAsJSONWithoutAToken", func(t *testing.T) {
-		t.Parallel()
-		s := full(t)
-		rec := httptest.NewRecorder()
-		s.ServeHTTP(rec, httptest.NewRequest("GET", "/openapi.json", nil))
-		want, _ := admin.OpenAPI()
-		if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/json" || !bytes.Equal(rec.Body.Bytes(), want) {
-			t.Fatalf("GET /openapi.json = %d %q, %d bytes", rec.Code, rec.Header().Get("Content-Type"), rec.Body.Len())
-		}
-		documented(t, "GET", "/openapi.json", rec.Code, rec.Body.Bytes())
-		var doc map[string]any
-		if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil || doc["paths"] == nil {
-			t.Fatalf("served document: %v", err)
-		}
-	})
+	if links < 8 {
+		t.Errorf("%d links: the create and read pairs are not linked", links)
+	}
 }
 
 // resolves reports whether a local reference (#/a/b) names a value of doc.

@@ -73,9 +73,10 @@ func parseQuery(raw string) ([]param, error) {
 type query map[string]string
 
 // readQuery returns the parameters of a route that takes the known ones:
-// another name, or a name given twice (where Query().Get would read the
-// first silently), is a 400 pointing at it; values are decoded strictly
-// (parseQuery). An empty value is as good as an absent one.
+// another name, a name given twice (where Query().Get would read the
+// first silently), or an empty value (limit=: leave the parameter out
+// instead) is a 400 pointing at it; values are decoded strictly
+// (parseQuery).
 func readQuery(r *http.Request, known ...string) (query, error) {
 	params, err := parseQuery(r.URL.RawQuery)
 	if err != nil {
@@ -88,6 +89,9 @@ func readQuery(r *http.Request, known ...string) (query, error) {
 		}
 		if _, twice := out[p.name]; twice {
 			return nil, ledger.Invalid("/"+escapePointer(p.name), "%s is given more than once", p.name)
+		}
+		if p.value == "" {
+			return nil, ledger.Invalid("/"+escapePointer(p.name), "%s is empty: give a value, or leave the parameter out", p.name)
 		}
 		out[p.name] = p.value
 	}

@@ -31,11 +31,11 @@ import (
 // parameter (/from, /cursor, …); an invalid path ID is 400 for every route
 // (Handle, stream).
 func (s *Handler) registerReadback() {
-	s.Handle(http.MethodGet, "/v1/accounts", s.listAccounts)
-	s.Handle(http.MethodGet, "/v1/accounts/:accountID/holds", s.listAccountHolds)
+	s.handle(http.MethodGet, "/v1/accounts", s.listAccounts)
+	s.handle(http.MethodGet, "/v1/accounts/:accountID/holds", s.listAccountHolds)
 	s.stream(http.MethodGet, "/v1/accounts/:accountID/statement", s.statement)
-	s.Handle(http.MethodGet, "/v1/journal/transactions", s.listTransactions)
-	s.Handle(http.MethodGet, "/v1/journal/entries", s.listEntries)
+	s.handle(http.MethodGet, "/v1/journal/transactions", s.listTransactions)
+	s.handle(http.MethodGet, "/v1/journal/entries", s.listEntries)
 }
 
 // limit reads the page size; 0 when not given.

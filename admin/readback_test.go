@@ -21,6 +21,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/provider-ledger/adapter/admin"
+	"github.com/provider-ledger/adapter/admin/admintest"
 	"github.com/provider-ledger/adapter/adminapi"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store"
@@ -53,7 +54,7 @@ func setupReadback(t *testing.T, seed uint64) readback {
 func (b readback) get(t *testing.T, target string) *httptest.ResponseRecorder {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	b.api.ServeHTTP(rec, httptest.NewRequest("GET", target, nil))
+	admintest.Handler(t, b.api).ServeHTTP(rec, httptest.NewRequest("GET", target, nil))
 	documented(t, "GET", target, rec.Code, rec.Body.Bytes())
 	return rec
 }
@@ -574,44 +575,7 @@ func TestReadbackBadInput(t *testing.T) {
 	b := setup(t, "")
 	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "bad-1", Funds: "5"})
 	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: longID, Funds: "5"})
-	const period = "from=2026-01-01&to=2026-02-01"
-	for _, c := range []struct {
-		name, target  string
-		status        int
-		slug, pointer string
-	}{
-		{"LimitZero", "/v1/accounts?limit=0", 400, "invalid-request", "/limit"},
-		{"LimitWord", "/v1/journal/entries?limit=ten", 400, "invalid-request", "/limit"},
-		{"LimitTooLarge", "/v1/journal/transactions?limit=101", 400, "invalid-request", "/limit"},
-		{"UnknownParameter", "/v1/accounts?owner=alice", 400, "invalid-request", "/owner"},
-		{"UnknownParameterOnHolds", "/v1/holds?acount=x", 400, "invalid-request", "/acount"},
-		{"RepeatedParameter", "/v1/accounts?status=open&status=frozen", 400, "invalid-request", "/status"},
-		{"BadStatus", "/v1/accounts?status=gone", 400, "invalid-request", "/status"},
-		{"BadCurrency", "/v1/accounts?currency=usd", 400, "invalid-request", "/currency"},
-		{"BadCursor", "/v1/accounts?cursor=%21%21", 400, "invalid-request", "/cursor"},
-		{"CursorOfAnotherListing", "/v1/journal/transactions?cursor=" + entriesCursor(), 400, "invalid-request", "/cursor"},
-		{"BadFrom", "/v1/journal/entries?from=yesterday", 400, "invalid-request", "/from"},
-		{"BadTo", "/v1/journal/entries?to=2026-13-01", 400, "invalid-request", "/to"},
-		{"ToBeforeFrom", "/v1/journal/entries?from=2026-02-01&to=2026-01-01", 400, "invalid-request", "/to"},
-		{"NULInQuery", "/v1/journal/entries?accountID=a%00b", 400, "invalid-request", "/accountID"},
-		{"InvalidUTF8InQuery", "/v1/accounts?ownerExternalID=%FF", 400, "invalid-request", "/ownerExternalID"},
-		{"InvalidUTF8InName", "/v1/accounts?%FF=1", 400, "invalid-request", ""},
-		{"BadEscape", "/v1/accounts?status=%zz", 400, "invalid-request", ""},
-		{"Semicolon", "/v1/accounts?status=open;limit=1", 400, "invalid-request", ""},
-		{"NULInPath", "/v1/accounts/a%00b/statement?" + period, 400, "invalid-request", "/accountID"},
-		{"InvalidUTF8InPath", "/v1/accounts/%FF/holds", 400, "invalid-request", "/accountID"},
-		{"StatementWithoutFrom", "/v1/accounts/bad-1/statement?to=2026-01-01", 400, "invalid-request", "/from"},
-		{"StatementWithoutTo", "/v1/accounts/bad-1/statement?from=2026-01-01", 400, "invalid-request", "/to"},
-		{"StatementEmptyPeriod", "/v1/accounts/bad-1/statement?from=2026-01-01&to=2026-01-01", 400, "invalid-request", "/to"},
-		{"StatementBadFormat", "/v1/accounts/bad-1/statement?format=pdf&" + period, 400, "invalid-request", "/format"},
-		{"StatementUnknownParameter", "/v1/accounts/bad-1/statement?fmt=csv&" + period, 400, "invalid-request", "/fmt"},
-		{"StatementUnknownAccount", "/v1/accounts/nobody/statement?" + period, 404, "account-not-found", ""},
-		{"StatementOfASystemAccount", "/v1/accounts/settlement:USD/statement?" + period, 404, "account-not-found", ""},
-		{"StatementCamtLongID", "/v1/accounts/" + longID + "/statement?format=camt053&" + period, 422, "statement-format-unsupported", "/format"},
-		{"HoldsOfUnknownAccount", "/v1/accounts/nobody/holds", 404, "account-not-found", ""},
-		{"NULInAnAccountID", "/v1/accounts/a%00b", 400, "invalid-request", "/accountID"},
-		{"InvalidUTF8InAHoldReference", "/v1/holds/hold_%C3", 400, "invalid-request", "/holdReference"},
-	} {
+	for _, c := range readbackBadInputs {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			a := b.do(t, "GET", c.target, "")
@@ -621,12 +585,72 @@ func TestReadbackBadInput(t *testing.T) {
 			}
 		})
 	}
+	readbackEdgesThatAreFine(t, b)
+}
+
+// readbackPeriod is a period of a statement's query.
+const readbackPeriod = "from=2026-01-01&to=2026-02-01"
+
+// readbackBadInputs are the requests TestReadbackBadInput refuses.
+var readbackBadInputs = []struct {
+	name, target  string
+	status        int
+	slug, pointer string
+}{
+	{"LimitZero", "/v1/accounts?limit=0", 400, "invalid-request", "/limit"},
+	{"LimitWord", "/v1/journal/entries?limit=ten", 400, "invalid-request", "/limit"},
+	{"LimitTooLarge", "/v1/journal/transactions?limit=101", 400, "invalid-request", "/limit"},
+	{"UnknownParameter", "/v1/accounts?owner=alice", 400, "invalid-request", "/owner"},
+	{"UnknownParameterOnHolds", "/v1/holds?acount=x", 400, "invalid-request", "/acount"},
+	{"RepeatedParameter", "/v1/accounts?status=open&status=frozen", 400, "invalid-request", "/status"},
+	{"BadStatus", "/v1/accounts?status=gone", 400, "invalid-request", "/status"},
+	{"BadCurrency", "/v1/accounts?currency=usd", 400, "invalid-request", "/currency"},
+	{"BadCursor", "/v1/accounts?cursor=%21%21", 400, "invalid-request", "/cursor"},
+	{"CursorOfAnotherListing", "/v1/journal/transactions?cursor=" + entriesCursor(), 400, "invalid-request", "/cursor"},
+	{"BadFrom", "/v1/journal/entries?from=yesterday", 400, "invalid-request", "/from"},
+	{"BadTo", "/v1/journal/entries?to=2026-13-01", 400, "invalid-request", "/to"},
+	{"ToBeforeFrom", "/v1/journal/entries?from=2026-02-01&to=2026-01-01", 400, "invalid-request", "/to"},
+	{"NULInQuery", "/v1/journal/entries?accountID=a%00b", 400, "invalid-request", "/accountID"},
+	{"InvalidUTF8InQuery", "/v1/accounts?ownerExternalID=%FF", 400, "invalid-request", "/ownerExternalID"},
+	{"InvalidUTF8InName", "/v1/accounts?%FF=1", 400, "invalid-request", ""},
+	{"BadEscape", "/v1/accounts?status=%zz", 400, "invalid-request", ""},
+	{"Semicolon", "/v1/accounts?status=open;limit=1", 400, "invalid-request", ""},
+	{"NULInPath", "/v1/accounts/a%00b/statement?" + readbackPeriod, 400, "invalid-request", "/accountID"},
+	{"InvalidUTF8InPath", "/v1/accounts/%FF/holds", 400, "invalid-request", "/accountID"},
+	{"StatementWithoutFrom", "/v1/accounts/bad-1/statement?to=2026-01-01", 400, "invalid-request", "/from"},
+	{"StatementWithoutTo", "/v1/accounts/bad-1/statement?from=2026-01-01", 400, "invalid-request", "/to"},
+	{"StatementToBeforeFrom", "/v1/accounts/bad-1/statement?from=2026-01-02&to=2026-01-01", 400, "invalid-request", "/to"},
+	{"EmptyLimit", "/v1/accounts?limit=", 400, "invalid-request", "/limit"},
+	{"EmptyFilter", "/v1/journal/entries?accountID=", 400, "invalid-request", "/accountID"},
+	{"EmptyCursorOfHolds", "/v1/accounts/bad-1/holds?cursor=", 400, "invalid-request", "/cursor"},
+	{"StatementBadFormat", "/v1/accounts/bad-1/statement?format=pdf&" + readbackPeriod, 400, "invalid-request", "/format"},
+	{"StatementUnknownParameter", "/v1/accounts/bad-1/statement?fmt=csv&" + readbackPeriod, 400, "invalid-request", "/fmt"},
+	{"StatementUnknownAccount", "/v1/accounts/nobody/statement?" + readbackPeriod, 404, "account-not-found", ""},
+	{"StatementOfASystemAccount", "/v1/accounts/settlement:USD/statement?" + readbackPeriod, 404, "account-not-found", ""},
+	{"StatementCamtLongID", "/v1/accounts/" + longID + "/statement?format=camt053&" + readbackPeriod, 422, "statement-format-unsupported", "/format"},
+	{"HoldsOfUnknownAccount", "/v1/accounts/nobody/holds", 404, "account-not-found", ""},
+	{"NULInAnAccountID", "/v1/accounts/a%00b", 400, "invalid-request", "/accountID"},
+	{"InvalidUTF8InAHoldReference", "/v1/holds/hold_%C3", 400, "invalid-request", "/holdReference"},
+}
+
+// readbackEdgesThatAreFine are inputs at the edges that are answered.
+func readbackEdgesThatAreFine(t *testing.T, b bundle) {
 	t.Run("CSVOfTheLongIDIsFine", func(t *testing.T) {
 		t.Parallel()
 		rec := httptest.NewRecorder()
-		b.api.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/accounts/"+longID+"/statement?from=2000-01-01&to=2100-01-01", nil))
+		admintest.Handler(t, b.api).ServeHTTP(rec, httptest.NewRequest("GET", "/v1/accounts/"+longID+"/statement?from=2000-01-01&to=2100-01-01", nil))
 		if rec.Code != 200 || !strings.Contains(rec.Body.String(), "\r\nclosing,"+longID) {
 			t.Fatalf("%d %s", rec.Code, rec.Body)
+		}
+	})
+	t.Run("EmptyPeriodIsAStatementWithoutEntries", func(t *testing.T) {
+		t.Parallel()
+		rec := httptest.NewRecorder()
+		admintest.Handler(t, b.api).ServeHTTP(rec, httptest.NewRequest("GET", "/v1/accounts/bad-1/statement?from=2030-01-01&to=2030-01-01", nil))
+		body := rec.Body.String()
+		if rec.Code != 200 || !strings.Contains(body, "\r\nopening,bad-1,") || !strings.Contains(body, "\r\nclosing,bad-1,") || strings.Contains(body, "\r\nentry,") ||
+			!strings.HasSuffix(body, ",USD,,5.00\r\n") {
+			t.Fatalf("%d %s", rec.Code, body)
 		}
 	})
 	t.Run("AnOffsetWhosePlusWasNotEscaped", func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/provider-ledger/adapter/admin"
+	"github.com/provider-ledger/adapter/admin/admintest"
 )
 
 // TestReadyzReasons: /readyz is 200 when ready; not ready, a 503 problem
@@ -35,7 +36,7 @@ func TestReadyzReasons(t *testing.T) {
 			t.Parallel()
 			api := admin.New(admin.Config{Ready: func(context.Context) error { return c.err }})
 			rec := httptest.NewRecorder()
-			api.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+			admintest.Handler(t, api).ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
 			if rec.Code != c.status {
 				t.Fatalf("status %d, want %d: %s", rec.Code, c.status, rec.Body)
 			}

@@ -36,8 +36,8 @@ const RunTimeout = 15 * time.Minute
 // that is not a JSON boolean, is 400), 201 with the run's report.
 // The run happens within the request; a database failure is 503.
 func (s *Handler) registerReconciliation() {
-	s.Handle(http.MethodPost, "/v1/reconciliation/runs", s.runReconciliation)
-	s.Handle(http.MethodPost, "/v1/reconciliation/findings/:findingID/acknowledgement", s.acknowledgeFinding)
+	s.handle(http.MethodPost, "/v1/reconciliation/runs", s.runReconciliation)
+	s.handle(http.MethodPost, "/v1/reconciliation/findings/:findingID/acknowledgement", s.acknowledgeFinding)
 }
 
 // acknowledgeFinding is POST
@@ -103,6 +103,7 @@ func (s *Handler) runReconciliation(r *http.Request, _ httprouter.Params) (int, 
 	if err != nil {
 		return 0, nil, err
 	}
+	setTarget(r, "runID", rep.RunID)
 	return http.StatusCreated, viewRun(rep), nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/provider-ledger/adapter/admin"
+	"github.com/provider-ledger/adapter/admin/admintest"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/reconciliation"
 	"github.com/provider-ledger/adapter/store/storetest"
@@ -41,154 +42,154 @@ func (r *recordingReconciler) Run(_ context.Context, fix bool) (reconciliation.R
 	return reconciliation.Report{RunID: "rec_x", Status: reconciliation.StatusClean}, nil
 }
 
-func TestReconciliationAPI(t *testing.T) {
+type runReply struct {
+	status int
+	ctype  string
+	body   map[string]any
+}
+
+// sendRun sends a request to /v1/reconciliation/runs through h, held to
+// the OpenAPI document; hdr are header name/value pairs.
+func sendRun(t *testing.T, h http.Handler, method, body string, hdr ...string) runReply {
+	t.Helper()
+	req := httptest.NewRequest(method, "/v1/reconciliation/runs", strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	rec := httptest.NewRecorder()
+	admintest.Handler(t, h).ServeHTTP(rec, req)
+	rp := runReply{status: rec.Code, ctype: rec.Header().Get("Content-Type")}
+	if rec.Body.Len() > 0 {
+		if err := json.Unmarshal(rec.Body.Bytes(), &rp.body); err != nil {
+			t.Fatalf("body is not a JSON object: %q", rec.Body.String())
+		}
+	}
+	return rp
+}
+
+func (rp runReply) problem(t *testing.T, status int, slug, pointer string) {
+	t.Helper()
+	answer{status: rp.status, header: http.Header{"Content-Type": {rp.ctype}}, body: rp.body}.problem(t, status, slug, pointer)
+}
+
+func TestReconciliationAPIRunsAndAnswers201WithTheReport(t *testing.T) {
 	t.Parallel()
+	db, pool := storetest.DB(t)
+	rec, err := reconciliation.New(reconciliation.Config{DB: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := admin.New(admin.Config{DB: db, Reconciler: rec, Token: "tok"})
+	auth := []string{"Authorization", "Bearer tok"}
 
-	type reply struct {
-		status int
-		ctype  string
-		body   map[string]any
+	rp := sendRun(t, api, "POST", `{}`, auth...)
+	if rp.status != http.StatusCreated || rp.ctype != "application/json" || rp.body["status"] != "clean" {
+		t.Fatalf("clean run: %d %s %v", rp.status, rp.ctype, rp.body)
 	}
-	send := func(t *testing.T, h http.Handler, method, body string, hdr ...string) reply {
-		t.Helper()
-		req := httptest.NewRequest(method, "/v1/reconciliation/runs", strings.NewReader(body))
-		for i := 0; i+1 < len(hdr); i += 2 {
-			req.Header.Set(hdr[i], hdr[i+1])
-		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		rp := reply{status: rec.Code, ctype: rec.Header().Get("Content-Type")}
-		if rec.Body.Len() > 0 {
-			if err := json.Unmarshal(rec.Body.Bytes(), &rp.body); err != nil {
-				t.Fatalf("body is not a JSON object: %q", rec.Body.String())
-			}
-		}
-		return rp
+	if fs, ok := rp.body["findings"].([]any); !ok || len(fs) != 0 {
+		t.Fatalf("findings of a clean run: %v, want []", rp.body["findings"])
 	}
-	wantProblem := func(t *testing.T, rp reply, status int, slug, pointer string) {
-		t.Helper()
-		if rp.status != status || rp.ctype != "application/problem+json" || rp.body["type"] != "urn:provider-ledger:problem:"+slug {
-			t.Fatalf("answer %d %s %v, want %d problem %s", rp.status, rp.ctype, rp.body, status, slug)
+	for _, k := range []string{"runID", "startedOn", "finishedOn"} {
+		if s, _ := rp.body[k].(string); s == "" {
+			t.Errorf("report has no %s: %v", k, rp.body)
 		}
-		if pointer == "" {
-			return
-		}
-		errs, _ := rp.body["errors"].([]any)
-		for _, e := range errs {
-			if e.(map[string]any)["pointer"] == pointer {
-				return
-			}
-		}
-		t.Fatalf("problem %v has no error at %s", rp.body, pointer)
 	}
 
-	t.Run("RunsAndAnswers201WithTheReport", func(t *testing.T) {
-		t.Parallel()
-		db, pool := storetest.DB(t)
-		rec, err := reconciliation.New(reconciliation.Config{DB: db})
-		if err != nil {
-			t.Fatal(err)
-		}
-		api := admin.New(admin.Config{DB: db, Reconciler: rec, Token: "tok"})
-		auth := []string{"Authorization", "Bearer tok"}
+	a := storetest.Account(t, db, storetest.AccountOpts{Funds: "10.00"})
+	if _, err := pool.Exec(context.Background(), `UPDATE accounts SET balance = balance + 1 WHERE account_id = $1`, a.AccountID); err != nil {
+		t.Fatal(err)
+	}
+	rp = sendRun(t, api, "POST", `{"fix": true}`, auth...)
+	if rp.status != http.StatusCreated || rp.body["status"] != "critical" {
+		t.Fatalf("corrupted run: %d %v", rp.status, rp.body)
+	}
+	var drift bool
+	for _, f := range rp.body["findings"].([]any) {
+		m := f.(map[string]any)
+		drift = drift || (m["kind"] == "balance_drift" && m["subject"] == a.AccountID && m["severity"] == "critical" && m["fixed"] == false)
+	}
+	if !drift {
+		t.Fatalf("findings %v, want balance_drift on %s", rp.body["findings"], a.AccountID)
+	}
+	var runs int
+	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM reconciliation_runs WHERE finished_on IS NOT NULL`).Scan(&runs); err != nil || runs != 2 {
+		t.Fatalf("stored runs %d %v, want 2", runs, err)
+	}
+	if rp := sendRun(t, api, "POST", `{}`); rp.status != http.StatusUnauthorized {
+		t.Fatalf("without the token: %d", rp.status)
+	}
+}
 
-		rp := send(t, api, "POST", `{}`, auth...)
-		if rp.status != http.StatusCreated || rp.ctype != "application/json" || rp.body["status"] != "clean" {
-			t.Fatalf("clean run: %d %s %v", rp.status, rp.ctype, rp.body)
+func TestReconciliationAPIPassesFix(t *testing.T) {
+	t.Parallel()
+	r := &recordingReconciler{}
+	api := admin.New(admin.Config{Reconciler: r})
+	for _, body := range []string{`{}`, `{"fix":false}`, `{"fix":true}`} {
+		if rp := sendRun(t, api, "POST", body); rp.status != http.StatusCreated {
+			t.Fatalf("%s: %d %v", body, rp.status, rp.body)
 		}
-		if fs, ok := rp.body["findings"].([]any); !ok || len(fs) != 0 {
-			t.Fatalf("findings of a clean run: %v, want []", rp.body["findings"])
-		}
-		for _, k := range []string{"runID", "startedOn", "finishedOn"} {
-			if s, _ := rp.body[k].(string); s == "" {
-				t.Errorf("report has no %s: %v", k, rp.body)
+	}
+	if len(r.fixes) != 3 || r.fixes[0] || r.fixes[1] || !r.fixes[2] {
+		t.Fatalf("fix passed as %v, want [false false true]", r.fixes)
+	}
+}
+
+// TestReconciliationAPIBadBodiesAre400AndRunNothing: a body that is not
+// one object with at most a boolean fix starts no run; null is no {}.
+func TestReconciliationAPIBadBodiesAre400AndRunNothing(t *testing.T) {
+	t.Parallel()
+	r := &recordingReconciler{}
+	api := admin.New(admin.Config{Reconciler: r})
+	for _, c := range []struct{ name, body, pointer string }{
+		{"Empty", ``, ""},
+		{"NotJSON", `{"fix":`, ""},
+		{"Array", `[]`, ""},
+		{"NullBody", `null`, ""},
+		{"NullBodySpaced", " null\n", ""},
+		{"String", `{"fix":"true"}`, "/fix"},
+		{"Null", `{"fix":null}`, "/fix"},
+		{"Number", `{"fix":1}`, "/fix"},
+		{"OtherCase", `{"Fix":true}`, "/Fix"},
+		{"Unknown", `{"fix":true,"dryRun":false}`, "/dryRun"},
+		{"TwoObjects", `{}{}`, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rp := sendRun(t, api, "POST", c.body)
+			rp.problem(t, http.StatusBadRequest, "invalid-request", c.pointer)
+			if errs, _ := rp.body["errors"].([]any); len(errs) == 0 {
+				t.Fatalf("no pointer: %v", rp.body)
 			}
-		}
+		})
+	}
+	// A browser's request from another site's page is refused, whatever its
+	// body; the same body from a client that is no browser runs.
+	sendRun(t, api, "POST", `{}`, "Sec-Fetch-Site", "cross-site").problem(t, http.StatusForbidden, "cross-origin-request", "")
+	sendRun(t, api, "POST", `{}`, "Origin", "https://elsewhere.example").problem(t, http.StatusForbidden, "cross-origin-request", "")
+	if len(r.fixes) != 0 {
+		t.Fatalf("bad bodies ran %d reconciliations", len(r.fixes))
+	}
+	if rp := sendRun(t, api, "GET", ""); rp.status != http.StatusMethodNotAllowed {
+		t.Fatalf("GET: %d", rp.status)
+	}
+}
 
-		a := storetest.Account(t, db, storetest.AccountOpts{Funds: "10.00"})
-		if _, err := pool.Exec(context.Background(), `UPDATE accounts SET balance = balance + 1 WHERE account_id = $1`, a.AccountID); err != nil {
-			t.Fatal(err)
-		}
-		rp = send(t, api, "POST", `{"fix": true}`, auth...)
-		if rp.status != http.StatusCreated || rp.body["status"] != "critical" {
-			t.Fatalf("corrupted run: %d %v", rp.status, rp.body)
-		}
-		var drift bool
-		for _, f := range rp.body["findings"].([]any) {
-			m := f.(map[string]any)
-			drift = drift || (m["kind"] == "balance_drift" && m["subject"] == a.AccountID && m["severity"] == "critical" && m["fixed"] == false)
-		}
-		if !drift {
-			t.Fatalf("findings %v, want balance_drift on %s", rp.body["findings"], a.AccountID)
-		}
-		var runs int
-		if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM reconciliation_runs WHERE finished_on IS NOT NULL`).Scan(&runs); err != nil || runs != 2 {
-			t.Fatalf("stored runs %d %v, want 2", runs, err)
-		}
-
-		if rp := send(t, api, "POST", `{}`); rp.status != http.StatusUnauthorized {
-			t.Fatalf("without the token: %d", rp.status)
-		}
-	})
-
-	t.Run("PassesFix", func(t *testing.T) {
-		t.Parallel()
-		r := &recordingReconciler{}
-		api := admin.New(admin.Config{Reconciler: r})
-		for _, body := range []string{`{}`, `{"fix":false}`, `{"fix":true}`} {
-			if rp := send(t, api, "POST", body); rp.status != http.StatusCreated {
-				t.Fatalf("%s: %d %v", body, rp.status, rp.body)
-			}
-		}
-		if len(r.fixes) != 3 || r.fixes[0] || r.fixes[1] || !r.fixes[2] {
-			t.Fatalf("fix passed as %v, want [false false true]", r.fixes)
-		}
-	})
-
-	t.Run("BadBodiesAre400AndRunNothing", func(t *testing.T) {
-		t.Parallel()
-		r := &recordingReconciler{}
-		api := admin.New(admin.Config{Reconciler: r})
-		for _, c := range []struct{ name, body, pointer string }{
-			{"Empty", ``, ""},
-			{"NotJSON", `{"fix":`, ""},
-			{"Array", `[]`, ""},
-			{"String", `{"fix":"true"}`, "/fix"},
-			{"Null", `{"fix":null}`, "/fix"},
-			{"Number", `{"fix":1}`, "/fix"},
-			{"OtherCase", `{"Fix":true}`, "/Fix"},
-			{"Unknown", `{"fix":true,"dryRun":false}`, "/dryRun"},
-			{"TwoObjects", `{}{}`, ""},
-		} {
-			t.Run(c.name, func(t *testing.T) {
-				wantProblem(t, send(t, api, "POST", c.body), http.StatusBadRequest, "invalid-request", c.pointer)
-			})
-		}
-		if len(r.fixes) != 0 {
-			t.Fatalf("bad bodies ran %d reconciliations", len(r.fixes))
-		}
-		if rp := send(t, api, "GET", ""); rp.status != http.StatusMethodNotAllowed {
-			t.Fatalf("GET: %d", rp.status)
-		}
-	})
-
-	t.Run("FailuresAreProblems", func(t *testing.T) {
-		t.Parallel()
-		down := admin.New(admin.Config{Reconciler: failingReconciler{err: ledger.ErrUnavailable}})
-		wantProblem(t, send(t, down, "POST", `{}`), http.StatusServiceUnavailable, "database-unavailable", "")
-		broken := admin.New(admin.Config{Reconciler: failingReconciler{err: errors.New("secret internal detail")}})
-		rec := httptest.NewRecorder()
-		broken.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/reconciliation/runs", strings.NewReader(`{}`)))
-		body, _ := io.ReadAll(rec.Body)
-		if rec.Code != http.StatusInternalServerError || strings.Contains(string(body), "secret internal detail") {
-			t.Fatalf("internal error: %d %s", rec.Code, body)
-		}
-	})
-
-	t.Run("NoRouteWithoutAReconciler", func(t *testing.T) {
-		t.Parallel()
-		wantProblem(t, send(t, admin.New(admin.Config{}), "POST", `{}`), http.StatusNotFound, "not-found", "")
-	})
+func TestReconciliationAPIFailuresAreProblems(t *testing.T) {
+	t.Parallel()
+	down := admin.New(admin.Config{Reconciler: failingReconciler{err: ledger.ErrUnavailable}})
+	sendRun(t, down, "POST", `{}`).problem(t, http.StatusServiceUnavailable, "database-unavailable", "")
+	broken := admin.New(admin.Config{Reconciler: failingReconciler{err: errors.New("secret internal detail")}})
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("POST", "/v1/reconciliation/runs", strings.NewReader(`{}`))
+	req.Header.Set("Content-Type", "application/json")
+	broken.ServeHTTP(rec, req)
+	body, _ := io.ReadAll(rec.Body)
+	if rec.Code != http.StatusInternalServerError || strings.Contains(string(body), "secret internal detail") {
+		t.Fatalf("internal error: %d %s", rec.Code, body)
+	}
+	sendRun(t, admin.New(admin.Config{}), "POST", `{}`).problem(t, http.StatusNotFound, "not-found", "")
 }
 
 // ctxRecorder is a Reconciler that reports whether its context was already
@@ -218,6 +219,7 @@ func TestReconciliationRunOutlivesItsCaller(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	req := httptest.NewRequest("POST", "/v1/reconciliation/runs", strings.NewReader(`{"fix":true}`)).WithContext(ctx)
+	req.Header.Set("Content-Type", "application/json")
 	rw := httptest.NewRecorder()
 	api.ServeHTTP(rw, req)
 	if <-rec.cancelled {

@@ -30,10 +30,10 @@ import (
 // A secret's value appears in one answer only: the one that generated it.
 // It is never logged, listed or echoed in an error.
 func (s *Handler) registerSecrets() {
-	s.Handle(http.MethodGet, "/v1/signing-secrets", s.listSecrets)
-	s.Handle(http.MethodPost, "/v1/signing-secrets", s.addSecret)
-	s.Handle(http.MethodDelete, "/v1/signing-secrets/:secretID", s.retireSecret)
-	s.Handle(http.MethodPost, "/v1/keyring/rekey", s.rekeySecrets)
+	s.handle(http.MethodGet, "/v1/signing-secrets", s.listSecrets)
+	s.handle(http.MethodPost, "/v1/signing-secrets", s.addSecret)
+	s.handle(http.MethodDelete, "/v1/signing-secrets/:secretID", s.retireSecret)
+	s.handle(http.MethodPost, "/v1/keyring/rekey", s.rekeySecrets)
 }
 
 func (s *Handler) listSecrets(r *http.Request, _ httprouter.Params) (int, any, error) {
@@ -82,6 +82,7 @@ func (s *Handler) addSecret(r *http.Request, _ httprouter.Params) (int, any, err
 		if err != nil {
 			return 0, nil, err
 		}
+		setTarget(r, "secretID", info.SecretID)
 		out := adminapi.SigningSecretCreated{SecretID: info.SecretID, Fingerprint: info.Fingerprint,
 			Secret: base64.StdEncoding.EncodeToString(secret)}
 		clear(secret)
@@ -108,6 +109,7 @@ func (s *Handler) addSecret(r *http.Request, _ httprouter.Params) (int, any, err
 	if err != nil {
 		return 0, nil, err
 	}
+	setTarget(r, "secretID", info.SecretID)
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/provider-ledger/adapter/admin"
+	"github.com/provider-ledger/adapter/admin/admintest"
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/store"
@@ -393,7 +394,7 @@ func TestSigningSecretsAPINotMountedWithoutAStore(t *testing.T) {
 	t.Parallel()
 	api := admin.New(admin.Config{})
 	rec := httptest.NewRecorder()
-	api.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/signing-secrets", nil))
+	admintest.Handler(t, api).ServeHTTP(rec, httptest.NewRequest("GET", "/v1/signing-secrets", nil))
 	if rec.Code != http.StatusNotFound {
 		t.Fatalf("GET without a SecretStore = %d, want 404", rec.Code)
 	}

@@ -31,6 +31,9 @@ type Client struct {
 	Journal        *JournalService
 	SigningSecrets *SigningSecretsService
 	Reconciliation *ReconciliationService
+	Tokens         *TokensService
+	Audit          *AuditService
+	Adjustments    *AdjustmentsService
 }
 
 type service struct{ client *Client }
@@ -89,6 +92,9 @@ func NewClient(baseURL string, opts ...Option) (*Client, error) {
 	c.Journal = (*JournalService)(&c.common)
 	c.SigningSecrets = (*SigningSecretsService)(&c.common)
 	c.Reconciliation = (*ReconciliationService)(&c.common)
+	c.Tokens = (*TokensService)(&c.common)
+	c.Audit = (*AuditService)(&c.common)
+	c.Adjustments = (*AdjustmentsService)(&c.common)
 	return c, nil
 }
 

@@ -11,7 +11,9 @@
 // SigningSecret, SigningSecretList, SigningSecretRequest,
 // SigningSecretCreated, KeyringRekeyRequest, KeyringRekey,
 // RemainingSecret, ReconciliationRunRequest, ReconciliationRun,
-// and the problem body, Error; a run's findings are ledger.Finding, the one
+// TokenCreateRequest, Token, TokenCreated, TokenList, AuditRecord,
+// AuditList, PendingAdjustment, PendingAdjustmentList,
+// AdjustmentDecisionRequest, and the problem body, Error; a run's findings are ledger.Finding, the one
 // declaration of a finding. A statement (CSV or camt.053 XML) is written as
 // it comes to an io.Writer (Accounts.Statement). Amounts are Amount: a
 // JSON string written with the account currency's minor units ("100.00",

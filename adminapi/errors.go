@@ -19,6 +19,7 @@ const TypeBase = "urn:provider-ledger:problem:"
 var (
 	ErrBadRequest    = errors.New("adminapi: bad request")         // 400
 	ErrUnauthorized  = errors.New("adminapi: unauthorized")        // 401: the admin token is missing or wrong
+	ErrForbidden     = errors.New("adminapi: forbidden")           // 403: the token lacks the route's scope, or dual control forbids it
 	ErrNotFound      = errors.New("adminapi: not found")           // 404
 	ErrConflict      = errors.New("adminapi: conflict")            // 409
 	ErrUnprocessable = errors.New("adminapi: unprocessable")       // 422
@@ -40,6 +41,16 @@ var (
 	ErrKEKMismatch           = problemType("kek-mismatch", http.StatusConflict)
 	ErrInvalidRequest        = problemType("invalid-request", http.StatusBadRequest)
 	ErrDatabaseUnavailable   = problemType("database-unavailable", http.StatusServiceUnavailable)
+	// ErrInsufficientScope: the token lacks the scope the route needs
+	// (the problem's scope member names it).
+	ErrInsufficientScope  = problemType("insufficient-scope", http.StatusForbidden)
+	ErrTokenNotFound      = problemType("token-not-found", http.StatusNotFound)
+	ErrTokenNameTaken     = problemType("token-name-taken", http.StatusConflict)
+	ErrAdjustmentNotFound = problemType("adjustment-not-found", http.StatusNotFound)
+	ErrAdjustmentRejected = problemType("adjustment-rejected", http.StatusConflict)
+	ErrAdjustmentExpired  = problemType("adjustment-expired", http.StatusConflict)
+	ErrAdjustmentPosted   = problemType("adjustment-posted", http.StatusConflict)
+	ErrMakerCannotApprove = problemType("maker-cannot-approve", http.StatusForbidden)
 	// ErrNoRoute: the server has no such route; the base URL may point at
 	// something other than ledgerd's admin listener, or at a ledgerd
 	// without that feature (signing secrets, reconciliation).
@@ -66,6 +77,8 @@ type Error struct {
 	Status   int            `json:"status"`
 	Detail   string         `json:"detail,omitempty"`
 	Errors   []FieldError   `json:"errors,omitempty"`
+	// Scope is the scope the route needs (403 insufficient-scope).
+	Scope string `json:"scope,omitempty"`
 	// RetryAfter is the answer's Retry-After (503, 429), zero without one.
 	RetryAfter time.Duration `json:"-"`
 }
@@ -115,6 +128,8 @@ func (e *Error) Is(target error) bool {
 		return e.Status == http.StatusBadRequest
 	case ErrUnauthorized:
 		return e.Status == http.StatusUnauthorized
+	case ErrForbidden:
+		return e.Status == http.StatusForbidden
 	case ErrNotFound:
 		return e.Status == http.StatusNotFound
 	case ErrConflict:

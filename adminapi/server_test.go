@@ -12,6 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/provider-ledger/adapter/admin"
+	"github.com/provider-ledger/adapter/admin/admintest"
 	"github.com/provider-ledger/adapter/adminapi"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/reconciliation"
@@ -47,7 +48,7 @@ func setupServer(t *testing.T) ledgerd {
 	l := ledgerd{db: db}
 	api := admin.New(admin.Config{DB: db, Secrets: secrets, Reconciler: rec, Token: adminToken})
 	mux := http.NewServeMux()
-	mux.Handle(baseURLPath+"/", http.StripPrefix(baseURLPath, api))
+	mux.Handle(baseURLPath+"/", http.StripPrefix(baseURLPath, admintest.Handler(t, api)))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	l.url = srv.URL + baseURLPath

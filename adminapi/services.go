@@ -2,7 +2,9 @@ package adminapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
 	"net/http"
 	"net/url"
@@ -46,11 +48,24 @@ func (s *AccountsService) Update(ctx context.Context, accountID string, req *Acc
 
 // Adjust moves the account's balance by a signed amount: POST
 // /v1/accounts/{accountID}/adjustments (201, also on a replay of the key).
+// An amount over the server's approval threshold waits for another
+// actor's approval (202): then the Adjustment holds only Pending, and no
+// money moved yet.
 func (s *AccountsService) Adjust(ctx context.Context, accountID string, req *AdjustmentRequest) (*Adjustment, *Response, error) {
-	adj := new(Adjustment)
-	resp, err := s.client.call(ctx, http.MethodPost, "v1/accounts/"+url.PathEscape(accountID)+"/adjustments", req, adj)
+	var raw json.RawMessage
+	resp, err := s.client.call(ctx, http.MethodPost, "v1/accounts/"+url.PathEscape(accountID)+"/adjustments", req, &raw)
 	if err != nil {
 		return nil, resp, err
+	}
+	adj := new(Adjustment)
+	if resp.StatusCode == http.StatusAccepted {
+		adj.Pending = new(PendingAdjustment)
+		err = json.Unmarshal(raw, adj.Pending)
+	} else {
+		err = json.Unmarshal(raw, adj)
+	}
+	if err != nil {
+		return nil, resp, fmt.Errorf("adminapi: decoding the answer of POST %s: %w", resp.Request.URL.Path, err)
 	}
 	return adj, resp, nil
 }

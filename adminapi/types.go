@@ -103,6 +103,9 @@ type Adjustment struct {
 	Balance       Amount `json:"balance"`
 	Held          Amount `json:"held"`
 	TransactionID string `json:"transactionID"`
+	// Pending, set by Accounts.Adjust on a 202, is the adjustment waiting
+	// for approval (the other fields are then empty). Never on the wire.
+	Pending *PendingAdjustment `json:"-"`
 }
 
 // Instrument kinds.

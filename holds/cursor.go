@@ -2,6 +2,7 @@ package holds
 
 import (
 	"errors"
+	"regexp"
 	"time"
 
 	"github.com/provider-ledger/adapter/ledger"
@@ -10,6 +11,10 @@ import (
 // maxCursorMicros is the end of year 9999 in microseconds since 1970: no
 // hold is placed later, and no cursor names a time past it.
 const maxCursorMicros = 253402300799999999
+
+// holdReference is the form of every hold reference authorize issues
+// (ledger.NewReference("hold_")).
+var holdReference = regexp.MustCompile(`^hold_[a-z2-7]{26}$`)
 
 // checkCursor accepts only a cursor that List could have written: its
 // decoded time (us, microseconds since 1970) and hold reference must be
@@ -23,6 +28,10 @@ func checkCursor(c string, us int64, ref string) error {
 		return errors.New("cursor time out of range")
 	case !ledger.ValidText(ref):
 		return errors.New("cursor reference is not text")
+	case !holdReference.MatchString(ref):
+		// As the journal's cursor holds a transaction ID in its one form:
+		// a reference this ledger never issues names no position.
+		return errors.New("cursor reference is not a hold reference")
 	case EncodeCursor(Hold{PlacedAt: time.UnixMicro(us), HoldReference: ref}) != c:
 		return errors.New("cursor is not in canonical form")
 	}

@@ -1,5 +1,10 @@
 package ledger
 
+import (
+	"maps"
+	"slices"
+)
+
 // ISO 4217 minor units.
 //
 // The table below is ISO 4217 "List One" (current currency and funds codes) as
@@ -229,4 +234,11 @@ func isCurrencyCode(s string) bool {
 		}
 	}
 	return true
+}
+
+// Currencies returns every code MinorUnits knows, sorted: the currencies
+// an account may be opened in (the admin API's OpenAPI document lists the
+// same).
+func Currencies() []string {
+	return slices.Sorted(maps.Keys(minorUnits))
 }

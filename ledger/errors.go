@@ -15,6 +15,9 @@ const (
 	CodeNotFound      Code = "not_found"     // the named thing does not exist
 	CodeConflict      Code = "conflict"      // conflicts with the current state
 	CodeUnprocessable Code = "unprocessable" // well formed, refused by a business rule
+	// CodeForbidden: the caller may not do this (its token lacks the
+	// route's scope, or dual control forbids it).
+	CodeForbidden Code = "forbidden"
 	// CodeUnavailable: transient (the database unreachable, read-only,
 	// shutting down, out of resources, or conflicting transactions kept
 	// failing); the same request may succeed later. Whether anything was
@@ -36,7 +39,10 @@ type Error struct {
 	Slug    string
 	Message string
 	Pointer string // JSON Pointer to the offending input field, if any
-	Err     error
+	// Whole: the error is about the whole input (a body that is null, not
+	// an object, not JSON): its pointer is "", the whole document.
+	Whole bool
+	Err   error
 }
 
 // Error implements error: the message of a Error.
@@ -67,6 +73,12 @@ func (e *Error) Wrap(err error) *Error {
 // Invalid returns a CodeInvalid error pointing at a field.
 func Invalid(pointer, format string, args ...any) *Error {
 	return &Error{Code: CodeInvalid, Slug: "invalid-request", Pointer: pointer, Message: fmt.Sprintf(format, args...)}
+}
+
+// InvalidBody returns a CodeInvalid error about the whole body (pointer
+// "").
+func InvalidBody(format string, args ...any) *Error {
+	return &Error{Code: CodeInvalid, Slug: "invalid-request", Whole: true, Message: fmt.Sprintf(format, args...)}
 }
 
 // CodeOf returns the code of err's *Error, or "" for any other error (a

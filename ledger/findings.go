@@ -55,6 +55,8 @@ type ReconcileSnapshot struct {
 	OrphanCaptures          []Subject
 	OrphanReleases          []Subject
 	DuplicateCreditAttempts []Subject
+	// AuditChain: the breaks of the audit trail's hash chain.
+	AuditChain []Subject
 	// Candidates: every held hold, and captured and released holds placed
 	// since the cutoff, ordered by owner (when asked for).
 	Candidates []Candidate

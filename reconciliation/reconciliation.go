@@ -51,6 +51,10 @@ const (
 	// payer paid and the requester was never credited.
 	KindMissingCredit       = "missing_credit"
 	KindProviderUnreachable = "provider_unreachable"
+	// KindAuditChainBroken: a record of the admin API's audit trail was
+	// edited or deleted (its hash chain no longer verifies): someone
+	// changed the database behind the adapter's back.
+	KindAuditChainBroken = "audit_chain_broken"
 )
 
 // warningKinds are the kinds of severity warning; every other kind, the
@@ -69,7 +73,7 @@ var warningKinds = map[string]bool{
 // an issue of these kinds that a run does not see is resolved.
 var databaseKinds = []string{"balance_drift", "journal_account_mismatch", "held_drift", "negative_available",
 	"unbalanced_transaction", "hold_journal_mismatch", "duplicate_effect", "duplicate_credit", "currency_imbalance",
-	KindStaleHold, KindOrphanCapture, KindOrphanRelease, KindDuplicateCreditAttempt}
+	KindStaleHold, KindOrphanCapture, KindOrphanRelease, KindDuplicateCreditAttempt, KindAuditChainBroken}
 
 // providerKinds are the kinds of the comparison with the service: resolved
 // only by a run that compared every participant.
@@ -438,6 +442,7 @@ func (r *Reconciler) snapshot(ctx context.Context, now time.Time) (snapshot, err
 		{KindOrphanCapture, snap.OrphanCaptures},
 		{KindOrphanRelease, snap.OrphanReleases},
 		{KindDuplicateCreditAttempt, snap.DuplicateCreditAttempts},
+		{KindAuditChainBroken, snap.AuditChain},
 	} {
 		for _, x := range q.rows {
 			s.findings = append(s.findings, newFinding(q.kind, x.Subject, x.Detail))

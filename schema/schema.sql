@@ -48,6 +48,66 @@ BEGIN
     RAISE EXCEPTION 'the identity of an account is immutable' USING ERRCODE = 'LA008', CONSTRAINT = 'accounts_immutable';
 END $$;
 
+-- Name: admin_tokens_guard(); Type: FUNCTION; Schema: public
+CREATE FUNCTION public.admin_tokens_guard() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_OP = 'UPDATE' AND OLD.revoked_on IS NULL AND NEW.revoked_on IS NOT NULL
+       AND (NEW.token_id, NEW.name, NEW.token_hash, NEW.scopes, NEW.created_on, NEW.created_by, NEW.expires_on)
+           IS NOT DISTINCT FROM (OLD.token_id, OLD.name, OLD.token_hash, OLD.scopes, OLD.created_on, OLD.created_by, OLD.expires_on) THEN
+        RETURN NEW;
+    END IF;
+    RAISE EXCEPTION 'an admin token is never deleted, and only revoked once (% on %)', TG_OP, TG_TABLE_NAME
+        USING ERRCODE = 'LA014', CONSTRAINT = 'admin_tokens_immutable';
+END $$;
+
+-- Name: audit_append(timestamp with time zone, text, text, text, text, text, text, integer, text, text); Type: FUNCTION; Schema: public
+CREATE FUNCTION public.audit_append(p_recorded_at timestamp with time zone, p_actor_id text, p_actor_name text, p_scope text, p_method text, p_route text, p_target text, p_status integer, p_body_digest text, p_source text, OUT record_seq bigint, OUT record_hash bytea) RETURNS record
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    head audit_head%ROWTYPE;
+BEGIN
+    SELECT * INTO head FROM audit_head WHERE singleton FOR UPDATE;
+    record_seq := head.seq + 1;
+    record_hash := audit_hash(p_prev => head.hash, p_seq => record_seq, p_recorded_at => p_recorded_at,
+        p_actor_id => p_actor_id, p_actor_name => p_actor_name, p_scope => p_scope, p_method => p_method,
+        p_route => p_route, p_target => p_target, p_status => p_status, p_body_digest => p_body_digest,
+        p_source => p_source);
+    INSERT INTO audit_log (seq, recorded_at, actor_id, actor_name, scope, method, route, target, status,
+                           body_digest, source, prev_hash, hash)
+    VALUES (record_seq, p_recorded_at, p_actor_id, p_actor_name, p_scope, p_method, p_route, p_target, p_status,
+            p_body_digest, p_source, head.hash, record_hash);
+    UPDATE audit_head SET seq = record_seq, hash = record_hash WHERE singleton;
+END $$;
+
+-- Name: audit_append_only(); Type: FUNCTION; Schema: public
+CREATE FUNCTION public.audit_append_only() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    IF TG_TABLE_NAME = 'audit_head' AND TG_OP = 'UPDATE' THEN
+        -- Nested: NEW has these fields only on audit_head.
+        IF NEW.singleton AND NEW.seq = OLD.seq + 1 THEN
+            RETURN NEW;
+        END IF;
+    END IF;
+    RAISE EXCEPTION 'the audit trail is append-only (% on %)', TG_OP, TG_TABLE_NAME
+        USING ERRCODE = 'LA006', CONSTRAINT = 'audit_append_only';
+END $$;
+
+-- Name: audit_hash(bytea, bigint, timestamp with time zone, text, text, text, text, text, text, integer, text, text); Type: FUNCTION; Schema: public
+CREATE FUNCTION public.audit_hash(p_prev bytea, p_seq bigint, p_recorded_at timestamp with time zone, p_actor_id text, p_actor_name text, p_scope text, p_method text, p_route text, p_target text, p_status integer, p_body_digest text, p_source text) RETURNS bytea
+    LANGUAGE sql STABLE PARALLEL SAFE
+    AS $$
+SELECT sha256(p_prev || convert_to('ledger-audit-v1;'
+    || string_agg(octet_length(convert_to(u.f, 'UTF8'))::text || ':' || u.f || ';', '' ORDER BY u.n), 'UTF8'))
+FROM unnest(ARRAY[p_seq::text, to_char(p_recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                  p_actor_id, p_actor_name, p_scope, p_method, p_route, p_target, p_status::text,
+                  coalesce(p_body_digest, ''), p_source]) WITH ORDINALITY AS u (f, n)
+$$;
+
 -- Name: cb_authorize(text, bytea, text, text, text, timestamp with time zone, text, text, text, text, numeric, double precision, double precision, double precision, text); Type: FUNCTION; Schema: public
 CREATE FUNCTION public.cb_authorize(p_key text, p_fingerprint bytea, p_key_fingerprint text, p_caller_subject text, p_audit_request_id text, p_now timestamp with time zone, p_payout_id text, p_external_id text, p_funding_source text, p_currency text, p_amount numeric, p_fraud_score double precision, p_fraud_deny double precision, p_fraud_stepup double precision, p_hold_reference text, OUT state text, OUT outcome text, OUT reason text, OUT reference text) RETURNS record
     LANGUAGE plpgsql
@@ -526,6 +586,103 @@ BEGIN
     replayed := false;
 END $$;
 
+-- Name: ledger_adjustment_decide(text, text, text, numeric, text, text, numeric, timestamp with time zone, text, text, text, uuid, timestamp with time zone); Type: FUNCTION; Schema: public
+CREATE FUNCTION public.ledger_adjustment_decide(p_action text, p_adjustment_id text, p_account_id text, p_amount numeric, p_key text, p_memo text, p_approval_over numeric, p_expires_at timestamp with time zone, p_actor_id text, p_actor_name text, p_note text, p_transaction_id uuid, p_now timestamp with time zone, OUT outcome text, OUT adjustment_id text, OUT transaction_id uuid, OUT replayed boolean) RETURNS record
+    LANGUAGE plpgsql
+    AS $$
+#variable_conflict use_column
+DECLARE
+    a accounts%ROWTYPE;
+    r adjustment_requests%ROWTYPE;
+    adj record;
+BEGIN
+    replayed := false;
+    IF p_action = 'request' THEN
+        SELECT * INTO a FROM accounts WHERE account_id = p_account_id AND kind = 'customer' FOR NO KEY UPDATE;
+        IF NOT FOUND THEN -- R1
+            RAISE EXCEPTION 'account not found' USING ERRCODE = 'LA001';
+        END IF;
+        SELECT * INTO r FROM adjustment_requests WHERE account_id = p_account_id AND idempotency_key = p_key;
+        IF FOUND THEN
+            IF r.amount <> p_amount OR r.memo <> p_memo THEN -- R3
+                RAISE EXCEPTION 'idempotency key reused with another adjustment' USING ERRCODE = 'LA004';
+            END IF;
+            outcome := 'pending'; -- R2
+            adjustment_id := r.adjustment_id;
+            transaction_id := r.transaction_id;
+            replayed := true;
+            RETURN;
+        END IF;
+        IF p_approval_over IS NULL OR abs(p_amount) <= p_approval_over
+           OR EXISTS (SELECT FROM adjustments d WHERE d.account_id = p_account_id AND d.idempotency_key = p_key) THEN -- R4
+            SELECT * INTO adj FROM ledger_adjust(p_account_id => p_account_id, p_amount => p_amount, p_key => p_key,
+                p_memo => p_memo, p_transaction_id => p_transaction_id, p_now => p_now);
+            outcome := 'adjusted';
+            transaction_id := adj.transaction_id;
+            replayed := adj.replayed;
+            RETURN;
+        END IF;
+        IF a.status = 'closed' THEN -- R5
+            RAISE EXCEPTION 'account is closed' USING ERRCODE = 'LA003';
+        END IF;
+        INSERT INTO adjustment_requests (adjustment_id, account_id, idempotency_key, amount, currency, memo, status,
+                                         maker_id, maker_name, requested_at, expires_at)
+        VALUES (p_adjustment_id, p_account_id, p_key, p_amount, a.currency, p_memo, 'pending',
+                p_actor_id, p_actor_name, p_now, p_expires_at); -- R6
+        outcome := 'pending';
+        adjustment_id := p_adjustment_id;
+        RETURN;
+    END IF;
+    IF p_action IS DISTINCT FROM 'approve' AND p_action IS DISTINCT FROM 'reject' THEN
+        RAISE EXCEPTION 'unknown action %', p_action USING ERRCODE = '22023';
+    END IF;
+    SELECT * INTO r FROM adjustment_requests WHERE adjustment_id = p_adjustment_id;
+    IF NOT FOUND THEN -- A1, J1
+        RAISE EXCEPTION 'adjustment not found' USING ERRCODE = 'LA009';
+    END IF;
+    -- Locks in the callbacks' order: the account's row, then the request's.
+    PERFORM FROM accounts WHERE account_id = r.account_id FOR NO KEY UPDATE;
+    SELECT * INTO r FROM adjustment_requests WHERE adjustment_id = p_adjustment_id FOR UPDATE;
+    adjustment_id := r.adjustment_id;
+    transaction_id := r.transaction_id;
+    IF r.status = 'posted' THEN
+        IF p_action = 'reject' THEN -- J2
+            RAISE EXCEPTION 'the adjustment was posted' USING ERRCODE = 'LA013';
+        END IF;
+        outcome := 'posted'; -- A2
+        replayed := true;
+        RETURN;
+    END IF;
+    IF r.status = 'rejected' THEN
+        IF p_action = 'approve' THEN -- A3
+            RAISE EXCEPTION 'the adjustment was rejected' USING ERRCODE = 'LA010';
+        END IF;
+        outcome := 'rejected'; -- J3
+        replayed := true;
+        RETURN;
+    END IF;
+    IF p_now >= r.expires_at THEN -- A4, J4
+        RAISE EXCEPTION 'the adjustment expired' USING ERRCODE = 'LA011';
+    END IF;
+    IF p_action = 'reject' THEN -- J5
+        UPDATE adjustment_requests SET status = 'rejected', checker_id = p_actor_id, checker_name = p_actor_name,
+               decided_at = p_now, note = p_note
+        WHERE adjustment_id = p_adjustment_id;
+        outcome := 'rejected';
+        RETURN;
+    END IF;
+    IF p_actor_id = r.maker_id THEN -- A5
+        RAISE EXCEPTION 'the maker of an adjustment cannot approve it' USING ERRCODE = 'LA012';
+    END IF;
+    SELECT * INTO adj FROM ledger_adjust(p_account_id => r.account_id, p_amount => r.amount, p_key => r.idempotency_key,
+        p_memo => r.memo, p_transaction_id => p_transaction_id, p_now => p_now); -- A6
+    UPDATE adjustment_requests SET status = 'posted', checker_id = p_actor_id, checker_name = p_actor_name,
+           decided_at = p_now, note = p_note, transaction_id = adj.transaction_id
+    WHERE adjustment_id = p_adjustment_id;
+    outcome := 'posted';
+    transaction_id := adj.transaction_id;
+END $$;
+
 -- Name: ledger_ensure_system_accounts(text, timestamp with time zone); Type: FUNCTION; Schema: public
 CREATE FUNCTION public.ledger_ensure_system_accounts(p_currency text, p_now timestamp with time zone) RETURNS void
     LANGUAGE sql
@@ -601,6 +758,33 @@ CREATE VIEW public.account_balances AS
            FROM public.journal
           GROUP BY journal.contra_account_id) s ON ((s.contra_account_id = (a.account_id)::text)));
 
+-- Name: adjustment_requests; Type: TABLE; Schema: public
+CREATE TABLE public.adjustment_requests (
+    adjustment_id text NOT NULL COLLATE pg_catalog."C",
+    account_id text NOT NULL COLLATE pg_catalog."C",
+    idempotency_key text NOT NULL COLLATE pg_catalog."C",
+    amount numeric NOT NULL,
+    currency text NOT NULL COLLATE pg_catalog."C",
+    memo text DEFAULT ''::text NOT NULL,
+    status text NOT NULL,
+    maker_id text NOT NULL COLLATE pg_catalog."C",
+    maker_name text NOT NULL,
+    requested_at timestamp with time zone NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    checker_id text COLLATE pg_catalog."C",
+    checker_name text,
+    decided_at timestamp with time zone,
+    note text,
+    transaction_id uuid,
+    CONSTRAINT adjustment_requests_amount_nonzero CHECK ((amount <> (0)::numeric)),
+    CONSTRAINT adjustment_requests_decision_check CHECK ((((status = 'pending'::text) AND (checker_id IS NULL) AND (decided_at IS NULL) AND (transaction_id IS NULL)) OR ((status = 'posted'::text) AND (checker_id IS NOT NULL) AND (checker_id <> maker_id) AND (decided_at IS NOT NULL) AND (transaction_id IS NOT NULL)) OR ((status = 'rejected'::text) AND (checker_id IS NOT NULL) AND (decided_at IS NOT NULL) AND (transaction_id IS NULL)))),
+    CONSTRAINT adjustment_requests_expires_check CHECK ((expires_at > requested_at)),
+    CONSTRAINT adjustment_requests_id_check CHECK ((adjustment_id ~ '^adj_[a-z2-7]{26}$'::text)),
+    CONSTRAINT adjustment_requests_key_check CHECK (((idempotency_key <> ''::text) AND (length(idempotency_key) <= 255))),
+    CONSTRAINT adjustment_requests_note_check CHECK ((length(note) <= 1024)),
+    CONSTRAINT adjustment_requests_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'posted'::text, 'rejected'::text])))
+);
+
 -- Name: adjustments; Type: TABLE; Schema: public
 CREATE TABLE public.adjustments (
     idempotency_key text NOT NULL COLLATE pg_catalog."C",
@@ -611,6 +795,54 @@ CREATE TABLE public.adjustments (
     created_at timestamp with time zone NOT NULL,
     CONSTRAINT adjustments_amount_nonzero CHECK ((amount <> (0)::numeric)),
     CONSTRAINT adjustments_key_check CHECK (((idempotency_key <> ''::text) AND (length(idempotency_key) <= 255)))
+);
+
+-- Name: admin_tokens; Type: TABLE; Schema: public
+CREATE TABLE public.admin_tokens (
+    token_id text NOT NULL COLLATE pg_catalog."C",
+    name text NOT NULL COLLATE pg_catalog."C",
+    token_hash bytea NOT NULL,
+    scopes text[] NOT NULL,
+    created_on timestamp with time zone NOT NULL,
+    created_by text NOT NULL COLLATE pg_catalog."C",
+    expires_on timestamp with time zone,
+    revoked_on timestamp with time zone,
+    CONSTRAINT admin_tokens_expires_check CHECK (((expires_on IS NULL) OR (expires_on > created_on))),
+    CONSTRAINT admin_tokens_hash_check CHECK ((octet_length(token_hash) = 32)),
+    CONSTRAINT admin_tokens_name_check CHECK ((name ~ '^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$'::text)),
+    CONSTRAINT admin_tokens_revoked_check CHECK (((revoked_on IS NULL) OR (revoked_on >= created_on))),
+    CONSTRAINT admin_tokens_scopes_check CHECK (((cardinality(scopes) >= 1) AND (scopes <@ ARRAY['read'::text, 'operate'::text, 'adjust'::text, 'approve'::text, 'secrets'::text, 'admin'::text, 'audit'::text, 'metrics'::text]))),
+    CONSTRAINT admin_tokens_token_id_check CHECK ((token_id ~ '^tok_[a-z2-7]{26}$'::text))
+);
+
+-- Name: audit_head; Type: TABLE; Schema: public
+CREATE TABLE public.audit_head (
+    singleton boolean DEFAULT true NOT NULL,
+    seq bigint NOT NULL,
+    hash bytea NOT NULL,
+    CONSTRAINT audit_head_hash_check CHECK ((octet_length(hash) = 32)),
+    CONSTRAINT audit_head_singleton_check CHECK (singleton)
+);
+
+-- Name: audit_log; Type: TABLE; Schema: public
+CREATE TABLE public.audit_log (
+    seq bigint NOT NULL,
+    recorded_at timestamp with time zone NOT NULL,
+    actor_id text NOT NULL,
+    actor_name text NOT NULL,
+    scope text NOT NULL,
+    method text NOT NULL,
+    route text NOT NULL,
+    target text NOT NULL,
+    status integer NOT NULL,
+    body_digest text,
+    source text NOT NULL,
+    prev_hash bytea NOT NULL,
+    hash bytea NOT NULL,
+    CONSTRAINT audit_log_digest_check CHECK ((body_digest ~ '^([0-9a-f]{64}|redacted)$'::text)),
+    CONSTRAINT audit_log_hash_check CHECK (((octet_length(hash) = 32) AND (octet_length(prev_hash) = 32))),
+    CONSTRAINT audit_log_seq_check CHECK ((seq >= 1)),
+    CONSTRAINT audit_log_status_check CHECK (((status >= 100) AND (status <= 599)))
 );
 
 -- Name: callback_authorize; Type: TABLE; Schema: public
@@ -988,9 +1220,33 @@ COMMENT ON COLUMN public.signing_secrets.retired_on IS 'When the secret was reti
 ALTER TABLE ONLY public.accounts
     ADD CONSTRAINT accounts_pkey PRIMARY KEY (account_id);
 
+-- Name: adjustment_requests adjustment_requests_key; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.adjustment_requests
+    ADD CONSTRAINT adjustment_requests_key UNIQUE (account_id, idempotency_key);
+
+-- Name: adjustment_requests adjustment_requests_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.adjustment_requests
+    ADD CONSTRAINT adjustment_requests_pkey PRIMARY KEY (adjustment_id);
+
 -- Name: adjustments adjustments_pkey; Type: CONSTRAINT; Schema: public
 ALTER TABLE ONLY public.adjustments
     ADD CONSTRAINT adjustments_pkey PRIMARY KEY (account_id, idempotency_key);
+
+-- Name: admin_tokens admin_tokens_hash_key; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.admin_tokens
+    ADD CONSTRAINT admin_tokens_hash_key UNIQUE (token_hash);
+
+-- Name: admin_tokens admin_tokens_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.admin_tokens
+    ADD CONSTRAINT admin_tokens_pkey PRIMARY KEY (token_id);
+
+-- Name: audit_head audit_head_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.audit_head
+    ADD CONSTRAINT audit_head_pkey PRIMARY KEY (singleton);
+
+-- Name: audit_log audit_log_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.audit_log
+    ADD CONSTRAINT audit_log_pkey PRIMARY KEY (seq);
 
 -- Name: callback_authorize callback_authorize_pkey; Type: CONSTRAINT; Schema: public
 ALTER TABLE ONLY public.callback_authorize
@@ -1079,6 +1335,21 @@ ALTER TABLE ONLY public.signing_secrets
 -- Name: accounts_owner_idx; Type: INDEX; Schema: public
 CREATE INDEX accounts_owner_idx ON public.accounts USING btree (owner_external_id, account_id);
 
+-- Name: adjustment_requests_requested_idx; Type: INDEX; Schema: public
+CREATE INDEX adjustment_requests_requested_idx ON public.adjustment_requests USING btree (requested_at, adjustment_id);
+
+-- Name: admin_tokens_live_name_key; Type: INDEX; Schema: public
+CREATE UNIQUE INDEX admin_tokens_live_name_key ON public.admin_tokens USING btree (name) WHERE (revoked_on IS NULL);
+
+-- Name: audit_log_actor_id_idx; Type: INDEX; Schema: public
+CREATE INDEX audit_log_actor_id_idx ON public.audit_log USING btree (actor_id, seq);
+
+-- Name: audit_log_actor_name_idx; Type: INDEX; Schema: public
+CREATE INDEX audit_log_actor_name_idx ON public.audit_log USING btree (actor_name, seq);
+
+-- Name: audit_log_recorded_idx; Type: INDEX; Schema: public
+CREATE INDEX audit_log_recorded_idx ON public.audit_log USING btree (recorded_at, seq);
+
 -- Name: callback_authorize_received_idx; Type: INDEX; Schema: public
 CREATE INDEX callback_authorize_received_idx ON public.callback_authorize USING brin (received_at);
 
@@ -1124,8 +1395,29 @@ CREATE TRIGGER accounts_immutable BEFORE UPDATE OF account_id, kind, currency ON
 -- Name: accounts accounts_no_truncate; Type: TRIGGER; Schema: public
 CREATE TRIGGER accounts_no_truncate BEFORE TRUNCATE ON public.accounts FOR EACH STATEMENT EXECUTE FUNCTION public.ledger_no_truncate();
 
+-- Name: adjustment_requests adjustment_requests_no_truncate; Type: TRIGGER; Schema: public
+CREATE TRIGGER adjustment_requests_no_truncate BEFORE TRUNCATE ON public.adjustment_requests FOR EACH STATEMENT EXECUTE FUNCTION public.ledger_no_truncate();
+
 -- Name: adjustments adjustments_no_truncate; Type: TRIGGER; Schema: public
 CREATE TRIGGER adjustments_no_truncate BEFORE TRUNCATE ON public.adjustments FOR EACH STATEMENT EXECUTE FUNCTION public.ledger_no_truncate();
+
+-- Name: admin_tokens admin_tokens_guard; Type: TRIGGER; Schema: public
+CREATE TRIGGER admin_tokens_guard BEFORE DELETE OR UPDATE ON public.admin_tokens FOR EACH ROW EXECUTE FUNCTION public.admin_tokens_guard();
+
+-- Name: admin_tokens admin_tokens_no_truncate; Type: TRIGGER; Schema: public
+CREATE TRIGGER admin_tokens_no_truncate BEFORE TRUNCATE ON public.admin_tokens FOR EACH STATEMENT EXECUTE FUNCTION public.ledger_no_truncate();
+
+-- Name: audit_head audit_head_guard; Type: TRIGGER; Schema: public
+CREATE TRIGGER audit_head_guard BEFORE DELETE OR UPDATE ON public.audit_head FOR EACH ROW EXECUTE FUNCTION public.audit_append_only();
+
+-- Name: audit_head audit_head_no_truncate; Type: TRIGGER; Schema: public
+CREATE TRIGGER audit_head_no_truncate BEFORE TRUNCATE ON public.audit_head FOR EACH STATEMENT EXECUTE FUNCTION public.audit_append_only();
+
+-- Name: audit_log audit_log_append_only; Type: TRIGGER; Schema: public
+CREATE TRIGGER audit_log_append_only BEFORE DELETE OR UPDATE ON public.audit_log FOR EACH ROW EXECUTE FUNCTION public.audit_append_only();
+
+-- Name: audit_log audit_log_no_truncate; Type: TRIGGER; Schema: public
+CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON public.audit_log FOR EACH STATEMENT EXECUTE FUNCTION public.audit_append_only();
 
 -- Name: credits credits_no_truncate; Type: TRIGGER; Schema: public
 CREATE TRIGGER credits_no_truncate BEFORE TRUNCATE ON public.credits FOR EACH STATEMENT EXECUTE FUNCTION public.ledger_no_truncate();
@@ -1147,6 +1439,10 @@ CREATE TRIGGER journal_append_only BEFORE DELETE OR UPDATE ON public.journal FOR
 
 -- Name: journal journal_no_truncate; Type: TRIGGER; Schema: public
 CREATE TRIGGER journal_no_truncate BEFORE TRUNCATE ON public.journal FOR EACH STATEMENT EXECUTE FUNCTION public.journal_append_only();
+
+-- Name: adjustment_requests adjustment_requests_account_fkey; Type: FK CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.adjustment_requests
+    ADD CONSTRAINT adjustment_requests_account_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(account_id);
 
 -- Name: adjustments adjustments_account_fkey; Type: FK CONSTRAINT; Schema: public
 ALTER TABLE ONLY public.adjustments

@@ -18,6 +18,7 @@ import (
 
 	"github.com/shopspring/decimal"
 
+	"github.com/provider-ledger/adapter/admin"
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/datadir"
@@ -63,6 +64,11 @@ type Config struct {
 	// MetricsPublic serves /metrics without the admin token on a
 	// non-loopback admin listener (on a loopback one it is always open).
 	MetricsPublic bool
+	// ApprovalOver is dual control's threshold (nil: off): an adjustment
+	// whose absolute amount is over it waits for a second actor.
+	ApprovalOver *decimal.Decimal
+	// ApprovalTTL is how long such an adjustment waits before it expires.
+	ApprovalTTL time.Duration
 }
 
 // Embedded reports whether ledgerd runs its own Postgres.
@@ -271,6 +277,19 @@ var settings = []setting{
 		c.DBExecMode = v
 		return nil
 	}},
+	{"LEDGER_ADJUSTMENT_APPROVAL_OVER", "adjustment-approval-over", "", "dual control: an adjustment whose absolute amount is over this (in the account's currency) waits for another actor's approval (unset: off)", func(c *Config, v string) error {
+		if v == "" {
+			c.ApprovalOver = nil
+			return nil
+		}
+		d, err := decimal.NewFromString(v)
+		if err != nil || d.IsNegative() || strings.ContainsAny(v, "eE") {
+			return fmt.Errorf("%q is not a decimal of zero or more", v)
+		}
+		c.ApprovalOver = &d
+		return nil
+	}},
+	{"LEDGER_ADJUSTMENT_APPROVAL_TTL", "adjustment-approval-ttl", "24h", "how long an adjustment awaits approval before it expires", duration(func(c *Config) *time.Duration { return &c.ApprovalTTL }, false)},
 	{"LEDGER_METRICS_PUBLIC", "metrics-public", "false", "serve /metrics without the admin token on a non-loopback admin listener", func(c *Config, v string) error {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -494,6 +513,11 @@ func (c Config) check() error {
 	}
 	if c.AdminToken == "" && !loopback(c.AdminListen) {
 		return fmt.Errorf("LEDGER_ADMIN_LISTEN %s is not a loopback address: set LEDGER_ADMIN_TOKEN to expose the admin API", c.AdminListen)
+	}
+	if !loopback(c.AdminListen) {
+		if err := admin.CheckTokenStrength(c.AdminToken); err != nil {
+			return fmt.Errorf("LEDGER_ADMIN_TOKEN %s: on a non-loopback admin listener (%s) it must be random, such as openssl rand -hex 32", err, c.AdminListen)
+		}
 	}
 	return nil
 }

@@ -67,6 +67,10 @@ func TestLoadConfig(t *testing.T) {
 		{"BadPrefix", nil, env("LEDGER_CALLBACK_PREFIX", "ledger"), "LEDGER_CALLBACK_PREFIX"},
 		{"ProviderRequiredWithDatabase", nil, env("DATABASE_URL", "postgres://x@localhost/db"), "LEDGER_PROVIDER_ID"},
 		{"PublicAdminNeedsToken", nil, env("LEDGER_ADMIN_LISTEN", "0.0.0.0:8081"), "LEDGER_ADMIN_TOKEN"},
+		{"PublicAdminRefusesAWeakToken", nil, env("LEDGER_ADMIN_LISTEN", "0.0.0.0:8081", "LEDGER_ADMIN_TOKEN", "x"), "LEDGER_ADMIN_TOKEN is shorter than 32"},
+		{"PublicAdminRefusesAPassword", nil, env("LEDGER_ADMIN_LISTEN", "[::]:8081", "LEDGER_ADMIN_TOKEN", strings.Repeat("hunter2!", 5)), "LEDGER_ADMIN_TOKEN"},
+		{"BadApprovalOver", nil, env("LEDGER_ADJUSTMENT_APPROVAL_OVER", "-1"), "LEDGER_ADJUSTMENT_APPROVAL_OVER"},
+		{"BadApprovalTTL", nil, env("LEDGER_ADJUSTMENT_APPROVAL_TTL", "0s"), "LEDGER_ADJUSTMENT_APPROVAL_TTL"},
 		{"TLSPair", nil, env("LEDGER_TLS_CERT", "cert.pem"), "LEDGER_TLS_KEY"},
 		{"StepUpAboveDeny", nil, env("LEDGER_FRAUD_STEPUP", "0.95"), "LEDGER_FRAUD_STEPUP"},
 		{"BadMigrate", nil, env("LEDGER_MIGRATE", "yes"), "LEDGER_MIGRATE"},
@@ -121,7 +125,7 @@ func TestLoadConfig(t *testing.T) {
 		}
 	})
 	t.Run("PublicAdminWithToken", func(t *testing.T) {
-		if _, err := LoadConfig(nil, env("LEDGER_ADMIN_LISTEN", "0.0.0.0:8081", "LEDGER_ADMIN_TOKEN", "t"), io.Discard); err != nil {
+		if _, err := LoadConfig(nil, env("LEDGER_ADMIN_LISTEN", "0.0.0.0:8081", "LEDGER_ADMIN_TOKEN", "n4bQgYhMfWWaL+qgxVrQFaO/TxsrC4Is0V1sFbDwCgg="), io.Discard); err != nil {
 			t.Fatal(err)
 		}
 	})

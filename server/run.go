@@ -282,6 +282,7 @@ func (d *daemon) startServices(ctx context.Context) (*admin.Handler, error) {
 	d.stops = append(d.stops, reconciler.Stop)
 	return admin.New(admin.Config{
 		DB: d.db, Secrets: d.secrets, Reconciler: reconciler, Token: cfg.AdminToken, Logger: d.log,
+		ApprovalOver: cfg.ApprovalOver, ApprovalTTL: cfg.ApprovalTTL,
 		// On a non-loopback listener /metrics (holds outstanding per
 		// currency, key fingerprints) needs the token unless made public.
 		PublicMetrics: cfg.MetricsPublic || loopback(cfg.AdminListen),

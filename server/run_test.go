@@ -123,6 +123,7 @@ func TestRunWithDatabaseURL(t *testing.T) {
 	// A callback through the real listeners.
 	req, _ := http.NewRequest("POST", "http://"+d.admin+"/v1/accounts", strings.NewReader(`{"accountID":"r-1","ownerExternalID":"alice","currency":"USD"}`))
 	req.Header.Set("Authorization", "Bearer tok")
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil || resp.StatusCode != 201 {
 		t.Fatalf("create account: %v %v", resp, err)
@@ -137,6 +138,7 @@ func TestRunWithDatabaseURL(t *testing.T) {
 	}
 	req, _ = http.NewRequest("POST", "http://"+d.admin+"/v1/reconciliation/runs", strings.NewReader(`{}`))
 	req.Header.Set("Authorization", "Bearer tok")
+	req.Header.Set("Content-Type", "application/json")
 	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

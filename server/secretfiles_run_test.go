@@ -34,7 +34,7 @@ func TestRunFromSecretFiles(t *testing.T) {
 	files := []string{
 		"LEDGER_KEK_FILE", write("kek", []byte(base64.StdEncoding.EncodeToString(randomKey(t))+"\n")),
 		"LEDGER_SIGNING_SECRETS_FILE", write("secrets", []byte(base64.StdEncoding.EncodeToString(secret)+"\n")),
-		"LEDGER_ADMIN_TOKEN_FILE", write("token", []byte("file-token\n")),
+		"LEDGER_ADMIN_TOKEN_FILE", write("token", []byte("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\n")),
 	}
 	url := storetest.URL(t)
 	for _, c := range []struct {
@@ -66,7 +66,7 @@ func TestRunFromSecretFiles(t *testing.T) {
 			if got := status("/metrics", ""); got != c.metricsNoAuth {
 				t.Errorf("/metrics without the token = %d, want %d", got, c.metricsNoAuth)
 			}
-			if got := status("/metrics", "file-token"); got != 200 {
+			if got := status("/metrics", "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"); got != 200 {
 				t.Errorf("/metrics with the token = %d", got)
 			}
 			if got := status("/healthz", ""); got != 200 {
@@ -78,7 +78,7 @@ func TestRunFromSecretFiles(t *testing.T) {
 			if got := status("/v1/holds", ""); got != 401 {
 				t.Errorf("/v1/holds without the token = %d", got)
 			}
-			if got := status("/v1/holds", "file-token"); got != 200 {
+			if got := status("/v1/holds", "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"); got != 200 {
 				t.Errorf("/v1/holds with the token from the file = %d", got)
 			}
 			cb := &caller.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: secret}}

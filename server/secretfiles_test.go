@@ -26,7 +26,7 @@ func TestSecretFiles(t *testing.T) {
 	kek := base64.StdEncoding.EncodeToString([]byte("\x5d\x93\x0e\xb4\x27\xc1\x68\xfa\x11\x8e\x4b\xd6\x72\x39\xa5\x0c\xe8\x53\x9f\x26\xbd\x04\x71\xca\x3e\x97\x5b\xf2\x18\x6d\xa0\x4f"))
 	secret := base64.StdEncoding.EncodeToString([]byte("\xc4\x2a\x97\x13\x6e\xfb\x08\x5d\xa1\x3c\xe6\x79\x92\x0f\xb8\x44\x1d\xd3\x6a\x85\xf7\x20\x4e\xbb\x59\x07\xcc\x31\x9a\x64\xe2\x7b"))
 	kekFile := write("kek", kek+"\n")
-	tokenFile := write("token", "admin-token-value\r\n")
+	tokenFile := write("token", "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\r\n")
 	secretsFile := write("secrets", secret+"\n\n")
 	apiFile := write("api", "api-secret-value")
 
@@ -37,7 +37,7 @@ func TestSecretFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if base64.StdEncoding.EncodeToString(c.KEK) != kek || c.AdminToken != "admin-token-value" ||
+		if base64.StdEncoding.EncodeToString(c.KEK) != kek || c.AdminToken != "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08" ||
 			len(c.SigningSecrets) != 1 || c.SigningSecrets[0] != secret || c.ServiceAPIKeySecret != "api-secret-value" {
 			t.Fatalf("config = %+v", c)
 		}
@@ -49,7 +49,7 @@ func TestSecretFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if base64.StdEncoding.EncodeToString(c.KEK) != kek || c.AdminToken != "admin-token-value" ||
+		if base64.StdEncoding.EncodeToString(c.KEK) != kek || c.AdminToken != "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08" ||
 			len(c.SigningSecrets) != 1 || c.ServiceAPIKeySecret != "api-secret-value" {
 			t.Fatalf("config = %+v", c)
 		}
@@ -94,7 +94,7 @@ func TestSecretFiles(t *testing.T) {
 			if strings.Contains(msg, "\n") {
 				t.Errorf("error %q is not one line", msg)
 			}
-			for _, secretText := range []string{kek, secret, "admin-token-value", "api-secret-value", "secret-looking"} {
+			for _, secretText := range []string{kek, secret, "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "api-secret-value", "secret-looking"} {
 				if strings.Contains(msg, secretText) {
 					t.Errorf("error %q holds a secret", msg)
 				}

@@ -74,11 +74,13 @@ func (db *DB) GetAccount(ctx context.Context, accountID string) (ledger.Account,
 	if !ledger.ValidText(accountID) {
 		return ledger.Account{}, ledger.ErrAccountNotFound
 	}
-	return getAccount(ctx, db.pool, accountID)
+	return getAccount(ctx, db.querier(ctx), accountID)
 }
 
+// querier is a pool or a transaction.
 type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
 func getAccount(ctx context.Context, q querier, accountID string) (ledger.Account, error) {

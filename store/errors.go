@@ -67,6 +67,17 @@ func interpretCode(pgErr *pgconn.PgError, err error) error {
 		return ledger.ErrAccountClosed
 	case code == "LA004":
 		return ledger.ErrIdempotencyMismatch
+	// Dual control (ledger_adjustment_decide).
+	case code == "LA009":
+		return ledger.ErrAdjustmentNotFound
+	case code == "LA010":
+		return ledger.ErrAdjustmentRejected
+	case code == "LA011":
+		return ledger.ErrAdjustmentExpired
+	case code == "LA012":
+		return ledger.ErrMakerCannotApprove
+	case code == "LA013":
+		return ledger.ErrAdjustmentPosted
 	// The statement was cancelled at its deadline, or a server-side
 	// statement or lock timeout fired: rolled back.
 	case code == "57014", code == "55P03":
@@ -148,7 +159,13 @@ func retry(ctx context.Context, attempts *int, fn func() error) error {
 
 // tx runs fn in one READ COMMITTED transaction under retry. A commit the
 // synchronous standby did not confirm is not a success (replicated).
+//
+// Under Audited, ctx carries Audited's transaction: fn runs in it, once
+// (Audited retries the whole), and the commit is Audited's.
 func (db *DB) tx(ctx context.Context, fn func(pgx.Tx) error) error {
+	if outer, ok := ctx.Value(txKey{}).(pgx.Tx); ok {
+		return interpret(fn(outer))
+	}
 	ctx, watch := WatchCommits(ctx)
 	err := retry(ctx, nil, func() error {
 		return pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, fn)

@@ -7,6 +7,7 @@ func CallSQL() map[string]string {
 	return map[string]string{
 		"cb_authorize": authorizeCall.sql, "cb_capture": captureCall.sql,
 		"cb_release": releaseCall.sql, "cb_credit": creditCall.sql,
+		"ledger_adjustment_decide": decideCall.sql, "audit_append": appendAuditSQL,
 	}
 }
 

@@ -205,8 +205,9 @@ func period(from, to time.Time, required bool) (time.Time, time.Time, error) {
 		return from, to, ledger.Invalid("/from", "from must be between years 1 and 9999")
 	case !to.IsZero() && (to.Before(timeFloor) || to.After(timeCeiling)):
 		return from, to, ledger.Invalid("/to", "to must be between years 1 and 9999")
-	case !from.IsZero() && !to.IsZero() && !to.After(from):
-		return from, to, ledger.Invalid("/to", "to must be after from")
+	case !from.IsZero() && !to.IsZero() && to.Before(from):
+		// from = to is the empty period: nothing in it, opening = closing.
+		return from, to, ledger.Invalid("/to", "to must not be before from")
 	}
 	if from.IsZero() {
 		from = timeFloor

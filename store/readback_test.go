@@ -450,7 +450,6 @@ func TestJournalBadOptions(t *testing.T) {
 	}{
 		{ledger.JournalOptions{Limit: 101}, "/limit"},
 		{ledger.JournalOptions{AccountID: "a\x00"}, "/accountID"},
-		{ledger.JournalOptions{From: day, To: day}, "/to"},
 		{ledger.JournalOptions{From: day.Add(time.Hour), To: day}, "/to"},
 		{ledger.JournalOptions{From: time.Date(0, 12, 31, 0, 0, 0, 0, time.UTC)}, "/from"},
 		{ledger.JournalOptions{To: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}, "/to"},
@@ -477,7 +476,7 @@ func TestJournalBadOptions(t *testing.T) {
 	}{
 		{ledger.StatementOptions{AccountID: "a", To: day}, "/from"},
 		{ledger.StatementOptions{AccountID: "a", From: day}, "/to"},
-		{ledger.StatementOptions{AccountID: "a", From: day, To: day}, "/to"},
+		{ledger.StatementOptions{AccountID: "a", From: day.Add(time.Hour), To: day}, "/to"},
 		{ledger.StatementOptions{AccountID: "a\xff", From: day, To: day.Add(time.Hour)}, "/accountID"},
 	} {
 		err := db.Statement(ctx, c.o, noop, func(ledger.Entry) error { return nil })

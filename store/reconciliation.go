@@ -326,6 +326,7 @@ func reconcileQueries(p ledger.ReconcileParams, s *ledger.ReconcileSnapshot) []r
 		{name: "orphan_captures", read: subjects(&s.OrphanCaptures, orphansSQL, "capture")},
 		{name: "orphan_releases", read: subjects(&s.OrphanReleases, orphansSQL, "release")},
 		{name: "duplicate_credit_attempts", read: subjects(&s.DuplicateCreditAttempts, duplicateCreditAttemptsSQL)},
+		{name: "audit_chain", read: subjects(&s.AuditChain, auditChainSQL)},
 		{name: "recipients", skip: !p.WithProvider, read: func(ctx context.Context, tx pgx.Tx) (err error) {
 			s.Recipients, err = recipients(ctx, tx, p.CreditsSince)
 			return err

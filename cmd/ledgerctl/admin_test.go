@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/provider-ledger/adapter/admin"
+	"github.com/provider-ledger/adapter/admin/admintest"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/store"
 	"github.com/provider-ledger/adapter/store/storetest"
@@ -37,7 +38,7 @@ func newAdminCLIToken(t *testing.T, token string) adminCLI {
 		t.Fatal(err)
 	}
 	c := adminCLI{db: db}
-	srv := httptest.NewServer(admin.New(admin.Config{DB: db, Secrets: secrets, Token: token}))
+	srv := httptest.NewServer(admintest.Handler(t, admin.New(admin.Config{DB: db, Secrets: secrets, Token: token})))
 	t.Cleanup(srv.Close)
 	c.url = srv.URL
 	return c

@@ -17,7 +17,8 @@ import (
 
 const rootLong = `ledgerctl is the operator CLI of the provider ledger adapter. It drives
 ledgerd's admin API (accounts, adjustments, instruments, holds, the
-journal, statements, signing secrets, reconciliation), applies schema
+journal, statements, signing secrets, reconciliation, tokens, the audit
+trail, dual control), applies schema
 migrations, and calls the service's provider API (ledgerctl provider …).
 
 Admin commands reach ledgerd with --admin (env LEDGER_ADMIN_URL, default
@@ -38,7 +39,7 @@ func newRoot() *cobra.Command {
 	})
 	cli.ExitStatus(root, exitStatus)
 	root.AddCommand(migrateCmd(), dbURLCmd(), accountsCmd(), adjustCmd(), instrumentsCmd(), holdsCmd(), journalCmd(), statementCmd(),
-		secretsCmd(), reconcileCmd(), providerCmdTree())
+		secretsCmd(), reconcileCmd(), tokensCmd(), auditCmd(), adjustmentsCmd(), providerCmdTree())
 	return root
 }
 
@@ -269,6 +270,15 @@ replay: the same key with the same amount answers the first transaction.`,
 		adj, _, err := c.Accounts.Adjust(ctx, accountID, &adminapi.AdjustmentRequest{Amount: adminapi.Ptr(adminapi.Amount(amt)), IdempotencyKey: key, Memo: memo})
 		if err != nil {
 			return err
+		}
+		if p := adj.Pending; p != nil {
+			// Over the approval threshold: no money moved yet.
+			if o.json {
+				return printJSON(cmd.OutOrStdout(), p)
+			}
+			printPending(cmd.OutOrStdout(), *p)
+			fmt.Fprintf(cmd.ErrOrStderr(), "awaiting approval by another actor: ledgerctl adjustments approve %s\n", p.AdjustmentID)
+			return nil
 		}
 		if o.json {
 			return printJSON(cmd.OutOrStdout(), adj)

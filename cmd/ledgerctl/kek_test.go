@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/provider-ledger/adapter/admin"
+	"github.com/provider-ledger/adapter/admin/admintest"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
@@ -46,7 +47,7 @@ func newKEKReplicas(t *testing.T) kekReplicas {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(admin.New(admin.Config{DB: db, Secrets: s}))
+		srv := httptest.NewServer(admintest.Handler(t, admin.New(admin.Config{DB: db, Secrets: s})))
 		t.Cleanup(srv.Close)
 		return adminCLI{url: srv.URL, db: db}, s
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/provider-ledger/adapter/admin"
+	"github.com/provider-ledger/adapter/admin/admintest"
 	"github.com/provider-ledger/adapter/reconciliation"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
@@ -30,7 +31,7 @@ func TestReconcileCommandExitsOnTheWorstUnfixedFinding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(admin.New(admin.Config{DB: db, Reconciler: rec}))
+	srv := httptest.NewServer(admintest.Handler(t, admin.New(admin.Config{DB: db, Reconciler: rec})))
 	t.Cleanup(srv.Close)
 
 	// Clean: 0, a header line and no table.

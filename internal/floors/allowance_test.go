@@ -6,10 +6,8 @@ package floors
 // shrinks.
 var longTests = map[string]int{
 	"admin/input_test.go TestPathAndQueryValues":                                        1,
-	"admin/openapi_test.go TestOpenAPI":                                                 1,
 	"admin/readback_test.go TestReadbackAPI":                                            1,
 	"admin/readback_test.go TestReadbackAPI literal":                                    1,
-	"admin/reconciliation_test.go TestReconciliationAPI":                                1,
 	"admin/wire_test.go TestWireBytes":                                                  1,
 	"adminapi/client_test.go TestErrors":                                                1,
 	"adminapi/client_test.go TestHoldPages":                                             1,
