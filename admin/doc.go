@@ -1,4 +1,4 @@
-// Package admin serves the adapter's admin API (design section 4) on the
+// Package admin serves the adapter's admin API (contract §4) on the
 // admin listener: accounts, adjustments, instruments and holds; the ledger
 // read back (accounts a page at a time, the journal as transactions and
 // entries, statements as CSV or camt.053); signing secrets and

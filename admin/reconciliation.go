@@ -19,7 +19,7 @@ import (
 // Reconciler runs reconciliation (*reconciliation.Reconciler implements it).
 type Reconciler interface {
 	// Run runs one reconciliation, stores it and returns its report
-	// (design section 5); with fix it applies missed_capture and
+	// (contract §5); with fix it applies missed_capture and
 	// missed_release.
 	Run(ctx context.Context, fix bool) (reconciliation.Report, error)
 	// Acknowledge acknowledges a finding's issue with a note.
@@ -31,8 +31,8 @@ var _ Reconciler = (*reconciliation.Reconciler)(nil)
 // RunTimeout bounds one reconciliation run started through the admin API.
 const RunTimeout = 15 * time.Minute
 
-// registerReconciliation adds POST /v1/reconciliation/runs (design section
-// 4): body {"fix": bool} ({} means fix false; any other member, or a fix
+// registerReconciliation adds POST /v1/reconciliation/runs (contract
+// §4): body {"fix": bool} ({} means fix false; any other member, or a fix
 // that is not a JSON boolean, is 400), 201 with the run's report.
 // The run happens within the request; a database failure is 503.
 func (s *Handler) registerReconciliation() {

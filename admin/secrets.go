@@ -17,7 +17,7 @@ import (
 	"github.com/provider-ledger/adapter/ledger"
 )
 
-// registerSecrets adds the /v1/signing-secrets routes (design section 4):
+// registerSecrets adds the /v1/signing-secrets routes (contract §4):
 //
 //	GET    /v1/signing-secrets            200 {"signingSecrets": [SecretInfo…]}, newest first
 //	POST   /v1/signing-secrets            {"secret": "<Base64 of 32 bytes>"} or {"generate": true}

@@ -1,4 +1,4 @@
-// Package adminapi is the admin API of ledgerd (design section 4): its wire
+// Package adminapi is the admin API of ledgerd (contract §4): its wire
 // types, declared once and shared by the server (package admin) and every
 // client, and a Client shaped like go-github's.
 //

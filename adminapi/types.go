@@ -256,8 +256,8 @@ const (
 	SeverityCritical = "critical"
 )
 
-// ReconciliationRun is the report of one reconciliation run (design
-// section 5).
+// ReconciliationRun is the report of one reconciliation run (contract
+// §5).
 type ReconciliationRun struct {
 	RunID      string    `json:"runID"`
 	StartedOn  time.Time `json:"startedOn"`

@@ -45,7 +45,7 @@ func check(t *testing.T, r *caller.Reply, w want, refClaim string) {
 	}
 }
 
-// The decision tables of design 2.3 to 2.6 through HTTP: every subtest
+// The decision tables of contract §2.3 to 2.6 through HTTP: every subtest
 // has a database and a server of its own, builds the state its row needs
 // (authorizeFixture, settleFixture, creditFixture) and checks the balances
 // its row leaves; the parents share nothing, so each row passes under
@@ -69,7 +69,7 @@ func authorizeFixture(t *testing.T) (*bundle, *caller.Reply) {
 	return b, first
 }
 
-// TestAuthorizeTable covers every row of design 2.3.
+// TestAuthorizeTable covers every row of contract §2.3.
 func TestAuthorizeTable(t *testing.T) {
 	t.Parallel()
 	t.Run("Row1SameKeyReplaysStoredAnswer", func(t *testing.T) {
@@ -194,7 +194,7 @@ func settleFixture(t *testing.T) (b *bundle, h1, h2, h3 string, cap1 *caller.Rep
 	return b, h1, h2, h3, cap1
 }
 
-// TestCaptureAndReleaseTables covers every row of design 2.4 and 2.5.
+// TestCaptureAndReleaseTables covers every row of contract §2.4 and 2.5.
 func TestCaptureAndReleaseTables(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -281,7 +281,7 @@ func creditFixture(t *testing.T) (*bundle, *caller.Reply) {
 	return b, first
 }
 
-// TestCreditTable covers every row of design 2.6.
+// TestCreditTable covers every row of contract §2.6.
 func TestCreditTable(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {

@@ -1,5 +1,5 @@
 // Package callbacks serves the four ledger callbacks the payments service
-// sends (design section 2): authorize, capture, release and
+// sends (contract §2): authorize, capture, release and
 // credit-account, each a POST of {"request": "<compact JWE>"} answered
 // 200 {"response": "<compact JWE>"} for every business outcome.
 //

@@ -22,7 +22,7 @@ import (
 	"github.com/provider-ledger/adapter/ledger"
 )
 
-// MaxBody is the largest callback body read (design 2.1 step 1).
+// MaxBody is the largest callback body read (contract §2.1 step 1).
 const MaxBody = 64 << 10
 
 // DefaultBodyTimeout is how long a callback's body may take to arrive
@@ -57,7 +57,7 @@ type HoldCounter interface {
 }
 
 // Config configures a callback Handler. Zero durations and thresholds take
-// the defaults of design section 1.
+// the defaults of contract §1.
 type Config struct {
 	DB          Decisions
 	Keyring     *envelope.KeySet

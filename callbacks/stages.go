@@ -19,7 +19,7 @@ import (
 	"github.com/provider-ledger/adapter/ledger"
 )
 
-// readBody reads the body (design 2.1 step 1, at most MaxBody, else 413)
+// readBody reads the body (contract §2.1 step 1, at most MaxBody, else 413)
 // before the callback takes an in-flight slot, under a deadline of its own
 // (BodyTimeout from arrival): a sender whose body is ready is served
 // whatever slow senders are doing, and a slow one is answered 408
@@ -105,7 +105,7 @@ func (s *Handler) stopReading() {
 // arrive within BodyTimeout.
 const outcomeBodyTimeout = "body_timeout"
 
-// open opens the body's JWE with the keyring (design 2.1 steps 2 to 4).
+// open opens the body's JWE with the keyring (contract §2.1 steps 2 to 4).
 func (s *Handler) open(raw []byte, endpoint string) (envelope.Opened, *problem.Problem) {
 	token, ok := requestToken(raw)
 	if !ok {
@@ -152,7 +152,7 @@ func requestToken(body []byte) (string, bool) {
 
 var errNotString = errors.New("not a string")
 
-// claims checks and decodes the claims in one pass (design 2.1 step 5,
+// claims checks and decodes the claims in one pass (contract §2.1 step 5,
 // the business claims of steps 6 and 7) into req. The problem is nil when
 // the request can be decided; req.Endpoint is "" when the claims are
 // unusable, else req names the subject for the log line.
@@ -198,7 +198,7 @@ func (s *Handler) execute(r *http.Request, req *claims.Request, keyFP string, no
 	return ans, err
 }
 
-// seal builds the answer's claims (design 2.1) and encrypts them with the
+// seal builds the answer's claims (contract §2.1) and encrypts them with the
 // key that opened the request, in the request's inner form.
 func (s *Handler) seal(opened envelope.Opened, endpoint, key string, ans ledger.Answer) ([]byte, error) {
 	answer, err := claims.BuildResponse(s.cfg.Now(), claims.Answer(endpoint, key, ans.Decision))
@@ -329,8 +329,8 @@ func claimsProblem(err error) *problem.Problem {
 	return p
 }
 
-// storeProblem maps a failed callback statement to its status (design
-// 2.7), each retryable: 408 when the database rolled the work back at the
+// storeProblem maps a failed callback statement to its status (contract
+// §2.7), each retryable: 408 when the database rolled the work back at the
 // deadline (nothing was applied), 503 when it was unavailable (what a
 // retry gets is the stored answer if anything committed), 500 for a bug.
 func (s *Handler) storeProblem(r *http.Request, endpoint string, err error) *problem.Problem {

@@ -39,7 +39,7 @@ func hasPointer(r *caller.Reply, pointer string) bool {
 	return false
 }
 
-// TestStatuses covers the terminal statuses of design 2.1 and 2.7, each
+// TestStatuses covers the terminal statuses of contract §2.1 and 2.7, each
 // through a real listener; none of them changes the ledger.
 func TestStatuses(t *testing.T) {
 	t.Parallel()

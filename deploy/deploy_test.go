@@ -212,7 +212,7 @@ func ledgerdSettings(t *testing.T) ([]string, map[string]string) {
 		}
 		defs[m[1]] = m[2]
 	}
-	// Every setting of design section 1 that exists today: fewer means the
+	// Every setting of contract §1 that exists today: fewer means the
 	// usage format changed and this parse must follow it.
 	if len(names) < 20 {
 		t.Fatalf("found %d env vars in ledgerd's usage (want at least 20): did its format change?\n%s", len(names), usage.String())

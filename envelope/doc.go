@@ -5,7 +5,7 @@
 // ([Opened.Reply]); the service side (load tester, sandbox, tests) seals
 // requests ([Seal]) and opens responses ([Open]). Nothing here knows about
 // routes, providers or business claims: the package ends at a verified,
-// syntactically valid JSON claims object, after the checks of design 2.1
+// syntactically valid JSON claims object, after the checks of contract §2.1
 // steps 2 to 4.
 //
 // # Wire format

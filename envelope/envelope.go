@@ -16,7 +16,7 @@ import (
 	"github.com/provider-ledger/adapter/internal/strictjson"
 )
 
-// Form is the inner form of the JWT inside the JWE (design 2.1 step 4).
+// Form is the inner form of the JWT inside the JWE (contract §2.1 step 4).
 type Form int
 
 // The inner forms. The zero Form is invalid so a forgotten field fails Seal.
@@ -108,7 +108,7 @@ type Opened struct {
 }
 
 // Reply seals response claims with the key and in the inner form of the
-// request, as design 2.1 requires of every answer.
+// request, as contract §2.1 requires of every answer.
 func (o Opened) Reply(claims []byte) (string, error) {
 	return Seal(o.Key, o.Form, claims)
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // AuthorizeParams are the arguments of the authorize decision
-// (cb_authorize, design 2.3): the payout's business claims, the
+// (cb_authorize, contract §2.3): the payout's business claims, the
 // idempotency key with the fingerprint of those claims, the fraud
 // thresholds, and the reference a hold placed now takes.
 type AuthorizeParams struct {
@@ -30,7 +30,7 @@ type AuthorizeParams struct {
 }
 
 // CaptureParams are the arguments of the capture decision (cb_capture,
-// design 2.4).
+// contract §2.4).
 type CaptureParams struct {
 	Key              string
 	Fingerprint      []byte
@@ -43,7 +43,7 @@ type CaptureParams struct {
 }
 
 // ReleaseParams are the arguments of the release decision (cb_release,
-// design 2.5). PayoutID nil: not given (the key's scope is then the
+// contract §2.5). PayoutID nil: not given (the key's scope is then the
 // holdReference).
 type ReleaseParams struct {
 	Key              string

@@ -8,7 +8,7 @@
 //
 // This package holds the hold model and its decisions' vocabulary,
 // declared once: the states and transitions, the reasons of the decision
-// tables (design 2.3 to 2.5), the typed request of each decision as a
+// tables (contract §2.3 to 2.5), the typed request of each decision as a
 // callback's claims decode into it (AuthorizeRequest, CaptureRequest,
 // ReleaseRequest, each with its fingerprint), the arguments each decision
 // takes (AuthorizeParams, CaptureParams, ReleaseParams, and FixParams for

@@ -25,7 +25,7 @@ func ValidStatus(s string) bool {
 	return s == StatusHeld || s == StatusCaptured || s == StatusReleased
 }
 
-// Reasons of authorize denials (design 2.3) and of capture and release
+// Reasons of authorize denials (contract §2.3) and of capture and release
 // failures (2.4, 2.5). A payout in another currency than its account's is
 // denied with ledger.ReasonCurrencyMismatch, the reason credit-account
 // refuses with too: declared once, in package ledger.

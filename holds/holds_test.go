@@ -18,7 +18,7 @@ import (
 	"github.com/provider-ledger/adapter/store/storetest"
 )
 
-// The decision tables of design 2.3 to 2.5, row by row, against the
+// The decision tables of contract §2.3 to 2.5, row by row, against the
 // server-side functions (cb_authorize, cb_capture, cb_release) through
 // package store, without HTTP. Every subtest has a database of its own and
 // runs alone with -run.
@@ -127,7 +127,7 @@ func fixture(t testing.TB, b bundle) {
 	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "p-dst", Owner: "alice", Funds: "100", Dest: "dst-only"})
 }
 
-// TestAuthorizeTable covers every row of design 2.3 (first matching row
+// TestAuthorizeTable covers every row of contract §2.3 (first matching row
 // wins), and the order of the rows where two could match.
 func TestAuthorizeTable(t *testing.T) {
 	t.Parallel()
@@ -287,7 +287,7 @@ func settlement(t testing.TB, b bundle) decimal.Decimal {
 	return d
 }
 
-// TestCaptureTable covers every row of design 2.4.
+// TestCaptureTable covers every row of contract §2.4.
 func TestCaptureTable(t *testing.T) {
 	t.Parallel()
 	t.Run("Row1SameKeyReplaysStoredAnswer", func(t *testing.T) {
@@ -368,7 +368,7 @@ func TestCaptureTable(t *testing.T) {
 	})
 }
 
-// TestReleaseTable covers every row of design 2.5.
+// TestReleaseTable covers every row of contract §2.5.
 func TestReleaseTable(t *testing.T) {
 	t.Parallel()
 	t.Run("Row1SameKeyReplaysStoredAnswer", func(t *testing.T) {

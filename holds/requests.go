@@ -8,7 +8,7 @@ import (
 )
 
 // AuthorizeRequest is the business claims of an authorize callback
-// (design 2.3), decoded and checked: what the authorize decision takes.
+// (contract §2.3), decoded and checked: what the authorize decision takes.
 // CallerSubject and RequestID are audit claims only: they are stored, but
 // not part of the request's fingerprint.
 type AuthorizeRequest struct {
@@ -45,8 +45,8 @@ func (r AuthorizeRequest) Params(keyFingerprint string, now time.Time, deny, ste
 		FraudDeny: deny, FraudStepUp: stepUp, HoldReference: ledger.NewReference("hold_")}
 }
 
-// CaptureRequest is the business claims of a capture callback (design
-// 2.4).
+// CaptureRequest is the business claims of a capture callback (contract
+// §2.4).
 type CaptureRequest struct {
 	PayoutID       string
 	ProviderID     string
@@ -67,7 +67,7 @@ func (r CaptureRequest) Params(keyFingerprint string, now time.Time) CapturePara
 		TransactionID: ledger.NewTransactionID()}
 }
 
-// ReleaseRequest is the claims of a release callback (design 2.5: ours,
+// ReleaseRequest is the claims of a release callback (contract §2.5: ours,
 // read tolerantly: PayoutID, ProviderID and Reason may be empty).
 type ReleaseRequest struct {
 	HoldReference  string

@@ -1,5 +1,5 @@
 // Package keyring keeps the adapter's callback keyring, the signing secrets
-// that open ledger callbacks (design 2.1 step 3), in the database, encrypted
+// that open ledger callbacks (contract §2.1 step 3), in the database, encrypted
 // at rest, and keeps every replica's in-memory envelope.KeySet in step with
 // it.
 //
@@ -91,7 +91,7 @@
 // one small query and a few AES-GCM opens per replica every 2 s. A change
 // made through any replica's Vault (add, generate, retire) is therefore in
 // every replica's keyring one Interval plus one load after it commits, well
-// within design 1's 5 s. No version query is used: a "count and latest
+// within contract §1's 5 s. No version query is used: a "count and latest
 // timestamp" check saves nothing measurable and can miss a retirement
 // stamped by a replica whose clock is behind. When a load fails (database
 // down) the keyring keeps the last keys loaded, and the failure is logged.

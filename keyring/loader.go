@@ -18,7 +18,7 @@ import (
 
 // DefaultInterval is how often a Loader reloads the keyring by default. A
 // change made through any replica reaches every replica's keyring within
-// one interval plus one load (design 1: within 5 s).
+// one interval plus one load (contract §1: within 5 s).
 const DefaultInterval = 2 * time.Second
 
 // failureLogEvery: while the database keeps failing, a Loader logs the first

@@ -29,7 +29,7 @@ type Answer struct {
 }
 
 // CreditParams are the arguments of the credit-account decision
-// (cb_credit, design 2.6): the request's business claims with the
+// (cb_credit, contract §2.6): the request's business claims with the
 // idempotency key's fingerprint, and the references a credit made now
 // takes. Max nil: no limit.
 type CreditParams struct {

@@ -8,7 +8,7 @@ import (
 func TestCurrency(t *testing.T) {
 	t.Parallel()
 
-	// codePattern is design 2.2's pattern, checked by regexp as a second path
+	// codePattern is contract §2.2's pattern, checked by regexp as a second path
 	// next to isCurrencyCode.
 	codePattern := regexp.MustCompile(`^[A-Z]{3}$`)
 

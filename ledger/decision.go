@@ -1,6 +1,6 @@
 package ledger
 
-// Outcomes of the decision tables (design 2.3 to 2.6).
+// Outcomes of the decision tables (contract §2.3 to 2.6).
 const (
 	OutcomeApproved               = "approved"
 	OutcomeDenied                 = "denied"                  // authorize
@@ -9,8 +9,8 @@ const (
 	OutcomeDestinationUnavailable = "destination_unavailable" // credit-account
 )
 
-// Reasons of credit-account refusals (design 2.6); ReasonCurrencyMismatch
-// is also authorize's (design 2.3). The other authorize, capture and
+// Reasons of credit-account refusals (contract §2.6); ReasonCurrencyMismatch
+// is also authorize's (contract §2.3). The other authorize, capture and
 // release reasons are in package holds.
 const (
 	ReasonUnknownDestination  = "unknown_destination"

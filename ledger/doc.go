@@ -7,7 +7,7 @@
 // every layer speaks, and the invariants below. It imports no database
 // driver: package store is the boundary that reads and writes these types
 // in Postgres, and the decisions themselves run there, one server-side
-// function per file: schema/functions/cb_credit.sql (design 2.6) and
+// function per file: schema/functions/cb_credit.sql (contract §2.6) and
 // schema/functions/ledger_adjust.sql here; cb_authorize.sql,
 // cb_capture.sql, cb_release.sql and hold_settle.sql for holds (reserve,
 // then capture or release), described in package holds.
@@ -51,7 +51,7 @@
 //
 // Money is decimal.Decimal from the wire to NUMERIC and back; amounts are
 // parsed and validated by ParseMoney and ParseAmount against the ISO 4217
-// minor units of their currency (design 2.2); never a float.
+// minor units of their currency (contract §2.2); never a float.
 //
 // # Invariants
 //
@@ -113,7 +113,7 @@
 // I5. A payment request (requestID) is credited at most once.
 // Enforced by: credits_pkey, behind the advisory lock of the request;
 // cb_credit answers the first creditReference to any later credit of the
-// same requestID (design 2.6 row 2). Checked by duplicate_credit. Tested by
+// same requestID (contract §2.6 row 2). Checked by duplicate_credit. Tested by
 // ledger TestCreditTable and TestSameRequestOtherKeyWhileFirstUncommitted.
 //
 // I6. All balances of a currency sum to zero.

@@ -6,7 +6,7 @@ import (
 )
 
 // Code classifies an Error. Each transport maps codes to its statuses in
-// one table (admin.StatusOf; the callbacks' statuses of design 2.7).
+// one table (admin.StatusOf; the callbacks' statuses of contract §2.7).
 type Code string
 
 // The codes an Error carries.

@@ -255,7 +255,7 @@ func credit(t *testing.T, b bundle, key, requestID, dest, requester, amount stri
 	return a
 }
 
-// TestCreditTable covers every row of design 2.6 against cb_credit, without
+// TestCreditTable covers every row of contract §2.6 against cb_credit, without
 // HTTP; each row is a subtest of its own on a database of its own.
 func TestCreditTable(t *testing.T) {
 	t.Parallel()

@@ -11,7 +11,7 @@ import (
 )
 
 // Money is an amount in one currency, as the spec's Money object carries it
-// (design 2.2). A Money returned by ParseMoney or UnmarshalJSON always holds:
+// (contract §2.2). A Money returned by ParseMoney or UnmarshalJSON always holds:
 //
 //  1. Currency is an active ISO 4217 code (ValidCurrency).
 //  2. 0 < Value ≤ 10^15.
@@ -69,14 +69,14 @@ const (
 // zeros fits easily; a longer string is refused before any arithmetic, so a
 // pathological 100,000-digit input costs one length check. A side effect: a
 // value padded past 64 characters with zeros ("0000…1.00") is refused even
-// though the regular expression of design 2.2 matches it.
+// though the regular expression of contract §2.2 matches it.
 const MaxValueLen = 64
 
-// maxValue is the largest accepted amount, 10^15 (design 2.2).
+// maxValue is the largest accepted amount, 10^15 (contract §2.2).
 var maxValue = decimal.New(1, 15)
 
 // ParseMoney validates a Money given as its wire fields and returns it
-// normalised, exactly as design 2.2 states:
+// normalised, exactly as contract §2.2 states:
 //
 //   - code matches ^[A-Z]{3}$ and is in the table of MinorUnits;
 //   - decimalPlaces equals the ISO 4217 minor units of code;
@@ -158,7 +158,7 @@ func currencyPlaces(code, pointer string) (int32, error) {
 	return places, nil
 }
 
-// parseValue checks s against design 2.2 for a currency with places minor
+// parseValue checks s against contract §2.2 for a currency with places minor
 // units and returns it with exponent -places. It reads s byte by byte, so
 // non-ASCII digits, spaces and anything else outside [0-9.] are refused, and
 // it builds the coefficient in a uint64 whose range the length checks keep it

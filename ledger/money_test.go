@@ -514,12 +514,12 @@ func TestMoneyJSON(t *testing.T) {
 	})
 }
 
-// valuePattern is design 2.2's value pattern. The fuzz targets judge every
+// valuePattern is contract §2.2's value pattern. The fuzz targets judge every
 // input with it and decimal.NewFromString, a path independent of parseValue.
 var valuePattern = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
 
 // oracleValue says whether s (unsigned, without '-') is acceptable in a
-// currency with places minor units, and its value, by design 2.2 and the
+// currency with places minor units, and its value, by contract §2.2 and the
 // documented length cap.
 func oracleValue(t *testing.T, s string, places int32, signed bool) (decimal.Decimal, bool) {
 	t.Helper()

@@ -9,7 +9,7 @@ import (
 )
 
 // CreditRequest is the business claims of a credit-account callback
-// (design 2.6), decoded and checked: what the credit decision takes.
+// (contract §2.6), decoded and checked: what the credit decision takes.
 type CreditRequest struct {
 	ProviderID          string
 	IdempotencyKey      string

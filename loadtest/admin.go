@@ -18,7 +18,7 @@ import (
 )
 
 // adminClient is what the load tester does through ledgerd's admin API
-// (design section 4): seeding, reading back, the signing secret,
+// (contract §4): seeding, reading back, the signing secret,
 // reconciling, and reading /metrics. The calls are adminapi's.
 type adminClient struct {
 	*adminapi.Client
@@ -160,7 +160,7 @@ func (c *adminClient) retireSecret(ctx context.Context, id string) error {
 	return err
 }
 
-// Keyring propagation (keyring package, design 1): every replica reloads
+// Keyring propagation (keyring package, contract §1): every replica reloads
 // its keyring from the database every 2 s, so a secret is in every
 // keyring one interval plus one load after it commits.
 const (

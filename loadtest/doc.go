@@ -1,5 +1,5 @@
-// Package loadtest plays the payments service against a ledgerd (design
-// section 6): it seeds accounts through the admin API, makes sure ledgerd's
+// Package loadtest plays the payments service against a ledgerd (contract
+// §6): it seeds accounts through the admin API, makes sure ledgerd's
 // keyring holds its signing secret, and sends a storm of ledger callbacks,
 // with the deliveries a real caller produces, then checks from the outside
 // that the ledger holds what the storm implies, and reports what it
@@ -14,11 +14,11 @@
 //
 //  0. authorize: one authorize per payout, nothing else, so the authorize
 //     rate is measured on its own;
-//  1. second attempts of some authorizes under a new key (design 2.3 row 3:
+//  1. second attempts of some authorizes under a new key (contract §2.3 row 3:
 //     approved with the same holdReference), and the credits;
 //  2. capture or release of each payout that is not left held (the
 //     holdReference is the one authorize answered), and second attempts of
-//     some credits under a new key (design 2.6 row 2: the same
+//     some credits under a new key (contract §2.6 row 2: the same
 //     creditReference).
 //
 // With a duration the storm runs in rounds (GenerateRound): every round is

@@ -29,7 +29,7 @@ const (
 
 // The phases of a storm, run one after the other, each at the concurrency.
 // Authorizes come first and alone so that their rate is measured cleanly
-// (design 2.9 compares it with the naive SQL); second attempts of an
+// (contract §2.9 compares it with the naive SQL); second attempts of an
 // authorize under a new key need the first hold in place and uncaptured; a
 // second credit attempt needs the first credit answered.
 const (

@@ -1,4 +1,4 @@
-// Package reconciliation checks the ledger from outside (design section 5):
+// Package reconciliation checks the ledger from outside (contract §5):
 // the invariants I1 to I6 over the committed tables, the holds and orphans
 // that need a human, and, when the service's provider API is configured,
 // every hold against the service's own view of its payout. A run writes a

@@ -94,7 +94,7 @@ func SeverityOf(kind string) string {
 	return SeverityCritical
 }
 
-// Report is the outcome of one run (design section 5).
+// Report is the outcome of one run (contract §5).
 type Report struct {
 	RunID      string    `json:"runID"`
 	StartedOn  time.Time `json:"startedOn"`

@@ -25,7 +25,7 @@ import (
 	"github.com/provider-ledger/adapter/store"
 )
 
-// Config is ledgerd's configuration (design section 1). Every field comes
+// Config is ledgerd's configuration (contract §1). Every field comes
 // from an env var and a flag of the same meaning; the flag wins.
 type Config struct {
 	DatabaseURL          string

@@ -1,5 +1,5 @@
 // Package server wires ledgerd: it loads the configuration (env vars and
-// flags, design section 1), starts the embedded Postgres when DATABASE_URL
+// flags, contract §1), starts the embedded Postgres when DATABASE_URL
 // is unset, applies migrations, opens the pool, and serves the callback
 // listener and the admin listener (admin API, /metrics, /healthz, /readyz),
 // each capped at LEDGER_MAX_CONNECTIONS open connections (listener.go),

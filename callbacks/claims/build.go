@@ -10,7 +10,7 @@ import (
 	"github.com/provider-ledger/adapter/ledger"
 )
 
-// BuildResponse builds the claims of an answer (design 2.1):
+// BuildResponse builds the claims of an answer (contract §2.1):
 // {"iat":now,"exp":now+Lifetime,"service":service}, without typ. service must
 // marshal to a JSON object (a struct, a map, a json.RawMessage object).
 func BuildResponse(now time.Time, service any) ([]byte, error) {
@@ -62,7 +62,7 @@ var referenceClaims = map[string]string{
 func ReferenceClaim(endpoint string) string { return referenceClaims[endpoint] }
 
 // Answer is the service object of every callback's answer, the one
-// declaration of its wire shape (design 2.1 and 2.3 to 2.6):
+// declaration of its wire shape (contract §2.1 and 2.3 to 2.6):
 //
 //	{"outcome": "...", "<reference claim>": "...", "reason": "...", "idempotencyKey": "..."}
 //

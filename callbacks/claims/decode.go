@@ -223,7 +223,7 @@ func (f *fields) str(i int, required bool) string {
 	return string(s)
 }
 
-// amount returns the Money claim i, validated as design 2.2 says.
+// amount returns the Money claim i, validated as contract §2.2 says.
 func (f *fields) amount(i int) ledger.Money {
 	if f.absent(i) {
 		f.fail(i, f.names[i]+" is required")

@@ -1,5 +1,5 @@
-// Package claims is the wire vocabulary of the ledger callbacks (design
-// 2.1 to 2.6): the endpoint names, the registered claims (exp, iat, typ,
+// Package claims is the wire vocabulary of the ledger callbacks (contract
+// §2.1 to 2.6): the endpoint names, the registered claims (exp, iat, typ,
 // service), and the business claims of each endpoint, decoded and checked
 // in one pass into the typed request its decision takes
 // (holds.AuthorizeRequest, holds.CaptureRequest, holds.ReleaseRequest,
@@ -30,7 +30,7 @@
 //     against the route, service present;
 //   - the endpoint's business claims, each reported with a JSON Pointer
 //     into the claims (/service/payoutID, /service/amount/value), Money
-//     by ledger.DecodeMoney (ISO 4217, design 2.2);
+//     by ledger.DecodeMoney (ISO 4217, contract §2.2);
 //   - a providerID naming another provider is ErrWrongProvider (403).
 //
 // Errors never hold claim values: a pointer holds member names only.

@@ -25,7 +25,7 @@ var Endpoints = []string{Authorize, Capture, Release, CreditAccount}
 // Lifetime is the span between iat and exp of the claims built here.
 const Lifetime = 300 * time.Second
 
-// Header holds the registered top-level claims of a callback (design 2.1
+// Header holds the registered top-level claims of a callback (contract §2.1
 // step 5). Service is the raw object claim service, a sub-slice of the
 // input (nil when absent).
 type Header struct {
@@ -54,7 +54,7 @@ func Parse(b []byte) (Header, error) {
 	return w.h, nil
 }
 
-// Validate applies the checks of design 2.1 step 5, in this order:
+// Validate applies the checks of contract §2.1 step 5, in this order:
 // exp + leeway >= now (else ErrExpired), iat - leeway <= now (else
 // ErrNotYetValid), typ == wantTyp (else ErrWrongType; an empty wantTyp skips
 // the check, as for answers, which carry no typ), service present (else

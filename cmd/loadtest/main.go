@@ -3,7 +3,7 @@
 // retry policy, record and replay, an invariant check through the admin API
 // and reconciliation, JSON and HTML reports, soak and chaos runs, the
 // throughput bench, and `loadtest spawn`, which builds, starts, storms,
-// checks and tears down a ledgerd in one command (design section 6). The
+// checks and tears down a ledgerd in one command (contract §6). The
 // work is in package loadtest; `loadtest --help` describes every command.
 package main
 
