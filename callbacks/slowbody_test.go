@@ -19,6 +19,7 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
+	"github.com/provider-ledger/adapter/internal/wait"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
 
@@ -109,7 +110,7 @@ func TestSlowUploads(t *testing.T) {
 		reads, inflight := s.srv.BodyReads(), s.srv.Metrics().Inflight()
 		// Every slow upload is in the server, reading its body (before the
 		// fix they took the 64 in-flight slots instead).
-		waitFor(t, "the 96 slow uploads to be read", func() bool {
+		wait.Until(t, "the 96 slow uploads to be read", func() bool {
 			return testutil.ToFloat64(reads) >= 96 || testutil.ToFloat64(inflight) >= 64
 		})
 		var took []time.Duration
@@ -155,13 +156,13 @@ func TestSlowUploads(t *testing.T) {
 		if ne, ok := err.(net.Error); ok && ne.Timeout() {
 			t.Fatal("the connection stayed open after the 408")
 		}
-		waitFor(t, "the 408 to be counted", func() bool {
+		wait.Until(t, "the 408 to be counted", func() bool {
 			return testutil.ToFloat64(s.srv.Metrics().Requests(claims.Authorize, "body_timeout", 408)) == 1
 		})
 		if n := testutil.ToFloat64(s.srv.BodyReads()); n != 0 {
 			t.Fatalf("bodies being read after the 408: %v", n)
 		}
-		waitFor(t, "the access log line", func() bool {
+		wait.Until(t, "the access log line", func() bool {
 			return strings.Contains(s.log.String(), `"outcome":"body_timeout"`)
 		})
 		if line := s.log.String(); !strings.Contains(line, `"status":408`) || !strings.Contains(line, `"level":"WARN"`) {
@@ -188,7 +189,7 @@ func TestSlowUploads(t *testing.T) {
 		s := newSlowServer(t, b, callbacks.Config{MaxBodyReads: 1, BodyTimeout: time.Second})
 		slow := slowUpload(t, strings.TrimPrefix(s.http.URL, "http://"))
 		reads := s.srv.BodyReads()
-		waitFor(t, "the slow body to be read", func() bool { return testutil.ToFloat64(reads) == 1 })
+		wait.Until(t, "the slow body to be read", func() bool { return testutil.ToFloat64(reads) == 1 })
 		// A ready body waits for the one place; the slow upload gives it
 		// up at its body timeout, which comes before the ready body's.
 		type reply struct {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/internal/wait"
 	"github.com/provider-ledger/adapter/store"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
@@ -217,10 +218,7 @@ func TestRetryableStatuses(t *testing.T) {
 		wg.Go(func() {
 			first = b.send(t, claims.Authorize, authorizeClaims("pt-2", "kt-2", "alice", "src-t2", "10", 0))
 		})
-		deadline := time.Now().Add(5 * time.Second)
-		for testutil.ToFloat64(b.server.Metrics().Inflight()) < 1 && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
+		wait.Until(t, "the first callback in flight", func() bool { return testutil.ToFloat64(b.server.Metrics().Inflight()) >= 1 })
 		r := b.send(t, claims.Authorize, authorizeClaims("pt-3", "kt-3", "alice", "src-t2", "10", 0))
 		unlock()
 		wg.Wait()

@@ -18,6 +18,7 @@ import (
 	"github.com/provider-ledger/adapter/embedpg"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
 	"github.com/provider-ledger/adapter/internal/tooltest"
+	"github.com/provider-ledger/adapter/internal/wait"
 	"github.com/provider-ledger/adapter/server"
 )
 
@@ -151,11 +152,7 @@ func TestFailover(t *testing.T) {
 			done <- server.Run(ctx, config(t, "DATABASE_URL", standby.url("postgres"), "LEDGER_PROVIDER_ID", "bank-s", "LEDGER_SIGNING_SECRETS", b64),
 				slog.New(slog.NewJSONHandler(&wlog, nil)), server.Hooks{Started: func(string, string) { t.Error("ledgerd started on a standby") }})
 		}()
-		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(wlog.String(), "read-only (a standby)"); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no wait for a read-only database logged:\n%s", wlog.String())
-			}
-		}
+		wait.Until(t, "a wait for a read-only database logged", func() bool { return strings.Contains(wlog.String(), "read-only (a standby)") })
 		cancel()
 		if err := <-done; err != nil {
 			t.Fatalf("stopped while waiting: %v", err)

@@ -25,6 +25,7 @@ import (
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
 	"github.com/provider-ledger/adapter/internal/tooltest"
+	"github.com/provider-ledger/adapter/internal/wait"
 	"github.com/provider-ledger/adapter/server"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
@@ -272,16 +273,14 @@ func TestPgbouncer(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := &caller.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: fresh}}
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		wait.UntilErr(t, "the new secret to open a callback", func() error {
 			r, err := c.Send(context.Background(), claims.Capture, map[string]any{"payoutID": "p-new", "providerID": "bank-b",
 				"holdReference": "hold_none", "idempotencyKey": "k-new"})
-			if err == nil && r.Status == 200 {
-				break
+			if err == nil && r.Status != 200 {
+				err = fmt.Errorf("status %d %v", r.Status, r.Problem)
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the new secret did not open a callback within 5s: %+v %v", r, err)
-			}
-		}
+			return err
+		})
 		if code := get(t, "http://"+d.admin+"/readyz", nil); code != http.StatusOK {
 			t.Fatalf("readyz = %d", code)
 		}

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/provider-ledger/adapter/callbacks/caller"
 	"github.com/provider-ledger/adapter/callbacks/claims"
@@ -15,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/internal/wait"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
 
@@ -135,18 +135,13 @@ func TestReadiness(t *testing.T) {
 		}
 		defer admin.Close(ctx)
 		name := dbName(t, url)
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		wait.Until(t, "both pooled connections to wait on a lock", func() bool {
 			var waiting int
 			if err := admin.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'`, name).Scan(&waiting); err != nil {
 				t.Fatal(err)
 			}
-			if waiting == 2 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%d pooled connections waiting, want 2", waiting)
-			}
-		}
+			return waiting == 2
+		})
 		wantReady(t, d)
 		_ = tx.Rollback(ctx)
 		for range 2 {
