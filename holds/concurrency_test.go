@@ -126,8 +126,7 @@ func TestConcurrentSameKey(t *testing.T) {
 	})
 	storetest.AssertBalances(t, b.db, "sk-1", "100", "7", "93")
 	run("capture", func() (ledger.Answer, error) {
-		return b.db.Capture(ctx, holds.CaptureParams{Key: "ck", Fingerprint: fp("ck"), KeyFingerprint: "test", Now: time.Now(),
-			PayoutID: "sk-p", HoldReference: h.Reference, CaptureReference: ledger.NewReference("cap_"), TransactionID: ledger.NewTransactionID()})
+		return b.db.Capture(ctx, captureParams("ck", "sk-p", h.Reference))
 	})
 	storetest.AssertBalances(t, b.db, "sk-1", "93", "0", "93")
 	var attempts int
@@ -215,14 +214,12 @@ func TestRandomizedWorkload(t *testing.T) {
 					}
 					mu.Unlock()
 					if k < 6 {
-						_, err = b.db.Capture(ctx, holds.CaptureParams{Key: key, Fingerprint: fp(key), KeyFingerprint: "test", Now: time.Now(),
-							PayoutID: p.payout, HoldReference: p.ref, CaptureReference: ledger.NewReference("cap_"), TransactionID: ledger.NewTransactionID()})
+						_, err = b.db.Capture(ctx, captureParams(key, p.payout, p.ref))
 					} else {
-						_, err = b.db.Release(ctx, holds.ReleaseParams{Key: key, Fingerprint: fp(key), KeyFingerprint: "test", Now: time.Now(),
-							HoldReference: p.ref, ReleaseReference: ledger.NewReference("rel_")})
+						_, err = b.db.Release(ctx, releaseParams(key, "", p.ref, ""))
 					}
 				case k < 9:
-					_, err = b.db.Credit(ctx, ledger.CreditParams{Key: key, Fingerprint: fp(key), KeyFingerprint: "test", Now: time.Now(),
+					_, err = b.db.Credit(ctx, ledger.CreditParams{Key: key, Fingerprint: ledger.ClaimsFingerprint("credit", key), KeyFingerprint: keyFingerprint, Now: time.Now(),
 						RequestID: fmt.Sprintf("wr-%d", rng.IntN(40)), Destination: fmt.Sprintf("wd-%d", i), Requester: fmt.Sprintf("o-%d", i),
 						Currency: "USD", Amount: amount, CreditReference: ledger.NewReference("cred_"), TransactionID: ledger.NewTransactionID()})
 				default:

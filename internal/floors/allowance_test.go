@@ -34,8 +34,6 @@ var longTests = map[string]int{
 	"envelope/envelope_test.go TestEnvelope":                                            1,
 	"envelope/envelope_test.go TestEnvelope literal":                                    1,
 	"envelope/keyset_test.go TestKeyring":                                               1,
-	"holds/holds_test.go TestAuthorizeTable":                                            1,
-	"holds/holds_test.go TestReleaseTable":                                              1,
 	"internal/strictjson/strictjson_test.go TestCheck":                                  1,
 	"internal/walkthrough/walkthrough_test.go TestFirstHour":                            1,
 	"keyring/bootstrap_test.go TestBootstrap":                                           1,
