@@ -29,8 +29,6 @@ var longTests = map[string]int{
 	"cmd/ledgerctl/reconcile_test.go TestReconcileCommandExitsOnTheWorstUnfixedFinding": 1,
 	"deploy/deploy_test.go TestDeploy":                                                  1,
 	"deploy/deploy_test.go TestDeploy literal":                                          1,
-	"embedpg/find_test.go TestFindBinaries":                                             1,
-	"embedpg/perm_test.go TestEnsureTraversable":                                        1,
 	"internal/walkthrough/walkthrough_test.go TestFirstHour":                            1,
 	"keyring/bootstrap_test.go TestBootstrap":                                           1,
 	"keyring/loader_test.go TestLoader":                                                 1,
