@@ -46,9 +46,4 @@ var longTests = map[string]int{
 	"server/pgbouncer_test.go startPgbouncer":                                           1,
 	"server/readiness_test.go TestReadiness":                                            1,
 	"server/secretfiles_test.go TestSecretFiles":                                        1,
-	"store/explain_test.go TestExplain":                                                 1,
-	"store/health_test.go TestHealth":                                                   1,
-	"store/readback_test.go TestListAccounts":                                           1,
-	"store/readback_test.go TestReadBack":                                               1,
-	"store/readback_test.go TestReadBack literal":                                       1,
 }
