@@ -138,16 +138,11 @@ func run(t *testing.T, root, block string, env []string) string {
 	return string(out)
 }
 
-// TestFirstHour runs the README's walkthrough and checks what it shows.
-func TestFirstHour(t *testing.T) {
-	tooltest.SkipShort(t, "builds the binaries and runs the README's first hour against a ledgerd")
-	t.Parallel()
-	root := datadir.Root(".")
-	if root == "" {
-		t.Fatal("not in the source tree")
-	}
-	// A scratch directory the postgres OS user can search when we are root,
-	// so that the embedded cluster's directories are all made by ledgerd.
+// scratchDir is a scratch directory the postgres OS user can search when
+// we are root, so that the embedded cluster's directories are all made by
+// ledgerd. It is removed when t ends.
+func scratchDir(t *testing.T) string {
+	t.Helper()
 	scratch, err := os.MkdirTemp("", "walkthrough-")
 	if err != nil {
 		t.Fatal(err)
@@ -156,6 +151,18 @@ func TestFirstHour(t *testing.T) {
 	if err := os.Chmod(scratch, 0o711); err != nil {
 		t.Fatal(err)
 	}
+	return scratch
+}
+
+// TestFirstHour runs the README's walkthrough and checks what it shows.
+func TestFirstHour(t *testing.T) {
+	tooltest.SkipShort(t, "builds the binaries and runs the README's first hour against a ledgerd")
+	t.Parallel()
+	root := datadir.Root(".")
+	if root == "" {
+		t.Fatal("not in the source tree")
+	}
+	scratch := scratchDir(t)
 	callbacks, admin := freePort(t), freePort(t)
 	env := environ("LEDGER_DATA_DIR="+filepath.Join(scratch, "var", "ledgerd"),
 		"LEDGER_LISTEN="+callbacks, "LEDGER_ADMIN_LISTEN="+admin,
