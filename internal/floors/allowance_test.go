@@ -15,8 +15,6 @@ var longTests = map[string]int{
 	"adminapi/readback_test.go TestReadbackAgainstLedgerd":                              1,
 	"adminapi/readback_test.go TestReadbackRequests":                                    1,
 	"adminapi/server_test.go TestAgainstLedgerd":                                        1,
-	"callbacks/rotation_test.go TestRotationUnderTraffic":                               1,
-	"callbacks/slowbody_test.go TestSlowUploads":                                        1,
 	"cmd/ledgerctl/admin_test.go TestAdminCommands":                                     1,
 	"cmd/ledgerctl/help_test.go TestHelp":                                               1,
 	"cmd/ledgerctl/provider_test.go TestProviderCommands":                               1,
