@@ -36,6 +36,5 @@ var longTests = map[string]int{
 	"server/pgbouncer_test.go TestPgbouncer":                                            1,
 	"server/pgbouncer_test.go TestPgbouncer literal":                                    1,
 	"server/pgbouncer_test.go startPgbouncer":                                           1,
-	"server/readiness_test.go TestReadiness":                                            1,
 	"server/secretfiles_test.go TestSecretFiles":                                        1,
 }
