@@ -33,8 +33,5 @@ var longTests = map[string]int{
 	"server/config_test.go TestLoadConfig":                                              1,
 	"server/failover_test.go TestFailover":                                              1,
 	"server/listener_test.go TestConnLimit":                                             1,
-	"server/pgbouncer_test.go TestPgbouncer":                                            1,
-	"server/pgbouncer_test.go TestPgbouncer literal":                                    1,
-	"server/pgbouncer_test.go startPgbouncer":                                           1,
 	"server/secretfiles_test.go TestSecretFiles":                                        1,
 }
