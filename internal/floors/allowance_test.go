@@ -31,7 +31,6 @@ var longTests = map[string]int{
 	"provider/resources_test.go TestLimitGroups":                                        1,
 	"provider/retry_test.go TestRetries":                                                1,
 	"server/config_test.go TestLoadConfig":                                              1,
-	"server/failover_test.go TestFailover":                                              1,
 	"server/listener_test.go TestConnLimit":                                             1,
 	"server/secretfiles_test.go TestSecretFiles":                                        1,
 }
