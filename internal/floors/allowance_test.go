@@ -20,8 +20,6 @@ var longTests = map[string]int{
 	"cmd/ledgerctl/provider_test.go TestProviderCommands":                               1,
 	"cmd/ledgerctl/readback_test.go TestReadbackCommands":                               1,
 	"cmd/ledgerctl/reconcile_test.go TestReconcileCommandExitsOnTheWorstUnfixedFinding": 1,
-	"deploy/deploy_test.go TestDeploy":                                                  1,
-	"deploy/deploy_test.go TestDeploy literal":                                          1,
 	"keyring/bootstrap_test.go TestBootstrap":                                           1,
 	"keyring/loader_test.go TestLoader":                                                 1,
 	"keyring/rekey_test.go TestKEKRotation":                                             1,
