@@ -120,23 +120,21 @@ func (n *pgNode) start() {
 	exited := n.exited
 	go func() { _ = cmd.Wait(); close(exited) }()
 	n.t.Cleanup(func() { n.kill() })
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	wait.UntilErr(n.t, n.name+" to accept connections", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		conn, err := pgx.Connect(ctx, n.url("postgres"))
 		cancel()
 		if err == nil {
 			conn.Close(context.Background())
-			return
+			return nil
 		}
 		select {
 		case <-exited:
 			n.t.Fatalf("%s exited at start: %s", n.name, n.tail())
 		default:
 		}
-		if time.Now().After(deadline) {
-			n.t.Fatalf("%s not ready within 60s (%v): %s", n.name, err, n.tail())
-		}
-	}
+		return err
+	})
 }
 
 // pids lists the postmaster and its children (each of which is a session

@@ -17,6 +17,7 @@ import (
 	"github.com/provider-ledger/adapter/internal/datadir"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
 	"github.com/provider-ledger/adapter/internal/tooltest"
+	"github.com/provider-ledger/adapter/internal/wait"
 )
 
 // blocks returns the ```sh blocks of the README's section "The first hour".
@@ -90,25 +91,24 @@ func startDaemon(t *testing.T, root, block string, env []string, admin string) *
 			d.stop(t)
 		}
 	})
-	deadline := time.Now().Add(2 * time.Minute) // a first start runs initdb
-	for {
+	// A first start runs initdb: well within wait.Deadline.
+	wait.Until(t, block+" to be ready", func() bool {
 		resp, err := http.Get("http://" + admin + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return d
+				return true
 			}
 		}
 		select {
 		case err := <-d.done:
 			d.done <- err
 			t.Fatalf("%s exited (%v) before it was ready:\n%s", block, err, d.log.String())
-		case <-time.After(100 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not ready after 2 minutes:\n%s", block, d.log.String())
-		}
-	}
+		return false
+	})
+	return d
 }
 
 // stop is Ctrl-C in the first terminal; it returns the exit error.
