@@ -137,11 +137,14 @@ func TestConcurrentSameKey(t *testing.T) {
 }
 
 // TestConcurrentCaptureAndRelease: capture and release of one hold race;
-// exactly one wins and the other sees the final state.
+// exactly one wins and the other sees the final state, and the money
+// moved is exactly the captures' (each 1.00 out of cr-1 into
+// settlement:USD; a release moves nothing).
 func TestConcurrentCaptureAndRelease(t *testing.T) {
 	t.Parallel()
 	ctx, b := setup(t)
 	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "cr-1", Owner: "alice", Funds: "1000", Source: "src-cr1"})
+	captured := int64(0)
 	for round := range 20 {
 		payout := fmt.Sprintf("crp-%d", round)
 		ref := authorize(t, b, auth{payout: payout, source: "src-cr1", amount: "1"}).Reference
@@ -152,13 +155,22 @@ func TestConcurrentCaptureAndRelease(t *testing.T) {
 		wg.Go(func() { <-start; r = release(t, b, "r-"+payout, payout, ref) })
 		close(start)
 		wg.Wait()
-		h, _ := b.db.GetHold(ctx, ref)
+		h, err := b.db.GetHold(ctx, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
 		switch {
 		case c.Approved() && r.Outcome == "failed" && r.Reason == "hold_captured" && h.Status == holds.StatusCaptured:
+			captured++
 		case r.Approved() && c.Outcome == "failed" && c.Reason == "hold_released" && h.Status == holds.StatusReleased:
 		default:
 			t.Fatalf("round %d: capture %+v, release %+v, hold %s", round, c, r, h.Status)
 		}
+	}
+	left := decimal.NewFromInt(1000 - captured).String()
+	storetest.AssertBalances(t, b.db, "cr-1", left, "0", left)
+	if s := settlement(t, b); !s.Equal(decimal.NewFromInt(captured)) {
+		t.Fatalf("settlement %s after %d captures of 1.00", s, captured)
 	}
 	storetest.AssertInvariants(t, b.db)
 }
