@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/provider-ledger/adapter/callbacks/claims"
+	"github.com/provider-ledger/adapter/internal/wait"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
 
@@ -39,7 +40,7 @@ func TestCallerGoneIsCountedApart(t *testing.T) {
 		sent <- err
 	}()
 	m := b.server.Metrics()
-	waitFor(t, "the authorize in flight", func() bool { return testutil.ToFloat64(m.Inflight()) == 1 })
+	wait.Until(t, "the authorize in flight", func() bool { return testutil.ToFloat64(m.Inflight()) == 1 })
 	hangUp()
 	if err := <-sent; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the caller's send: %v", err)
@@ -59,7 +60,7 @@ func TestCallerGoneIsCountedApart(t *testing.T) {
 		}
 		return out
 	}
-	waitFor(t, "the callback counted", func() bool { return len(counts()) > 0 })
+	wait.Until(t, "the callback counted", func() bool { return len(counts()) > 0 })
 	if got := counts(); len(got) != 1 || got["canceled 200"] != 1 {
 		t.Fatalf("counted as %v, want canceled 200 once", got)
 	}
@@ -67,17 +68,5 @@ func TestCallerGoneIsCountedApart(t *testing.T) {
 	r := b.send(t, claims.Authorize, service)
 	if r.Status != 200 || r.Outcome() != "approved" || testutil.ToFloat64(m.Replays(claims.Authorize)) != 1 {
 		t.Fatalf("retry: %d %s", r.Status, r.Raw)
-	}
-}
-
-// waitFor polls cond until it holds, failing t after a minute.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -13,6 +13,45 @@ import (
 	"github.com/provider-ledger/adapter/store/storetest"
 )
 
+// deadlineSent is one authorize of TestNothingCommitsAfter408UnderLoad and
+// its answer.
+type deadlineSent struct {
+	payout, key, owner, source string
+	status                     int
+	outcome                    string
+}
+
+// committedAsAnswered checks that what r's answer said is what the
+// database holds: after a 408 no hold and no stored answer, after an
+// approval exactly one of each (after a 503, either). It reports whether
+// r timed out.
+func committedAsAnswered(t *testing.T, b *bundle, r deadlineSent) bool {
+	t.Helper()
+	var holds, answers int
+	if err := b.pool.QueryRow(context.Background(), `SELECT
+  (SELECT count(*) FROM holds WHERE payout_id = $1),
+  (SELECT count(*) FROM callback_authorize WHERE scope = $1 AND idempotency_key = $2)`, r.payout, r.key).Scan(&holds, &answers); err != nil {
+		t.Fatal(err)
+	}
+	timedOut := false
+	switch {
+	case r.status == 408:
+		timedOut = true
+		if holds != 0 || answers != 0 {
+			t.Errorf("%s answered 408, then committed: %d holds, %d stored answers", r.payout, holds, answers)
+		}
+	case r.status == 200 && r.outcome == "approved":
+		if holds != 1 || answers != 1 {
+			t.Errorf("%s approved with %d holds and %d stored answers", r.payout, holds, answers)
+		}
+	case r.status == 503:
+		// The server could not confirm the cancel in time: either is possible.
+	default:
+		t.Errorf("%s: %d %s, want 200 approved, 408 or 503", r.payout, r.status, r.outcome)
+	}
+	return timedOut
+}
+
 // TestNothingCommitsAfter408UnderLoad: 48 senders authorize 480 payouts on
 // four accounts with a short request deadline, while another session keeps
 // locking those accounts for longer than the deadline, and the pool (12
@@ -33,19 +72,14 @@ func TestNothingCommitsAfter408UnderLoad(t *testing.T) {
 	var lockers sync.WaitGroup
 	lockers.Go(func() { holdLocks(ctx, t, b, accounts) })
 
-	type sent struct {
-		payout, key, owner, source string
-		status                     int
-		outcome                    string
-	}
-	results := make([]sent, senders*each)
+	results := make([]deadlineSent, senders*each)
 	var wg sync.WaitGroup
 	for s := range senders {
 		wg.Go(func() {
 			for i := range each {
 				n := s*each + i
 				a := n % accounts
-				r := sent{payout: fmt.Sprintf("dlp-%d", n), key: fmt.Sprintf("dlk-%d", n),
+				r := deadlineSent{payout: fmt.Sprintf("dlp-%d", n), key: fmt.Sprintf("dlk-%d", n),
 					owner: fmt.Sprintf("own-%d", a), source: fmt.Sprintf("src-dl-%d", a)}
 				reply, err := b.client.Send(context.Background(), claims.Authorize,
 					authorizeClaims(r.payout, r.key, r.owner, r.source, "1.00", 0))
@@ -67,26 +101,8 @@ func TestNothingCommitsAfter408UnderLoad(t *testing.T) {
 
 	timedOut := 0
 	for _, r := range results {
-		var holds, answers int
-		if err := b.pool.QueryRow(context.Background(), `SELECT
-  (SELECT count(*) FROM holds WHERE payout_id = $1),
-  (SELECT count(*) FROM callback_authorize WHERE scope = $1 AND idempotency_key = $2)`, r.payout, r.key).Scan(&holds, &answers); err != nil {
-			t.Fatal(err)
-		}
-		switch {
-		case r.status == 408:
+		if committedAsAnswered(t, b, r) {
 			timedOut++
-			if holds != 0 || answers != 0 {
-				t.Errorf("%s answered 408, then committed: %d holds, %d stored answers", r.payout, holds, answers)
-			}
-		case r.status == 200 && r.outcome == "approved":
-			if holds != 1 || answers != 1 {
-				t.Errorf("%s approved with %d holds and %d stored answers", r.payout, holds, answers)
-			}
-		case r.status == 503:
-			// The server could not confirm the cancel in time: either is possible.
-		default:
-			t.Errorf("%s: %d %s, want 200 approved, 408 or 503", r.payout, r.status, r.outcome)
 		}
 	}
 	if timedOut == 0 {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
+	"github.com/provider-ledger/adapter/internal/wait"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
 
@@ -139,13 +140,7 @@ ledgerd_holds_outstanding_amount{currency="USD"} 12.5
 `
 	// A scrape waits for the database at most dbgauge.Budget and then
 	// serves the values read before: wait for one that read the hold.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		err := testutil.GatherAndCompare(b.reg, strings.NewReader(expected), "ledgerd_holds_outstanding", "ledgerd_holds_outstanding_amount")
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-	}
+	wait.UntilErr(t, "a scrape that read the hold", func() error {
+		return testutil.GatherAndCompare(b.reg, strings.NewReader(expected), "ledgerd_holds_outstanding", "ledgerd_holds_outstanding_amount")
+	})
 }

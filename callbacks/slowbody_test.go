@@ -19,6 +19,7 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
+	"github.com/provider-ledger/adapter/internal/wait"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
 
@@ -86,88 +87,14 @@ func trickle(t *testing.T, conns []net.Conn) {
 	t.Cleanup(func() { close(done); wg.Wait() })
 }
 
-// TestSlowUploads: senders that trickle their bodies hold no in-flight
-// slot; a sender whose body is ready is served; a body that does not
-// arrive within the body timeout is answered 408 body-timeout, counted and
-// logged; the bodies read at once are bounded.
+// TestSlowUploads: a request refused on its headers is answered without
+// waiting for its body, and the bodies read at once are bounded (a sender
+// whose body is ready waits for a place, not for a trickling sender).
+// TestSlowUploadsDoNotStarveCallbacks and TestSlowUploadBodyTimeout hold
+// the rest: trickling senders hold no in-flight slot, and a body that does
+// not arrive in time is answered 408.
 func TestSlowUploads(t *testing.T) {
 	t.Parallel()
-
-	t.Run("NinetySixSlowUploadsDoNotStarveCallbacks", func(t *testing.T) {
-		t.Parallel()
-		b := setup(t, opts{})
-		b.account(t, storetest.AccountOpts{AccountID: "su-1", Owner: "alice", Funds: "100", Source: "src-su"})
-		// The slow uploads must stay open for the whole test: a body
-		// timeout far longer than the test takes.
-		s := newSlowServer(t, b, callbacks.Config{MaxInflight: 64, RequestTimeout: time.Minute, BodyTimeout: 50 * time.Second})
-		addr := strings.TrimPrefix(s.http.URL, "http://")
-		conns := make([]net.Conn, 96)
-		for i := range conns {
-			conns[i] = slowUpload(t, addr)
-		}
-		trickle(t, conns)
-		reads, inflight := s.srv.BodyReads(), s.srv.Metrics().Inflight()
-		// Every slow upload is in the server, reading its body (before the
-		// fix they took the 64 in-flight slots instead).
-		waitFor(t, "the 96 slow uploads to be read", func() bool {
-			return testutil.ToFloat64(reads) >= 96 || testutil.ToFloat64(inflight) >= 64
-		})
-		var took []time.Duration
-		for i := range 6 {
-			t0 := time.Now()
-			r, err := s.client.Send(context.Background(), claims.Authorize,
-				authorizeClaims(fmt.Sprintf("su-p%d", i), fmt.Sprintf("su-k%d", i), "alice", "src-su", "1", 0))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.Status != 200 || r.Outcome() != "approved" {
-				t.Fatalf("callback %d of 6 with 96 slow uploads open: %d %v", i+1, r.Status, r.Problem)
-			}
-			took = append(took, time.Since(t0).Round(time.Microsecond))
-		}
-		t.Logf("96 slow uploads open: six callbacks answered 200 in %v", took)
-		if n := testutil.ToFloat64(reads); n != 96 {
-			t.Fatalf("slow uploads being read after the six callbacks: %v, want 96", n)
-		}
-		storetest.AssertBalances(t, b.db, "su-1", "100", "6", "94")
-	})
-
-	t.Run("BodyTimeout408", func(t *testing.T) {
-		t.Parallel()
-		b := setup(t, opts{})
-		s := newSlowServer(t, b, callbacks.Config{BodyTimeout: 200 * time.Millisecond})
-		c := slowUpload(t, strings.TrimPrefix(s.http.URL, "http://"))
-		buf := make([]byte, 4096)
-		_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
-		n, err := c.Read(buf)
-		if err != nil {
-			t.Fatalf("no answer to a slow upload: %v", err)
-		}
-		answer := string(buf[:n])
-		if !strings.HasPrefix(answer, "HTTP/1.1 408 ") || !strings.Contains(answer, "urn:provider-ledger:problem:body-timeout") {
-			t.Fatalf("slow upload answered:\n%s", answer)
-		}
-		// The connection is closed after the answer: its rest is not read.
-		_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
-		for err == nil {
-			_, err = c.Read(buf)
-		}
-		if ne, ok := err.(net.Error); ok && ne.Timeout() {
-			t.Fatal("the connection stayed open after the 408")
-		}
-		waitFor(t, "the 408 to be counted", func() bool {
-			return testutil.ToFloat64(s.srv.Metrics().Requests(claims.Authorize, "body_timeout", 408)) == 1
-		})
-		if n := testutil.ToFloat64(s.srv.BodyReads()); n != 0 {
-			t.Fatalf("bodies being read after the 408: %v", n)
-		}
-		waitFor(t, "the access log line", func() bool {
-			return strings.Contains(s.log.String(), `"outcome":"body_timeout"`)
-		})
-		if line := s.log.String(); !strings.Contains(line, `"status":408`) || !strings.Contains(line, `"level":"WARN"`) {
-			t.Fatalf("log: %s", line)
-		}
-	})
 
 	t.Run("RefusedWithoutWaitingForTheBody", func(t *testing.T) {
 		t.Parallel()
@@ -188,7 +115,7 @@ func TestSlowUploads(t *testing.T) {
 		s := newSlowServer(t, b, callbacks.Config{MaxBodyReads: 1, BodyTimeout: time.Second})
 		slow := slowUpload(t, strings.TrimPrefix(s.http.URL, "http://"))
 		reads := s.srv.BodyReads()
-		waitFor(t, "the slow body to be read", func() bool { return testutil.ToFloat64(reads) == 1 })
+		wait.Until(t, "the slow body to be read", func() bool { return testutil.ToFloat64(reads) == 1 })
 		// A ready body waits for the one place; the slow upload gives it
 		// up at its body timeout, which comes before the ready body's.
 		type reply struct {
@@ -222,4 +149,85 @@ func TestSlowUploads(t *testing.T) {
 			t.Fatalf("the slow upload: %q %v", buf[:n], err)
 		}
 	})
+}
+
+// TestSlowUploadBodyTimeout: a body not sent within the body timeout is
+// answered 408 and its connection closed, counted and logged as a warning.
+func TestSlowUploadBodyTimeout(t *testing.T) {
+	t.Parallel()
+	b := setup(t, opts{})
+	s := newSlowServer(t, b, callbacks.Config{BodyTimeout: 200 * time.Millisecond})
+	c := slowUpload(t, strings.TrimPrefix(s.http.URL, "http://"))
+	buf := make([]byte, 4096)
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	n, err := c.Read(buf)
+	if err != nil {
+		t.Fatalf("no answer to a slow upload: %v", err)
+	}
+	answer := string(buf[:n])
+	if !strings.HasPrefix(answer, "HTTP/1.1 408 ") || !strings.Contains(answer, "urn:provider-ledger:problem:body-timeout") {
+		t.Fatalf("slow upload answered:\n%s", answer)
+	}
+	// The connection is closed after the answer: its rest is not read.
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	for err == nil {
+		_, err = c.Read(buf)
+	}
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("the connection stayed open after the 408")
+	}
+	wait.Until(t, "the 408 to be counted", func() bool {
+		return testutil.ToFloat64(s.srv.Metrics().Requests(claims.Authorize, "body_timeout", 408)) == 1
+	})
+	if n := testutil.ToFloat64(s.srv.BodyReads()); n != 0 {
+		t.Fatalf("bodies being read after the 408: %v", n)
+	}
+	wait.Until(t, "the access log line", func() bool {
+		return strings.Contains(s.log.String(), `"outcome":"body_timeout"`)
+	})
+	if line := s.log.String(); !strings.Contains(line, `"status":408`) || !strings.Contains(line, `"level":"WARN"`) {
+		t.Fatalf("log: %s", line)
+	}
+}
+
+// TestSlowUploadsDoNotStarveCallbacks: with 96 slow uploads open, each
+// reading its body, callbacks still take the in-flight slots and are
+// answered.
+func TestSlowUploadsDoNotStarveCallbacks(t *testing.T) {
+	t.Parallel()
+	b := setup(t, opts{})
+	b.account(t, storetest.AccountOpts{AccountID: "su-1", Owner: "alice", Funds: "100", Source: "src-su"})
+	// The slow uploads must stay open for the whole test: a body
+	// timeout far longer than the test takes.
+	s := newSlowServer(t, b, callbacks.Config{MaxInflight: 64, RequestTimeout: time.Minute, BodyTimeout: 50 * time.Second})
+	addr := strings.TrimPrefix(s.http.URL, "http://")
+	conns := make([]net.Conn, 96)
+	for i := range conns {
+		conns[i] = slowUpload(t, addr)
+	}
+	trickle(t, conns)
+	reads, inflight := s.srv.BodyReads(), s.srv.Metrics().Inflight()
+	// Every slow upload is in the server, reading its body (before the
+	// fix they took the 64 in-flight slots instead).
+	wait.Until(t, "the 96 slow uploads to be read", func() bool {
+		return testutil.ToFloat64(reads) >= 96 || testutil.ToFloat64(inflight) >= 64
+	})
+	var took []time.Duration
+	for i := range 6 {
+		t0 := time.Now()
+		r, err := s.client.Send(context.Background(), claims.Authorize,
+			authorizeClaims(fmt.Sprintf("su-p%d", i), fmt.Sprintf("su-k%d", i), "alice", "src-su", "1", 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != 200 || r.Outcome() != "approved" {
+			t.Fatalf("callback %d of 6 with 96 slow uploads open: %d %v", i+1, r.Status, r.Problem)
+		}
+		took = append(took, time.Since(t0).Round(time.Microsecond))
+	}
+	t.Logf("96 slow uploads open: six callbacks answered 200 in %v", took)
+	if n := testutil.ToFloat64(reads); n != 96 {
+		t.Fatalf("slow uploads being read after the six callbacks: %v, want 96", n)
+	}
+	storetest.AssertBalances(t, b.db, "su-1", "100", "6", "94")
 }

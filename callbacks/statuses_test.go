@@ -20,6 +20,7 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks"
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/internal/wait"
 	"github.com/provider-ledger/adapter/store"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
@@ -39,6 +40,41 @@ func hasPointer(r *caller.Reply, pointer string) bool {
 	return false
 }
 
+// sealClaims is a callback of typ with service's claims, issued at now,
+// sealed with key.
+func sealClaims(t *testing.T, key envelope.Key, typ string, service any, now time.Time) string {
+	t.Helper()
+	c, err := claims.BuildRequest(now, typ, service)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := envelope.Seal(key, envelope.FormClaims, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// withJWEHeader is tok with its protected header replaced by header.
+func withJWEHeader(tok, header string) string {
+	parts := strings.SplitN(tok, ".", 2)
+	return base64.RawURLEncoding.EncodeToString([]byte(header)) + "." + parts[1]
+}
+
+// statusClaimsWithout and statusClaimsWith are TestStatuses' authorize
+// claims without the member name, or with it set to v.
+func statusClaimsWithout(t *testing.T, name string) map[string]any {
+	c := asMap(t, authorizeClaims("ps-1", "ks-1", "alice", "src-s1", "10", 0))
+	delete(c, name)
+	return c
+}
+
+func statusClaimsWith(t *testing.T, name string, v any) map[string]any {
+	c := asMap(t, authorizeClaims("ps-1", "ks-1", "alice", "src-s1", "10", 0))
+	c[name] = v
+	return c
+}
+
 // TestStatuses covers the terminal statuses of contract §2.1 and 2.7, each
 // through a real listener; none of them changes the ledger.
 func TestStatuses(t *testing.T) {
@@ -47,36 +83,13 @@ func TestStatuses(t *testing.T) {
 	b.account(t, storetest.AccountOpts{AccountID: "s-1", Owner: "alice", Funds: "100", Source: "src-s1"})
 	ctx := context.Background()
 	good := authorizeClaims("ps-1", "ks-1", "alice", "src-s1", "10", 0)
-	sealed := func(key envelope.Key, typ string, service any, now time.Time) string {
-		claims, err := claims.BuildRequest(now, typ, service)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tok, err := envelope.Seal(key, envelope.FormClaims, claims)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tok
-	}
-	withHeader := func(tok, header string) string {
-		parts := strings.SplitN(tok, ".", 2)
-		return base64.RawURLEncoding.EncodeToString([]byte(header)) + "." + parts[1]
-	}
-	valid := sealed(b.key, "authorize", good, time.Now())
+	valid := sealClaims(t, b.key, "authorize", good, time.Now())
 	// A JSON-escaped line break inside the ciphertext segment: Go's Base64
 	// decoder would skip it.
 	ct := strings.LastIndex(valid, ".") - 8
 	newline := valid[:ct] + `\n` + valid[ct:]
-	without := func(name string) map[string]any {
-		c := asMap(t, authorizeClaims("ps-1", "ks-1", "alice", "src-s1", "10", 0))
-		delete(c, name)
-		return c
-	}
-	with := func(name string, v any) map[string]any {
-		c := asMap(t, authorizeClaims("ps-1", "ks-1", "alice", "src-s1", "10", 0))
-		c[name] = v
-		return c
-	}
+	without := func(name string) map[string]any { return statusClaimsWithout(t, name) }
+	with := func(name string, v any) map[string]any { return statusClaimsWith(t, name, v) }
 
 	for _, c := range []struct {
 		name    string
@@ -92,24 +105,24 @@ func TestStatuses(t *testing.T) {
 		{name: "TooLarge", body: `{"request":"` + strings.Repeat("a", callbacks.MaxBody) + `"}`, status: 413, slug: "payload-too-large"},
 		{name: "NotAJWE", token: "a.b.c", status: 400, slug: "malformed-jwe"},
 		{name: "NewlineInSegment", token: newline, status: 400, slug: "malformed-jwe"},
-		{name: "AlgDir", token: withHeader(valid, `{"alg":"dir","enc":"A256GCM","typ":"JWT","cty":"JWT"}`), status: 400, slug: "unsupported-jwe-header"},
-		{name: "EncA128GCM", token: withHeader(valid, `{"alg":"A256KW","enc":"A128GCM","typ":"JWT","cty":"JWT"}`), status: 400, slug: "unsupported-jwe-header"},
-		{name: "Zip", token: withHeader(valid, `{"alg":"A256KW","enc":"A256GCM","zip":"DEF","typ":"JWT","cty":"JWT"}`), status: 400, slug: "unsupported-jwe-header"},
-		{name: "OtherKey", token: sealed(newKey(t, "stranger"), "authorize", good, time.Now()), status: 400, slug: "undecryptable"},
-		{name: "Expired", token: sealed(b.key, "authorize", good, time.Now().Add(-400*time.Second)), status: 400, slug: "invalid-claims", pointer: "/exp"},
-		{name: "FromTheFuture", token: sealed(b.key, "authorize", good, time.Now().Add(2*time.Minute)), status: 400, slug: "invalid-claims", pointer: "/iat"},
-		{name: "WrongTyp", token: sealed(b.key, "capture", good, time.Now()), status: 400, slug: "invalid-claims", pointer: "/typ"},
-		{name: "WrongProvider", token: sealed(b.key, "authorize", with("providerID", "other-bank"), time.Now()), status: 403, slug: "wrong-provider"},
-		{name: "MissingPayoutID", token: sealed(b.key, "authorize", without("payoutID"), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/payoutID"},
-		{name: "MissingIdempotencyKey", token: sealed(b.key, "authorize", without("idempotencyKey"), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/idempotencyKey"},
-		{name: "PayoutIDNotString", token: sealed(b.key, "authorize", with("payoutID", 7), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/payoutID"},
-		{name: "FraudScoreString", token: sealed(b.key, "authorize", with("fraudScore", "0.1"), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/fraudScore"},
-		{name: "AmountInexact", token: sealed(b.key, "authorize", with("amount", usd("10.505")), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/amount/value"},
-		{name: "AmountNegative", token: sealed(b.key, "authorize", with("amount", usd("-1")), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/amount/value"},
-		{name: "AmountWrongPlaces", token: sealed(b.key, "authorize", with("amount", map[string]any{"currency": map[string]any{"code": "JPY", "decimalPlaces": 2}, "value": "1"}), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/amount/currency/decimalPlaces"},
-		{name: "NULInPayoutID", token: sealed(b.key, "authorize", with("payoutID", "p\x00"), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/payoutID"},
-		{name: "NULInIdempotencyKey", token: sealed(b.key, "authorize", with("idempotencyKey", "k\x00"), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/idempotencyKey"},
-		{name: "FraudOutOfRange", token: sealed(b.key, "authorize", with("fraudScore", 1.5), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/fraudScore"},
+		{name: "AlgDir", token: withJWEHeader(valid, `{"alg":"dir","enc":"A256GCM","typ":"JWT","cty":"JWT"}`), status: 400, slug: "unsupported-jwe-header"},
+		{name: "EncA128GCM", token: withJWEHeader(valid, `{"alg":"A256KW","enc":"A128GCM","typ":"JWT","cty":"JWT"}`), status: 400, slug: "unsupported-jwe-header"},
+		{name: "Zip", token: withJWEHeader(valid, `{"alg":"A256KW","enc":"A256GCM","zip":"DEF","typ":"JWT","cty":"JWT"}`), status: 400, slug: "unsupported-jwe-header"},
+		{name: "OtherKey", token: sealClaims(t, newKey(t, "stranger"), "authorize", good, time.Now()), status: 400, slug: "undecryptable"},
+		{name: "Expired", token: sealClaims(t, b.key, "authorize", good, time.Now().Add(-400*time.Second)), status: 400, slug: "invalid-claims", pointer: "/exp"},
+		{name: "FromTheFuture", token: sealClaims(t, b.key, "authorize", good, time.Now().Add(2*time.Minute)), status: 400, slug: "invalid-claims", pointer: "/iat"},
+		{name: "WrongTyp", token: sealClaims(t, b.key, "capture", good, time.Now()), status: 400, slug: "invalid-claims", pointer: "/typ"},
+		{name: "WrongProvider", token: sealClaims(t, b.key, "authorize", with("providerID", "other-bank"), time.Now()), status: 403, slug: "wrong-provider"},
+		{name: "MissingPayoutID", token: sealClaims(t, b.key, "authorize", without("payoutID"), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/payoutID"},
+		{name: "MissingIdempotencyKey", token: sealClaims(t, b.key, "authorize", without("idempotencyKey"), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/idempotencyKey"},
+		{name: "PayoutIDNotString", token: sealClaims(t, b.key, "authorize", with("payoutID", 7), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/payoutID"},
+		{name: "FraudScoreString", token: sealClaims(t, b.key, "authorize", with("fraudScore", "0.1"), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/fraudScore"},
+		{name: "AmountInexact", token: sealClaims(t, b.key, "authorize", with("amount", usd("10.505")), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/amount/value"},
+		{name: "AmountNegative", token: sealClaims(t, b.key, "authorize", with("amount", usd("-1")), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/amount/value"},
+		{name: "AmountWrongPlaces", token: sealClaims(t, b.key, "authorize", with("amount", map[string]any{"currency": map[string]any{"code": "JPY", "decimalPlaces": 2}, "value": "1"}), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/amount/currency/decimalPlaces"},
+		{name: "NULInPayoutID", token: sealClaims(t, b.key, "authorize", with("payoutID", "p\x00"), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/payoutID"},
+		{name: "NULInIdempotencyKey", token: sealClaims(t, b.key, "authorize", with("idempotencyKey", "k\x00"), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/idempotencyKey"},
+		{name: "FraudOutOfRange", token: sealClaims(t, b.key, "authorize", with("fraudScore", 1.5), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/fraudScore"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			body := []byte(c.body)
@@ -130,6 +143,15 @@ func TestStatuses(t *testing.T) {
 		t.Errorf("undecryptable counter = %v, want 1", n)
 	}
 
+}
+
+// TestRoutesAndRecovery: unknown routes and methods answer problem+json,
+// every answer is no-store, and a panic in a handler is a 500.
+func TestRoutesAndRecovery(t *testing.T) {
+	t.Parallel()
+	b := setup(t, opts{})
+	b.account(t, storetest.AccountOpts{AccountID: "s-1", Owner: "alice", Funds: "100", Source: "src-s1"})
+	valid := sealClaims(t, b.key, "authorize", authorizeClaims("ps-1", "ks-1", "alice", "src-s1", "10", 0), time.Now())
 	t.Run("Routing", func(t *testing.T) {
 		for _, c := range []struct {
 			method, path string
@@ -217,10 +239,7 @@ func TestRetryableStatuses(t *testing.T) {
 		wg.Go(func() {
 			first = b.send(t, claims.Authorize, authorizeClaims("pt-2", "kt-2", "alice", "src-t2", "10", 0))
 		})
-		deadline := time.Now().Add(5 * time.Second)
-		for testutil.ToFloat64(b.server.Metrics().Inflight()) < 1 && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
+		wait.Until(t, "the first callback in flight", func() bool { return testutil.ToFloat64(b.server.Metrics().Inflight()) >= 1 })
 		r := b.send(t, claims.Authorize, authorizeClaims("pt-3", "kt-3", "alice", "src-t2", "10", 0))
 		unlock()
 		wg.Wait()

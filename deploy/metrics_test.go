@@ -12,9 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/provider-ledger/adapter/callbacks"
+	"github.com/provider-ledger/adapter/internal/wait"
 	"github.com/provider-ledger/adapter/server"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
@@ -98,15 +98,12 @@ func ledgerdAtStart(t *testing.T) served {
 	case err := <-done:
 		t.Fatalf("ledgerd stopped: %v", err)
 	}
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		text := get(t, "http://"+addr+"/metrics")
-		if collectorsUp(text) {
-			return parseExposition(text)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the holds and reconciliation collectors never read the database:\n%s", text)
-		}
-	}
+	var text string
+	wait.Until(t, "the holds and reconciliation collectors to read the database", func() bool {
+		text = get(t, "http://"+addr+"/metrics")
+		return collectorsUp(text)
+	})
+	return parseExposition(text)
 }
 
 // collectorsUp says whether an exposition has every database collector up.

@@ -22,22 +22,26 @@ func makeBin(t *testing.T, dir string, names ...string) string {
 	return dir
 }
 
+// findTree is a temporary tree for the finder: root, and other, a
+// complete bin directory outside any search location.
+type findTree struct {
+	root  string
+	other string
+}
+
+func newFindTree(t *testing.T) *findTree {
+	t.Helper()
+	root := t.TempDir()
+	return &findTree{root: root, other: makeBin(t, filepath.Join(root, "other"), "initdb", "postgres")}
+}
+
+// TestFindBinaries: a directory given explicitly is used, and only it:
+// without both binaries it is ErrNoBinaries, never a fallback elsewhere.
 func TestFindBinaries(t *testing.T) {
 	t.Parallel()
-
-	type testBundle struct {
-		root string
-		// a complete bin dir outside any search location
-		other string
-	}
-	setup := func(t *testing.T) *testBundle {
-		root := t.TempDir()
-		return &testBundle{root: root, other: makeBin(t, filepath.Join(root, "other"), "initdb", "postgres")}
-	}
-
 	t.Run("OverrideHonoured", func(t *testing.T) {
 		t.Parallel()
-		b := setup(t)
+		b := newFindTree(t)
 		inPath := makeBin(t, filepath.Join(b.root, "path"), "initdb", "postgres")
 		got, err := finder{path: inPath}.find(b.other)
 		if err != nil || got != b.other {
@@ -47,7 +51,7 @@ func TestFindBinaries(t *testing.T) {
 
 	t.Run("OverrideWithoutBinariesIsErrNoBinaries", func(t *testing.T) {
 		t.Parallel()
-		b := setup(t)
+		b := newFindTree(t)
 		empty := t.TempDir()
 		// Binaries elsewhere must not be used instead of a wrong override.
 		got, err := finder{path: b.other}.find(empty)
@@ -55,10 +59,15 @@ func TestFindBinaries(t *testing.T) {
 			t.Fatalf("find(empty override) = %q, %v; want ErrNoBinaries", got, err)
 		}
 	})
+}
 
+// TestFindBinariesNone: with no directory holding both binaries, executable,
+// the error says how to install them or to use DATABASE_URL.
+func TestFindBinariesNone(t *testing.T) {
+	t.Parallel()
 	t.Run("NothingFoundIsErrNoBinaries", func(t *testing.T) {
 		t.Parallel()
-		b := setup(t)
+		b := newFindTree(t)
 		onlyInitdb := makeBin(t, filepath.Join(b.root, "half"), "initdb")
 		got, err := finder{path: "" + string(os.PathListSeparator) + onlyInitdb, globs: []string{filepath.Join(b.root, "none", "*", "bin")}}.find("")
 		if !errors.Is(err, ErrNoBinaries) {
@@ -73,7 +82,7 @@ func TestFindBinaries(t *testing.T) {
 
 	t.Run("NonExecutableIgnored", func(t *testing.T) {
 		t.Parallel()
-		b := setup(t)
+		b := newFindTree(t)
 		dir := makeBin(t, filepath.Join(b.root, "noexec"), "initdb", "postgres")
 		if err := os.Chmod(filepath.Join(dir, "postgres"), 0o644); err != nil {
 			t.Fatal(err)
@@ -82,10 +91,16 @@ func TestFindBinaries(t *testing.T) {
 			t.Fatalf("find = %q, %v; want ErrNoBinaries", got, err)
 		}
 	})
+}
 
+// TestFindBinariesSearchOrder: PATH comes first (symlinks resolved), then
+// pg_config --bindir, then the distributions' directories, highest major
+// version first.
+func TestFindBinariesSearchOrder(t *testing.T) {
+	t.Parallel()
 	t.Run("PATHBeforePgConfigAndGlobs", func(t *testing.T) {
 		t.Parallel()
-		b := setup(t)
+		b := newFindTree(t)
 		half := makeBin(t, filepath.Join(b.root, "half"), "initdb")
 		full := makeBin(t, filepath.Join(b.root, "full"), "initdb", "postgres")
 		makeBin(t, filepath.Join(b.root, "lib", "postgresql", "17", "bin"), "initdb", "postgres")
@@ -100,7 +115,7 @@ func TestFindBinaries(t *testing.T) {
 
 	t.Run("PATHSymlinksResolved", func(t *testing.T) {
 		t.Parallel()
-		b := setup(t)
+		b := newFindTree(t)
 		links := filepath.Join(b.root, "links")
 		if err := os.MkdirAll(links, 0o755); err != nil {
 			t.Fatal(err)
@@ -117,7 +132,7 @@ func TestFindBinaries(t *testing.T) {
 
 	t.Run("PgConfigBinDir", func(t *testing.T) {
 		t.Parallel()
-		b := setup(t)
+		b := newFindTree(t)
 		tools := filepath.Join(b.root, "tools")
 		if err := os.MkdirAll(tools, 0o755); err != nil {
 			t.Fatal(err)
@@ -135,7 +150,7 @@ func TestFindBinaries(t *testing.T) {
 
 	t.Run("HighestMajorVersionFirst", func(t *testing.T) {
 		t.Parallel()
-		b := setup(t)
+		b := newFindTree(t)
 		lib := filepath.Join(b.root, "lib", "postgresql")
 		for _, v := range []string{"9.6", "10", "13", "9"} {
 			makeBin(t, filepath.Join(lib, v, "bin"), "initdb", "postgres")

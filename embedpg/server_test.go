@@ -23,6 +23,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/provider-ledger/adapter/internal/wait"
 )
 
 // These tests run real initdb and postgres processes from the installed
@@ -427,13 +429,7 @@ func TestServerDiesWithOwner(t *testing.T) {
 	if realDir, err := filepath.EvalSymlinks(pgDir); err == nil {
 		pgDir = realDir
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for alive(pgPID) || len(procsInDir(pgDir)) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("postgres of the killed owner still running: postmaster alive %v, processes %v", alive(pgPID), procsInDir(pgDir))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	wait.Until(t, "postgres of the killed owner to stop", func() bool { return !alive(pgPID) && len(procsInDir(pgDir)) == 0 })
 	// And the next owner starts cleanly.
 	s := start(t, cfg)
 	connect(t, s.URL())

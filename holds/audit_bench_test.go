@@ -10,7 +10,6 @@ import (
 
 	"github.com/shopspring/decimal"
 
-	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
@@ -47,9 +46,7 @@ func BenchmarkAuthorizeCaptureWhileAuditing(b *testing.B) {
 				if err != nil || !a.Approved() {
 					return fmt.Errorf("authorize: %+v %v", a, err)
 				}
-				a, err = db.Capture(ctx, holds.CaptureParams{Key: "c" + payout, Fingerprint: fp(payout), KeyFingerprint: "bench",
-					Now: time.Now(), PayoutID: payout, HoldReference: a.Reference, CaptureReference: ledger.NewReference("cap_"),
-					TransactionID: ledger.NewTransactionID()})
+				a, err = db.Capture(ctx, captureParams("c"+payout, payout, a.Reference))
 				if err != nil || !a.Approved() {
 					return fmt.Errorf("capture: %+v %v", a, err)
 				}

@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
-	"time"
 
-	"github.com/provider-ledger/adapter/holds"
-	"github.com/provider-ledger/adapter/ledger"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
 
@@ -33,9 +30,7 @@ func BenchmarkAuthorizeCapture(b *testing.B) {
 				if err != nil || !a.Approved() {
 					return fmt.Errorf("authorize: %+v %v", a, err)
 				}
-				a, err = db.Capture(ctx, holds.CaptureParams{Key: "c" + payout, Fingerprint: fp(payout), KeyFingerprint: "bench",
-					Now: time.Now(), PayoutID: payout, HoldReference: a.Reference, CaptureReference: ledger.NewReference("cap_"),
-					TransactionID: ledger.NewTransactionID()})
+				a, err = db.Capture(ctx, captureParams("c"+payout, payout, a.Reference))
 				if err != nil || !a.Approved() {
 					return fmt.Errorf("capture: %+v %v", a, err)
 				}

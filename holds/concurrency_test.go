@@ -126,8 +126,7 @@ func TestConcurrentSameKey(t *testing.T) {
 	})
 	storetest.AssertBalances(t, b.db, "sk-1", "100", "7", "93")
 	run("capture", func() (ledger.Answer, error) {
-		return b.db.Capture(ctx, holds.CaptureParams{Key: "ck", Fingerprint: fp("ck"), KeyFingerprint: "test", Now: time.Now(),
-			PayoutID: "sk-p", HoldReference: h.Reference, CaptureReference: ledger.NewReference("cap_"), TransactionID: ledger.NewTransactionID()})
+		return b.db.Capture(ctx, captureParams("ck", "sk-p", h.Reference))
 	})
 	storetest.AssertBalances(t, b.db, "sk-1", "93", "0", "93")
 	var attempts int
@@ -138,11 +137,14 @@ func TestConcurrentSameKey(t *testing.T) {
 }
 
 // TestConcurrentCaptureAndRelease: capture and release of one hold race;
-// exactly one wins and the other sees the final state.
+// exactly one wins and the other sees the final state, and the money
+// moved is exactly the captures' (each 1.00 out of cr-1 into
+// settlement:USD; a release moves nothing).
 func TestConcurrentCaptureAndRelease(t *testing.T) {
 	t.Parallel()
 	ctx, b := setup(t)
 	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "cr-1", Owner: "alice", Funds: "1000", Source: "src-cr1"})
+	captured := int64(0)
 	for round := range 20 {
 		payout := fmt.Sprintf("crp-%d", round)
 		ref := authorize(t, b, auth{payout: payout, source: "src-cr1", amount: "1"}).Reference
@@ -153,13 +155,22 @@ func TestConcurrentCaptureAndRelease(t *testing.T) {
 		wg.Go(func() { <-start; r = release(t, b, "r-"+payout, payout, ref) })
 		close(start)
 		wg.Wait()
-		h, _ := b.db.GetHold(ctx, ref)
+		h, err := b.db.GetHold(ctx, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
 		switch {
 		case c.Approved() && r.Outcome == "failed" && r.Reason == "hold_captured" && h.Status == holds.StatusCaptured:
+			captured++
 		case r.Approved() && c.Outcome == "failed" && c.Reason == "hold_released" && h.Status == holds.StatusReleased:
 		default:
 			t.Fatalf("round %d: capture %+v, release %+v, hold %s", round, c, r, h.Status)
 		}
+	}
+	left := decimal.NewFromInt(1000 - captured).String()
+	storetest.AssertBalances(t, b.db, "cr-1", left, "0", left)
+	if s := settlement(t, b); !s.Equal(decimal.NewFromInt(captured)) {
+		t.Fatalf("settlement %s after %d captures of 1.00", s, captured)
 	}
 	storetest.AssertInvariants(t, b.db)
 }
@@ -215,14 +226,12 @@ func TestRandomizedWorkload(t *testing.T) {
 					}
 					mu.Unlock()
 					if k < 6 {
-						_, err = b.db.Capture(ctx, holds.CaptureParams{Key: key, Fingerprint: fp(key), KeyFingerprint: "test", Now: time.Now(),
-							PayoutID: p.payout, HoldReference: p.ref, CaptureReference: ledger.NewReference("cap_"), TransactionID: ledger.NewTransactionID()})
+						_, err = b.db.Capture(ctx, captureParams(key, p.payout, p.ref))
 					} else {
-						_, err = b.db.Release(ctx, holds.ReleaseParams{Key: key, Fingerprint: fp(key), KeyFingerprint: "test", Now: time.Now(),
-							HoldReference: p.ref, ReleaseReference: ledger.NewReference("rel_")})
+						_, err = b.db.Release(ctx, releaseParams(key, "", p.ref, ""))
 					}
 				case k < 9:
-					_, err = b.db.Credit(ctx, ledger.CreditParams{Key: key, Fingerprint: fp(key), KeyFingerprint: "test", Now: time.Now(),
+					_, err = b.db.Credit(ctx, ledger.CreditParams{Key: key, Fingerprint: ledger.ClaimsFingerprint("credit", key), KeyFingerprint: keyFingerprint, Now: time.Now(),
 						RequestID: fmt.Sprintf("wr-%d", rng.IntN(40)), Destination: fmt.Sprintf("wd-%d", i), Requester: fmt.Sprintf("o-%d", i),
 						Currency: "USD", Amount: amount, CreditReference: ledger.NewReference("cred_"), TransactionID: ledger.NewTransactionID()})
 				default:

@@ -19,7 +19,9 @@
 // schema/functions/cb_capture.sql and cb_release.sql) with hold_settle
 // (rows 2 to 6, schema/functions/hold_settle.sql), called through package
 // store. The tests of this package are the decision tables, row by row,
-// against those functions without HTTP; each row runs alone.
+// against those functions without HTTP (authorize_test.go,
+// settle_test.go), each row alone on a database of its own, asserting the
+// answer and the balance, held and available amounts it leaves.
 //
 // # Constraints
 //

@@ -20,7 +20,8 @@ const (
 	StatusReleased = "released"
 )
 
-// ValidStatus reports whether s is a hold status.
+// ValidStatus reports whether s is a hold status: what a listing's status
+// filter accepts.
 func ValidStatus(s string) bool {
 	return s == StatusHeld || s == StatusCaptured || s == StatusReleased
 }
@@ -42,7 +43,14 @@ const (
 	ReasonHoldCaptured            = "hold_captured"
 )
 
-// Hold is a hold with its settlement, if any.
+// Hold is a hold as a reader sees it (the admin API, a reconciliation):
+// the funds it reserves (Amount in Currency, on AccountID through
+// FundingSource, for PayoutID) and where it stands. Status is StatusHeld
+// until its one settlement; then exactly one of the capture fields
+// (CaptureReference, CapturedAt) or the release fields (ReleaseReference,
+// ReleaseReason, ReleasedAt) is set, for good. A held hold counts in its
+// account's held amount; a captured one has left the account's balance for
+// settlement:<currency>; a released one has returned to available.
 type Hold struct {
 	HoldReference    string          `json:"holdReference"`
 	PayoutID         string          `json:"payoutID"`
@@ -103,7 +111,8 @@ func (o *ListOptions) Validate() (Position, error) {
 	return p, nil
 }
 
-// Page is one page of holds.
+// Page is one page of holds, newest first; NextCursor resumes after its
+// last hold when HasMore.
 type Page struct {
 	Holds      []Hold `json:"holds"`
 	NextCursor string `json:"nextCursor,omitempty"`

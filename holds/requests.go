@@ -93,6 +93,7 @@ func (r ReleaseRequest) Params(keyFingerprint string, now time.Time) ReleasePara
 		ReleaseReference: ledger.NewReference("rel_")}
 }
 
+// optional is s as an optional claim: nil when not given (empty).
 func optional(s string) *string {
 	if s == "" {
 		return nil

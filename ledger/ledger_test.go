@@ -94,25 +94,29 @@ func TestAccounts(t *testing.T) {
 		}
 	})
 
-	t.Run("FreezeUnfreezeCloseIsFinal", func(t *testing.T) {
-		t.Parallel()
-		storetest.Account(t, b.store, storetest.AccountOpts{AccountID: "acc-status"})
-		for _, step := range []struct {
-			status string
-			err    error
-		}{
-			{ledger.StatusFrozen, nil}, {ledger.StatusOpen, nil}, {ledger.StatusClosed, nil},
-			{ledger.StatusOpen, ledger.ErrAccountClosed}, {ledger.StatusFrozen, ledger.ErrAccountClosed}, {ledger.StatusClosed, nil},
-		} {
-			a, err := b.store.SetAccountStatus(ctx, "acc-status", step.status)
-			if !errors.Is(err, step.err) || (err == nil && a.Status != step.status) {
-				t.Fatalf("SetStatus(%s) = %+v, %v; want err %v", step.status, a, err, step.err)
-			}
+}
+
+// TestAccountStatus: an account freezes and unfreezes; closing it is
+// final; an unknown account is not found.
+func TestAccountStatus(t *testing.T) {
+	t.Parallel()
+	ctx, b := setup(t)
+	storetest.Account(t, b.store, storetest.AccountOpts{AccountID: "acc-status"})
+	for _, step := range []struct {
+		status string
+		err    error
+	}{
+		{ledger.StatusFrozen, nil}, {ledger.StatusOpen, nil}, {ledger.StatusClosed, nil},
+		{ledger.StatusOpen, ledger.ErrAccountClosed}, {ledger.StatusFrozen, ledger.ErrAccountClosed}, {ledger.StatusClosed, nil},
+	} {
+		a, err := b.store.SetAccountStatus(ctx, "acc-status", step.status)
+		if !errors.Is(err, step.err) || (err == nil && a.Status != step.status) {
+			t.Fatalf("SetStatus(%s) = %+v, %v; want err %v", step.status, a, err, step.err)
 		}
-		if _, err := b.store.SetAccountStatus(ctx, "nope", ledger.StatusFrozen); !errors.Is(err, ledger.ErrAccountNotFound) {
-			t.Fatalf("unknown account: %v", err)
-		}
-	})
+	}
+	if _, err := b.store.SetAccountStatus(ctx, "nope", ledger.StatusFrozen); !errors.Is(err, ledger.ErrAccountNotFound) {
+		t.Fatalf("unknown account: %v", err)
+	}
 }
 
 func TestAdjust(t *testing.T) {
@@ -175,26 +179,30 @@ func TestAdjust(t *testing.T) {
 		storetest.AssertBalances(t, b.store, "adj-3", "0", "0", "0")
 	})
 
-	t.Run("UnknownClosedAndBadInput", func(t *testing.T) {
-		t.Parallel()
-		if _, err := b.store.Adjust(ctx, "adj-none", dec("1"), "adj-none-k", ""); !errors.Is(err, ledger.ErrAccountNotFound) {
-			t.Fatalf("unknown account: %v", err)
-		}
-		if _, err := b.store.Adjust(ctx, "settlement:USD", dec("1"), "adj-sys-k", ""); !errors.Is(err, ledger.ErrAccountNotFound) {
-			t.Fatalf("system account: %v", err)
-		}
-		storetest.Account(t, b.store, storetest.AccountOpts{AccountID: "adj-closed", Status: ledger.StatusClosed})
-		if _, err := b.store.Adjust(ctx, "adj-closed", dec("1"), "adj-closed-k", ""); !errors.Is(err, ledger.ErrAccountClosed) {
-			t.Fatalf("closed account: %v", err)
-		}
-		var le *ledger.Error
-		if _, err := b.store.Adjust(ctx, "adj-closed", dec("0"), "k0", ""); !errors.As(err, &le) || le.Pointer != "/amount" {
-			t.Fatalf("zero amount: %v", err)
-		}
-		if _, err := b.store.Adjust(ctx, "adj-closed", dec("1"), "", ""); !errors.As(err, &le) || le.Pointer != "/idempotencyKey" {
-			t.Fatalf("empty key: %v", err)
-		}
-	})
+}
+
+// TestAdjustRefuses: an adjustment of an unknown, system or closed
+// account, of a zero amount or without a key is refused with its cause.
+func TestAdjustRefuses(t *testing.T) {
+	t.Parallel()
+	ctx, b := setup(t)
+	if _, err := b.store.Adjust(ctx, "adj-none", dec("1"), "adj-none-k", ""); !errors.Is(err, ledger.ErrAccountNotFound) {
+		t.Fatalf("unknown account: %v", err)
+	}
+	if _, err := b.store.Adjust(ctx, "settlement:USD", dec("1"), "adj-sys-k", ""); !errors.Is(err, ledger.ErrAccountNotFound) {
+		t.Fatalf("system account: %v", err)
+	}
+	storetest.Account(t, b.store, storetest.AccountOpts{AccountID: "adj-closed", Status: ledger.StatusClosed})
+	if _, err := b.store.Adjust(ctx, "adj-closed", dec("1"), "adj-closed-k", ""); !errors.Is(err, ledger.ErrAccountClosed) {
+		t.Fatalf("closed account: %v", err)
+	}
+	var le *ledger.Error
+	if _, err := b.store.Adjust(ctx, "adj-closed", dec("0"), "k0", ""); !errors.As(err, &le) || le.Pointer != "/amount" {
+		t.Fatalf("zero amount: %v", err)
+	}
+	if _, err := b.store.Adjust(ctx, "adj-closed", dec("1"), "", ""); !errors.As(err, &le) || le.Pointer != "/idempotencyKey" {
+		t.Fatalf("empty key: %v", err)
+	}
 }
 
 func TestInstruments(t *testing.T) {
@@ -326,6 +334,19 @@ func TestCreditTable(t *testing.T) {
 	})
 }
 
+// refusedByDatabase runs sql and requires the database to refuse it, with
+// an error naming constraintOrCode.
+func refusedByDatabase(t *testing.T, b bundle, constraintOrCode string, sql string, args ...any) {
+	t.Helper()
+	_, err := b.pool.Exec(context.Background(), sql, args...)
+	if err == nil {
+		t.Fatalf("%s: accepted", sql)
+	}
+	if !strings.Contains(err.Error(), constraintOrCode) {
+		t.Fatalf("%s: %v, want %s", sql, err, constraintOrCode)
+	}
+}
+
 // TestDatabaseGuards bypasses the Go code: raw SQL must not be able to
 // break the ledger's rules.
 func TestDatabaseGuards(t *testing.T) {
@@ -335,13 +356,7 @@ func TestDatabaseGuards(t *testing.T) {
 
 	mustFail := func(t *testing.T, constraintOrCode string, sql string, args ...any) {
 		t.Helper()
-		_, err := b.pool.Exec(ctx, sql, args...)
-		if err == nil {
-			t.Fatalf("%s: accepted", sql)
-		}
-		if !strings.Contains(err.Error(), constraintOrCode) {
-			t.Fatalf("%s: %v, want %s", sql, err, constraintOrCode)
-		}
+		refusedByDatabase(t, b, constraintOrCode, sql, args...)
 	}
 	t.Run("JournalIsAppendOnly", func(t *testing.T) {
 		mustFail(t, "append-only", `UPDATE journal SET amount = amount * 2`)

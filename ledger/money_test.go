@@ -73,27 +73,54 @@ func checkNormalised(t *testing.T, currency string, v decimal.Decimal) {
 	}
 }
 
-func TestParseMoney(t *testing.T) {
+// Parts of ParseMoney's refusals: what each kind of refused value says.
+const (
+	syntax   = "plain decimal"
+	zero     = "greater than zero"
+	tooLarge = "at most 1000000000000000"
+	inexact  = "exactly representable"
+	long     = "longer than 64"
+)
+
+// parseMoneyCase is a ParseMoney call (code, decimalPlaces, value) and
+// what it must give.
+type parseMoneyCase struct {
+	name  string
+	code  string
+	dp    int64
+	value string
+	check moneyCheck
+}
+
+// runParseMoney runs each case as a subtest of its own; a refusal never
+// echoes the value it refuses.
+func runParseMoney(t *testing.T, cases []parseMoneyCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m, err := ParseMoney(tc.code, tc.dp, tc.value)
+			tc.check(t, m, err)
+			var me *MoneyError
+			if errors.As(err, &me) && len(tc.value) >= 4 && strings.Contains(me.Detail, tc.value) {
+				t.Errorf("Detail %q echoes the input value", me.Detail)
+			}
+		})
+	}
+}
+
+// TestParseMoney* hold ParseMoney to contract §2: an amount is a plain
+// positive decimal of at most 64 characters and 10^15, exactly
+// representable in its currency's minor units, which decimalPlaces must
+// state.
+//
+// TestParseMoneyAccepts: amounts in range are normalised to the minor
+// units, whatever their leading or trailing zeros, up to the length cap.
+func TestParseMoneyAccepts(t *testing.T) {
 	t.Parallel()
-
-	const (
-		syntax   = "plain decimal"
-		zero     = "greater than zero"
-		tooLarge = "at most 1000000000000000"
-		inexact  = "exactly representable"
-		long     = "longer than 64"
-	)
-	// 64 characters exactly (the cap) and one more.
+	// 64 characters exactly (the cap).
 	at64 := strings.Repeat("0", 60) + "1.00"
-	at65 := "0" + at64
-
-	cases := []struct {
-		name  string
-		code  string
-		dp    int64
-		value string
-		check moneyCheck
-	}{
+	runParseMoney(t, []parseMoneyCase{
 		{"USD", "USD", 2, "10.50", parsedAs("10.50 USD")},
 		{"OneFractionDigitIsPadded", "USD", 2, "10.5", parsedAs("10.50 USD")},
 		{"IntegerIsPadded", "USD", 2, "10", parsedAs("10.00 USD")},
@@ -106,7 +133,16 @@ func TestParseMoney(t *testing.T) {
 		{"MaxWithLeadingZeros", "USD", 2, "01000000000000000.00", parsedAs("1000000000000000.00 USD")},
 		{"AtLengthCap", "USD", 2, at64, parsedAs("1.00 USD")},
 		{"EUR", "EUR", 2, "0.5", parsedAs("0.50 EUR")},
+	})
+}
 
+// TestParseMoneyRefusesValues: too large, too long, inexact, zero, and
+// anything but plain ASCII decimal digits with one inner dot.
+func TestParseMoneyRefusesValues(t *testing.T) {
+	t.Parallel()
+	// One character past the 64-character cap.
+	at65 := "0" + strings.Repeat("0", 60) + "1.00"
+	runParseMoney(t, []parseMoneyCase{
 		{"MaxPlusOneCent", "USD", 2, "1000000000000000.01", refused(PointerValue, tooLarge)},
 		{"MaxPlusOne", "USD", 2, "1000000000000001", refused(PointerValue, tooLarge)},
 		{"SixteenNines", "USD", 2, "9999999999999999", refused(PointerValue, tooLarge)},
@@ -137,19 +173,24 @@ func TestParseMoney(t *testing.T) {
 		{"FullwidthDigit", "USD", 2, "１", refused(PointerValue, syntax)},
 		{"NUL", "USD", 2, "1\x00", refused(PointerValue, syntax)},
 		{"Empty", "USD", 2, "", refused(PointerValue, "required")},
+	})
+}
 
+// TestParseMoneyMinorUnits: currencies of 0, 3 and 4 minor units, and
+// codes added or kept by ISO 4217 lately.
+func TestParseMoneyMinorUnits(t *testing.T) {
+	t.Parallel()
+	runParseMoney(t, []parseMoneyCase{
 		{"JPY", "JPY", 0, "100", parsedAs("100 JPY")},
 		{"JPYTrailingZero", "JPY", 0, "100.0", parsedAs("100 JPY")},
 		{"JPYFraction", "JPY", 0, "100.5", refused(PointerValue, "0 decimal places")},
 		{"JPYWithTwoPlaces", "JPY", 2, "100", refused(PointerDecimalPlaces, "must be 0 for JPY")},
 		{"KRW", "KRW", 0, "1000000000000000", parsedAs("1000000000000000 KRW")},
-
 		{"BHD", "BHD", 3, "1", parsedAs("1.000 BHD")},
 		{"BHDFils", "BHD", 3, "0.001", parsedAs("0.001 BHD")},
 		{"BHDSubFils", "BHD", 3, "1.0005", refused(PointerValue, "3 decimal places")},
 		{"BHDWithTwoPlaces", "BHD", 2, "1.00", refused(PointerDecimalPlaces, "must be 3 for BHD")},
 		{"KWD", "KWD", 3, "12.345", parsedAs("12.345 KWD")},
-
 		{"CLF", "CLF", 4, "1.2345", parsedAs("1.2345 CLF")},
 		{"CLFFifthPlace", "CLF", 4, "1.23456", refused(PointerValue, "4 decimal places")},
 		{"CLFMax", "CLF", 4, "1000000000000000.0000", parsedAs("1000000000000000.0000 CLF")},
@@ -159,13 +200,28 @@ func TestParseMoney(t *testing.T) {
 		{"UYW", "UYW", 4, "0.0001", parsedAs("0.0001 UYW")},
 		{"XAF", "XAF", 0, "5000", parsedAs("5000 XAF")},
 		{"XCG", "XCG", 2, "1.25", parsedAs("1.25 XCG")},
+	})
+}
 
+// TestParseMoneyRefusesDecimalPlaces: decimalPlaces must be the
+// currency's minor units, including values that wrap an int32.
+func TestParseMoneyRefusesDecimalPlaces(t *testing.T) {
+	t.Parallel()
+	runParseMoney(t, []parseMoneyCase{
 		{"DecimalPlacesTooMany", "USD", 3, "10.50", refused(PointerDecimalPlaces, "must be 2 for USD")},
 		{"DecimalPlacesZero", "USD", 0, "10", refused(PointerDecimalPlaces, "must be 2 for USD")},
 		{"DecimalPlacesNegative", "USD", -2, "10", refused(PointerDecimalPlaces, "must be 2 for USD")},
 		{"DecimalPlacesHuge", "USD", 1 << 40, "10", refused(PointerDecimalPlaces, "must be 2 for USD")},
 		{"DecimalPlacesWrapsInt32", "USD", 1<<32 + 2, "10", refused(PointerDecimalPlaces, "must be 2 for USD")},
+	})
+}
 
+// TestParseMoneyRefusesCodes: the code must be an active ISO 4217 code
+// with minor units; the code, then decimalPlaces, are checked before the
+// value.
+func TestParseMoneyRefusesCodes(t *testing.T) {
+	t.Parallel()
+	runParseMoney(t, []parseMoneyCase{
 		{"UnknownCode", "ABC", 2, "10", refused(PointerCode, "ABC is not an active")},
 		{"LowercaseCode", "usd", 2, "10", refused(PointerCode, "three uppercase letters")},
 		{"ShortCode", "US", 2, "10", refused(PointerCode, "three uppercase letters")},
@@ -176,48 +232,39 @@ func TestParseMoney(t *testing.T) {
 		{"HistoricANG", "ANG", 2, "1", refused(PointerCode, "ANG is not an active")},
 		{"CodeCheckedBeforeValue", "ABC", 9, "-x", refused(PointerCode, "ABC")},
 		{"PlacesCheckedBeforeValue", "USD", 9, "-x", refused(PointerDecimalPlaces, "must be 2")},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			m, err := ParseMoney(tc.code, tc.dp, tc.value)
-			tc.check(t, m, err)
-			var me *MoneyError
-			if errors.As(err, &me) && len(tc.value) >= 4 && strings.Contains(me.Detail, tc.value) {
-				t.Errorf("Detail %q echoes the input value", me.Detail)
-			}
-		})
-	}
-
-	t.Run("EqualAmountsAreIdentical", func(t *testing.T) {
-		t.Parallel()
-		groups := []struct {
-			code   string
-			dp     int64
-			values []string
-		}{
-			{"USD", 2, []string{"7.5", "7.50", "007.50", "7.500000", "07.5"}},
-			{"JPY", 0, []string{"100", "100.0", "0100", "100.000"}},
-			{"BHD", 3, []string{"1", "1.0", "1.00", "1.000", "1.0000"}},
-		}
-		for _, g := range groups {
-			first, err := ParseMoney(g.code, g.dp, g.values[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, v := range g.values[1:] {
-				m, err := ParseMoney(g.code, g.dp, v)
-				if err != nil {
-					t.Fatalf("%s %q: %v", g.code, v, err)
-				}
-				if m.String() != first.String() || m.Value.Exponent() != first.Value.Exponent() ||
-					m.Value.Coefficient().Cmp(first.Value.Coefficient()) != 0 {
-					t.Errorf("%s %q parsed to %s (exp %d), want identical to %s (exp %d)",
-						g.code, v, m, m.Value.Exponent(), first, first.Value.Exponent())
-				}
-			}
-		}
 	})
+}
+
+// TestParseMoneyEqualAmountsAreIdentical: every spelling of one amount
+// parses to the same value, coefficient and exponent.
+func TestParseMoneyEqualAmountsAreIdentical(t *testing.T) {
+	t.Parallel()
+	groups := []struct {
+		code   string
+		dp     int64
+		values []string
+	}{
+		{"USD", 2, []string{"7.5", "7.50", "007.50", "7.500000", "07.5"}},
+		{"JPY", 0, []string{"100", "100.0", "0100", "100.000"}},
+		{"BHD", 3, []string{"1", "1.0", "1.00", "1.000", "1.0000"}},
+	}
+	for _, g := range groups {
+		first, err := ParseMoney(g.code, g.dp, g.values[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range g.values[1:] {
+			m, err := ParseMoney(g.code, g.dp, v)
+			if err != nil {
+				t.Fatalf("%s %q: %v", g.code, v, err)
+			}
+			if m.String() != first.String() || m.Value.Exponent() != first.Value.Exponent() ||
+				m.Value.Coefficient().Cmp(first.Value.Coefficient()) != 0 {
+				t.Errorf("%s %q parsed to %s (exp %d), want identical to %s (exp %d)",
+					g.code, v, m, m.Value.Exponent(), first, first.Value.Exponent())
+			}
+		}
+	}
 }
 
 func TestParseAmount(t *testing.T) {
@@ -345,18 +392,20 @@ func TestMoneyError(t *testing.T) {
 	}
 }
 
-func TestMoneyJSON(t *testing.T) {
-	t.Parallel()
-
-	mustParse := func(t *testing.T, code string, dp int64, value string) Money {
-		t.Helper()
-		m, err := ParseMoney(code, dp, value)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m
+// mustParse is ParseMoney of a valid amount.
+func mustParse(t *testing.T, code string, dp int64, value string) Money {
+	t.Helper()
+	m, err := ParseMoney(code, dp, value)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return m
+}
 
+// TestMoneyMarshal: Money marshals to the wire's shape with exactly its
+// currency's minor units, and refuses what it cannot render exactly.
+func TestMoneyMarshal(t *testing.T) {
+	t.Parallel()
 	t.Run("MarshalsWireShape", func(t *testing.T) {
 		t.Parallel()
 		cases := []struct {
@@ -379,7 +428,6 @@ func TestMoneyJSON(t *testing.T) {
 			}
 		}
 	})
-
 	t.Run("MarshalRefusesWhatItCannotRenderExactly", func(t *testing.T) {
 		t.Parallel()
 		cases := []struct {
@@ -399,94 +447,104 @@ func TestMoneyJSON(t *testing.T) {
 			}
 		}
 	})
+}
 
-	t.Run("RoundTrips", func(t *testing.T) {
-		t.Parallel()
-		for _, m := range []Money{
-			mustParse(t, "USD", 2, "10.5"),
-			mustParse(t, "USD", 2, "1000000000000000"),
-			mustParse(t, "JPY", 0, "1"),
-			mustParse(t, "CLF", 4, "0.0001"),
-			mustParse(t, "KWD", 3, "999.999"),
-		} {
-			data, err := json.Marshal(m)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var back Money
-			if err := json.Unmarshal(data, &back); err != nil {
-				t.Fatalf("Unmarshal(%s): %v", data, err)
-			}
-			if back.Currency != m.Currency || !back.Value.Equal(m.Value) || back.Value.Exponent() != m.Value.Exponent() {
-				t.Errorf("round trip of %v gave %v (exp %d)", m, back, back.Value.Exponent())
-			}
+// TestMoneyRoundTrips: what Money marshals, it unmarshals to the same
+// currency, value and exponent.
+func TestMoneyRoundTrips(t *testing.T) {
+	t.Parallel()
+	for _, m := range []Money{
+		mustParse(t, "USD", 2, "10.5"),
+		mustParse(t, "USD", 2, "1000000000000000"),
+		mustParse(t, "JPY", 0, "1"),
+		mustParse(t, "CLF", 4, "0.0001"),
+		mustParse(t, "KWD", 3, "999.999"),
+	} {
+		data, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
 		}
-	})
-
-	t.Run("Unmarshal", func(t *testing.T) {
-		t.Parallel()
-		const usd = `"currency":{"code":"USD","decimalPlaces":2}`
-		cases := []struct {
-			name  string
-			json  string
-			check moneyCheck
-		}{
-			{"Valid", `{` + usd + `,"value":"10.50"}`, parsedAs("10.50 USD")},
-			{"InformationalFieldsIgnored", `{"currency":{"code":"USD","decimalPlaces":2,"numericCode":"840","name":"US Dollar"},"value":"10.5"}`, parsedAs("10.50 USD")},
-			{"UnknownKeysIgnored", `{` + usd + `,"value":"1","extra":[1,2]}`, parsedAs("1.00 USD")},
-			{"Whitespace", " {\n" + usd + ` , "value" : "1" } `, parsedAs("1.00 USD")},
-			{"ValueTrailingZeros", `{` + usd + `,"value":"10.500"}`, parsedAs("10.50 USD")},
-			{"JPY", `{"currency":{"code":"JPY","decimalPlaces":0},"value":"100.0"}`, parsedAs("100 JPY")},
-
-			{"ValueNumber", `{` + usd + `,"value":10.5}`, refused(PointerValue, "must be a JSON string")},
-			{"ValueNull", `{` + usd + `,"value":null}`, refused(PointerValue, "required")},
-			{"ValueMissing", `{` + usd + `}`, refused(PointerValue, "required")},
-			{"ValueKeyIsCaseSensitive", `{` + usd + `,"Value":"10.50"}`, refused(PointerValue, "required")},
-			{"ValueSubCent", `{` + usd + `,"value":"10.505"}`, refused(PointerValue, "exactly representable")},
-			{"ValueZero", `{` + usd + `,"value":"0.00"}`, refused(PointerValue, "greater than zero")},
-			{"ValueNegative", `{` + usd + `,"value":"-1"}`, refused(PointerValue, "plain decimal")},
-
-			{"DecimalPlacesFloat", `{"currency":{"code":"USD","decimalPlaces":2.5},"value":"1"}`, refused(PointerDecimalPlaces, "integer")},
-			{"DecimalPlacesFloatWhole", `{"currency":{"code":"USD","decimalPlaces":2.0},"value":"1"}`, refused(PointerDecimalPlaces, "integer")},
-			{"DecimalPlacesExponent", `{"currency":{"code":"USD","decimalPlaces":2e0},"value":"1"}`, refused(PointerDecimalPlaces, "integer")},
-			{"DecimalPlacesString", `{"currency":{"code":"USD","decimalPlaces":"2"},"value":"1"}`, refused(PointerDecimalPlaces, "integer")},
-			{"DecimalPlacesOverflow", `{"currency":{"code":"USD","decimalPlaces":99999999999999999999},"value":"1"}`, refused(PointerDecimalPlaces, "integer")},
-			{"DecimalPlacesNull", `{"currency":{"code":"USD","decimalPlaces":null},"value":"1"}`, refused(PointerDecimalPlaces, "required")},
-			{"DecimalPlacesMissing", `{"currency":{"code":"USD"},"value":"1"}`, refused(PointerDecimalPlaces, "required")},
-			{"DecimalPlacesMismatch", `{"currency":{"code":"USD","decimalPlaces":3},"value":"1"}`, refused(PointerDecimalPlaces, "must be 2 for USD")},
-			{"DecimalPlacesNegative", `{"currency":{"code":"USD","decimalPlaces":-2},"value":"1"}`, refused(PointerDecimalPlaces, "must be 2 for USD")},
-
-			{"CodeMissing", `{"currency":{"decimalPlaces":2},"value":"1"}`, refused(PointerCode, "required")},
-			{"CodeNumber", `{"currency":{"code":840,"decimalPlaces":2},"value":"1"}`, refused(PointerCode, "must be a JSON string")},
-			{"CodeLowercase", `{"currency":{"code":"usd","decimalPlaces":2},"value":"1"}`, refused(PointerCode, "three uppercase letters")},
-			{"CodeUnknown", `{"currency":{"code":"ABC","decimalPlaces":2},"value":"1"}`, refused(PointerCode, "ABC is not an active")},
-
-			{"CurrencyMissing", `{"value":"1"}`, refused(PointerCurrency, "required")},
-			{"CurrencyNull", `{"currency":null,"value":"1"}`, refused(PointerCurrency, "required")},
-			{"CurrencyString", `{"currency":"USD","value":"1"}`, refused(PointerCurrency, "must be an object")},
-			{"CurrencyArray", `{"currency":[],"value":"1"}`, refused(PointerCurrency, "must be an object")},
-
-			{"EscapedMemberNames", `{"curr\u0065ncy":{"c\u006fde":"USD","decimalPlaces":2},"v\u0061lue":"1"}`, parsedAs("1.00 USD")},
-			{"LastOfTwoMembersWins", `{` + usd + `,"value":"1","value":"2"}`, parsedAs("2.00 USD")},
-			{"ValueLoneSurrogate", `{` + usd + `,"value":"1\ud800"}`, refused(PointerValue, "must be a JSON string")},
-			{"CodeInvalidUTF8", "{\"currency\":{\"code\":\"US\xff\",\"decimalPlaces\":2},\"value\":\"1\"}", refused(PointerCode, "must be a JSON string")},
-			{"Truncated", `{` + usd + `,"value":"1"`, refused("", "must be a JSON object")},
-			{"TrailingGarbage", `{` + usd + `,"value":"1"} x`, refused("", "must be a JSON object")},
-			{"Null", `null`, refused("", "must be a JSON object")},
-			{"Array", `[]`, refused("", "must be a JSON object")},
-			{"String", `"10.50 USD"`, refused("", "must be a JSON object")},
-			{"Number", `10.5`, refused("", "must be a JSON object")},
+		var back Money
+		if err := json.Unmarshal(data, &back); err != nil {
+			t.Fatalf("Unmarshal(%s): %v", data, err)
 		}
-		for _, tc := range cases {
-			t.Run(tc.name, func(t *testing.T) {
-				t.Parallel()
-				var m Money
-				err := m.UnmarshalJSON([]byte(tc.json))
-				tc.check(t, m, err)
-			})
+		if back.Currency != m.Currency || !back.Value.Equal(m.Value) || back.Value.Exponent() != m.Value.Exponent() {
+			t.Errorf("round trip of %v gave %v (exp %d)", m, back, back.Value.Exponent())
 		}
-	})
+	}
+}
 
+// TestMoneyUnmarshal: the wire's money object is decoded as contract §2
+// says, each refusal at the pointer of the member at fault.
+func TestMoneyUnmarshal(t *testing.T) {
+	t.Parallel()
+	const usd = `"currency":{"code":"USD","decimalPlaces":2}`
+	cases := []struct {
+		name  string
+		json  string
+		check moneyCheck
+	}{
+		{"Valid", `{` + usd + `,"value":"10.50"}`, parsedAs("10.50 USD")},
+		{"InformationalFieldsIgnored", `{"currency":{"code":"USD","decimalPlaces":2,"numericCode":"840","name":"US Dollar"},"value":"10.5"}`, parsedAs("10.50 USD")},
+		{"UnknownKeysIgnored", `{` + usd + `,"value":"1","extra":[1,2]}`, parsedAs("1.00 USD")},
+		{"Whitespace", " {\n" + usd + ` , "value" : "1" } `, parsedAs("1.00 USD")},
+		{"ValueTrailingZeros", `{` + usd + `,"value":"10.500"}`, parsedAs("10.50 USD")},
+		{"JPY", `{"currency":{"code":"JPY","decimalPlaces":0},"value":"100.0"}`, parsedAs("100 JPY")},
+
+		{"ValueNumber", `{` + usd + `,"value":10.5}`, refused(PointerValue, "must be a JSON string")},
+		{"ValueNull", `{` + usd + `,"value":null}`, refused(PointerValue, "required")},
+		{"ValueMissing", `{` + usd + `}`, refused(PointerValue, "required")},
+		{"ValueKeyIsCaseSensitive", `{` + usd + `,"Value":"10.50"}`, refused(PointerValue, "required")},
+		{"ValueSubCent", `{` + usd + `,"value":"10.505"}`, refused(PointerValue, "exactly representable")},
+		{"ValueZero", `{` + usd + `,"value":"0.00"}`, refused(PointerValue, "greater than zero")},
+		{"ValueNegative", `{` + usd + `,"value":"-1"}`, refused(PointerValue, "plain decimal")},
+
+		{"DecimalPlacesFloat", `{"currency":{"code":"USD","decimalPlaces":2.5},"value":"1"}`, refused(PointerDecimalPlaces, "integer")},
+		{"DecimalPlacesFloatWhole", `{"currency":{"code":"USD","decimalPlaces":2.0},"value":"1"}`, refused(PointerDecimalPlaces, "integer")},
+		{"DecimalPlacesExponent", `{"currency":{"code":"USD","decimalPlaces":2e0},"value":"1"}`, refused(PointerDecimalPlaces, "integer")},
+		{"DecimalPlacesString", `{"currency":{"code":"USD","decimalPlaces":"2"},"value":"1"}`, refused(PointerDecimalPlaces, "integer")},
+		{"DecimalPlacesOverflow", `{"currency":{"code":"USD","decimalPlaces":99999999999999999999},"value":"1"}`, refused(PointerDecimalPlaces, "integer")},
+		{"DecimalPlacesNull", `{"currency":{"code":"USD","decimalPlaces":null},"value":"1"}`, refused(PointerDecimalPlaces, "required")},
+		{"DecimalPlacesMissing", `{"currency":{"code":"USD"},"value":"1"}`, refused(PointerDecimalPlaces, "required")},
+		{"DecimalPlacesMismatch", `{"currency":{"code":"USD","decimalPlaces":3},"value":"1"}`, refused(PointerDecimalPlaces, "must be 2 for USD")},
+		{"DecimalPlacesNegative", `{"currency":{"code":"USD","decimalPlaces":-2},"value":"1"}`, refused(PointerDecimalPlaces, "must be 2 for USD")},
+
+		{"CodeMissing", `{"currency":{"decimalPlaces":2},"value":"1"}`, refused(PointerCode, "required")},
+		{"CodeNumber", `{"currency":{"code":840,"decimalPlaces":2},"value":"1"}`, refused(PointerCode, "must be a JSON string")},
+		{"CodeLowercase", `{"currency":{"code":"usd","decimalPlaces":2},"value":"1"}`, refused(PointerCode, "three uppercase letters")},
+		{"CodeUnknown", `{"currency":{"code":"ABC","decimalPlaces":2},"value":"1"}`, refused(PointerCode, "ABC is not an active")},
+
+		{"CurrencyMissing", `{"value":"1"}`, refused(PointerCurrency, "required")},
+		{"CurrencyNull", `{"currency":null,"value":"1"}`, refused(PointerCurrency, "required")},
+		{"CurrencyString", `{"currency":"USD","value":"1"}`, refused(PointerCurrency, "must be an object")},
+		{"CurrencyArray", `{"currency":[],"value":"1"}`, refused(PointerCurrency, "must be an object")},
+
+		{"EscapedMemberNames", `{"curr\u0065ncy":{"c\u006fde":"USD","decimalPlaces":2},"v\u0061lue":"1"}`, parsedAs("1.00 USD")},
+		{"LastOfTwoMembersWins", `{` + usd + `,"value":"1","value":"2"}`, parsedAs("2.00 USD")},
+		{"ValueLoneSurrogate", `{` + usd + `,"value":"1\ud800"}`, refused(PointerValue, "must be a JSON string")},
+		{"CodeInvalidUTF8", "{\"currency\":{\"code\":\"US\xff\",\"decimalPlaces\":2},\"value\":\"1\"}", refused(PointerCode, "must be a JSON string")},
+		{"Truncated", `{` + usd + `,"value":"1"`, refused("", "must be a JSON object")},
+		{"TrailingGarbage", `{` + usd + `,"value":"1"} x`, refused("", "must be a JSON object")},
+		{"Null", `null`, refused("", "must be a JSON object")},
+		{"Array", `[]`, refused("", "must be a JSON object")},
+		{"String", `"10.50 USD"`, refused("", "must be a JSON object")},
+		{"Number", `10.5`, refused("", "must be a JSON object")},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var m Money
+			err := m.UnmarshalJSON([]byte(tc.json))
+			tc.check(t, m, err)
+		})
+	}
+}
+
+// TestMoneyUnmarshalFailure: a refused amount leaves the Money as it was,
+// and its error's pointer is relative to the Money, for the caller to
+// prefix.
+func TestMoneyUnmarshalFailure(t *testing.T) {
+	t.Parallel()
 	t.Run("ErrorUnchangedOnFailure", func(t *testing.T) {
 		t.Parallel()
 		m := mustParse(t, "USD", 2, "1")
@@ -497,7 +555,6 @@ func TestMoneyJSON(t *testing.T) {
 			t.Errorf("m changed to %v on a failed Unmarshal", m)
 		}
 	})
-
 	t.Run("NestedErrorKeepsRelativePointer", func(t *testing.T) {
 		t.Parallel()
 		var req struct {

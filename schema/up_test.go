@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/provider-ledger/adapter/internal/syncbuf"
+	"github.com/provider-ledger/adapter/internal/wait"
 	"github.com/provider-ledger/adapter/schema"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
@@ -233,12 +234,9 @@ func TestUpWaitsForTheLockThenMigratesOnce(t *testing.T) {
 	}
 	// The three wait (each says so once at first); released, one
 	// applies everything and the others find nothing pending.
-	for deadline := time.Now().Add(30 * time.Second); strings.Count(log.String(), "waiting for the migration lock") < 3; {
-		if time.Now().After(deadline) {
-			t.Fatalf("the three did not all wait for the lock: %s", log.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.Until(t, "the three to wait for the migration lock", func() bool {
+		return strings.Count(log.String(), "waiting for the migration lock") >= 3
+	})
 	if _, err := holder.Exec(ctx, "SELECT pg_advisory_unlock($1)", ternLock); err != nil {
 		t.Fatal(err)
 	}

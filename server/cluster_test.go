@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/provider-ledger/adapter/embedpg"
+	"github.com/provider-ledger/adapter/internal/wait"
 )
 
 // pgNode is a Postgres server of a test's own replication cluster, run from
@@ -119,23 +120,21 @@ func (n *pgNode) start() {
 	exited := n.exited
 	go func() { _ = cmd.Wait(); close(exited) }()
 	n.t.Cleanup(func() { n.kill() })
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	wait.UntilErr(n.t, n.name+" to accept connections", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		conn, err := pgx.Connect(ctx, n.url("postgres"))
 		cancel()
 		if err == nil {
 			conn.Close(context.Background())
-			return
+			return nil
 		}
 		select {
 		case <-exited:
 			n.t.Fatalf("%s exited at start: %s", n.name, n.tail())
 		default:
 		}
-		if time.Now().After(deadline) {
-			n.t.Fatalf("%s not ready within 60s (%v): %s", n.name, err, n.tail())
-		}
-	}
+		return err
+	})
 }
 
 // pids lists the postmaster and its children (each of which is a session
@@ -221,16 +220,14 @@ func (n *pgNode) waitStreaming(standby string, sync bool) {
 	if sync {
 		want = "sync"
 	}
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	wait.UntilErr(n.t, n.name+" to stream to "+standby+" ("+want+")", func() error {
 		var state string
 		err := n.scalar("postgres", `SELECT state || '/' || sync_state FROM pg_stat_replication WHERE application_name = $1`, &state, standby)
-		if err == nil && state == "streaming/"+want {
-			return
+		if err == nil && state != "streaming/"+want {
+			err = fmt.Errorf("state %q", state)
 		}
-		if time.Now().After(deadline) {
-			n.t.Fatalf("%s does not stream to %s (%s) within 60s: %v", n.name, standby, want, err)
-		}
-	}
+		return err
+	})
 }
 
 func (n *pgNode) tail() string {

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/internal/wait"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
 
@@ -66,15 +67,10 @@ func TestShutdownDrainsInFlightCallbacks(t *testing.T) {
 	// The shutdown has begun once a new callback is refused (503 while
 	// draining, or the listener closed); the one in flight still holds
 	// Run.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	wait.Until(t, "the shutdown to begin (a new callback refused)", func() bool {
 		r, err := c.PostBody(ctx, claims.Authorize, []byte(`{}`))
-		if err != nil || r.Status == http.StatusServiceUnavailable {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the shutdown did not begin: a new callback is answered %d", r.Status)
-		}
-	}
+		return err != nil || r.Status == http.StatusServiceUnavailable
+	})
 	select {
 	case err := <-stopped:
 		t.Fatalf("Run returned while a callback was in flight: %v", err)
@@ -96,17 +92,13 @@ func TestShutdownDrainsInFlightCallbacks(t *testing.T) {
 
 func waitMetric(t *testing.T, admin, line string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	wait.Until(t, "/metrics to show "+line, func() bool {
 		resp, err := http.Get(admin + "/metrics")
-		if err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if strings.Contains(string(b), line) {
-				return
-			}
+		if err != nil {
+			return false
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("metric %q not seen", line)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return strings.Contains(string(b), line)
+	})
 }

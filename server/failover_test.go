@@ -18,6 +18,7 @@ import (
 	"github.com/provider-ledger/adapter/embedpg"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
 	"github.com/provider-ledger/adapter/internal/tooltest"
+	"github.com/provider-ledger/adapter/internal/wait"
 	"github.com/provider-ledger/adapter/server"
 )
 
@@ -140,27 +141,7 @@ func TestFailover(t *testing.T) {
 		}
 	})
 
-	// A ledgerd given the standby alone waits for it to become a primary,
-	// saying why, rather than serving 503s.
-	{
-		var wlog syncbuf.Buffer
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		_, b64 := testSecret()
-		go func() {
-			done <- server.Run(ctx, config(t, "DATABASE_URL", standby.url("postgres"), "LEDGER_PROVIDER_ID", "bank-s", "LEDGER_SIGNING_SECRETS", b64),
-				slog.New(slog.NewJSONHandler(&wlog, nil)), server.Hooks{Started: func(string, string) { t.Error("ledgerd started on a standby") }})
-		}()
-		for deadline := time.Now().Add(30 * time.Second); !strings.Contains(wlog.String(), "read-only (a standby)"); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no wait for a read-only database logged:\n%s", wlog.String())
-			}
-		}
-		cancel()
-		if err := <-done; err != nil {
-			t.Fatalf("stopped while waiting: %v", err)
-		}
-	}
+	waitsForAStandby(t, standby)
 
 	secret, b64 := testSecret()
 	dbURL := fmt.Sprintf("postgres://postgres@127.0.0.1:%d,127.0.0.1:%d/ledger?target_session_attrs=read-write&sslmode=disable", primary.port, standby.port)
@@ -185,6 +166,65 @@ func TestFailover(t *testing.T) {
 		b.customer(fmt.Sprintf("acc-f%d", w), fmt.Sprintf("owner-f%d", w), "100000.00")
 	}
 
+	stalledStandbyWithholds(t, b, &d, primary, standby)
+
+	all, killed, promoted, readyAfter := failOverUnderStorm(t, b, &d, primary, standby, workers)
+
+	// Only 200, 408, 429 and 503; ledgerd recovered without a restart.
+	counts := map[int]int{}
+	var firstAfter time.Time
+	for _, a := range all {
+		counts[a.status]++
+		if a.status == 200 && a.at.After(promoted) && (firstAfter.IsZero() || a.at.Before(firstAfter)) {
+			firstAfter = a.at
+		}
+		if a.status != 200 && a.status != 408 && a.status != 429 && a.status != 503 {
+			t.Errorf("%s answered %d during the failover", a.endpoint, a.status)
+		}
+	}
+	if firstAfter.IsZero() {
+		t.Fatalf("no callback succeeded after the promotion: %v", counts)
+	}
+	t.Logf("failover under %d workers: %d answers %v; primary killed, fenced and the standby promoted %s later; first 200 %s after the promotion; ready again %s after it",
+		workers, len(all), counts, promoted.Sub(killed).Round(time.Millisecond), firstAfter.Sub(promoted).Round(time.Millisecond),
+		readyAfter.Round(time.Millisecond))
+	if got := metric(t, d.admin, "ledgerd_db_primary_changes_total"); got != "1" {
+		t.Errorf("ledgerd_db_primary_changes_total = %q, want 1", got)
+	}
+
+	acknowledgedStayTheSame(t, b, all, workers)
+	for w := range workers {
+		b.lifecycle(fmt.Sprintf("after-%d", w), fmt.Sprintf("acc-f%d", w), fmt.Sprintf("owner-f%d", w))
+	}
+
+	splitBrainRefused(t, b, &d, primary, &log, workers)
+}
+
+// waitsForAStandby: a ledgerd given the standby alone waits for it to
+// become a primary, saying why, rather than serving 503s.
+func waitsForAStandby(t *testing.T, standby *pgNode) {
+	t.Helper()
+	var wlog syncbuf.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	_, b64 := testSecret()
+	go func() {
+		done <- server.Run(ctx, config(t, "DATABASE_URL", standby.url("postgres"), "LEDGER_PROVIDER_ID", "bank-s", "LEDGER_SIGNING_SECRETS", b64),
+			slog.New(slog.NewJSONHandler(&wlog, nil)), server.Hooks{Started: func(string, string) { t.Error("ledgerd started on a standby") }})
+	}()
+	wait.Until(t, "a wait for a read-only database logged", func() bool { return strings.Contains(wlog.String(), "read-only (a standby)") })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("stopped while waiting: %v", err)
+	}
+}
+
+// stalledStandbyWithholds: with the synchronous standby stalled, a commit
+// that waits past the request deadline is cancelled, committed locally
+// and not replicated; ledgerd acknowledges neither it nor the retry, and
+// answers the retry once the standby is back.
+func stalledStandbyWithholds(t *testing.T, b *bank, d *daemon, primary, standby *pgNode) {
+	t.Helper()
 	// A stalled synchronous standby: a commit that waits past the request
 	// deadline is cancelled, committed locally and not replicated; ledgerd
 	// must not acknowledge it.
@@ -210,20 +250,28 @@ func TestFailover(t *testing.T) {
 		t.Fatalf("the retry once the standby is back: %+v %v", r, err)
 	}
 	b.must(200, "GET", "/v1/holds/"+r.Str("holdReference"), nil)
+}
 
+// failOverUnderStorm runs a storm of callbacks through b, kills the
+// primary under it, fences it and promotes the standby; the storm goes on
+// until ledgerd is ready again, then one more second. It returns every
+// answer, when the primary was killed and the standby promoted, and how
+// long after the promotion /readyz answered 200.
+func failOverUnderStorm(t *testing.T, b *bank, d *daemon, primary, standby *pgNode, workers int) (all []answer, killed, promoted time.Time, readyAfter time.Duration) {
+	t.Helper()
 	// The storm; the primary dies under it.
 	stop := make(chan struct{})
 	answers := make(chan []answer, 1)
 	go func() { answers <- storm(t, b, workers, stop) }()
 	time.Sleep(time.Second)
-	killed := time.Now()
+	killed = time.Now()
 	primary.killPostmaster()
 	time.Sleep(300 * time.Millisecond) // the failover manager's detection delay
 	primary.kill()                     // fence: no process of the old primary is left
 	if err := standby.exec("postgres", "SELECT pg_promote(true, 60)"); err != nil {
 		t.Fatal(err)
 	}
-	promoted := time.Now()
+	promoted = time.Now()
 	// Callbacks go on until ledgerd answers again, then one more second.
 	var first200 atomic.Int64
 	go func() {
@@ -240,31 +288,14 @@ func TestFailover(t *testing.T) {
 		time.Sleep(time.Second)
 		close(stop)
 	}()
-	all := <-answers
+	all = <-answers
+	return all, killed, promoted, time.Duration(first200.Load())
+}
 
-	// Only 200, 408, 429 and 503; ledgerd recovered without a restart.
-	counts := map[int]int{}
-	var firstAfter time.Time
-	for _, a := range all {
-		counts[a.status]++
-		if a.status == 200 && a.at.After(promoted) && (firstAfter.IsZero() || a.at.Before(firstAfter)) {
-			firstAfter = a.at
-		}
-		if a.status != 200 && a.status != 408 && a.status != 429 && a.status != 503 {
-			t.Errorf("%s answered %d during the failover", a.endpoint, a.status)
-		}
-	}
-	if firstAfter.IsZero() {
-		t.Fatalf("no callback succeeded after the promotion: %v", counts)
-	}
-	t.Logf("failover under %d workers: %d answers %v; primary killed, fenced and the standby promoted %s later; first 200 %s after the promotion; ready again %s after it",
-		workers, len(all), counts, promoted.Sub(killed).Round(time.Millisecond), firstAfter.Sub(promoted).Round(time.Millisecond),
-		time.Duration(first200.Load()).Round(time.Millisecond))
-	if got := metric(t, d.admin, "ledgerd_db_primary_changes_total"); got != "1" {
-		t.Errorf("ledgerd_db_primary_changes_total = %q, want 1", got)
-	}
-
-	// Nothing acknowledged was lost: every 200 answers the same again.
+// acknowledgedStayTheSame: nothing acknowledged was lost: every 200 of
+// all, sent again by workers senders, answers the same.
+func acknowledgedStayTheSame(t *testing.T, b *bank, all []answer, workers int) {
+	t.Helper()
 	var lost atomic.Int64
 	var wg sync.WaitGroup
 	jobs := make(chan answer)
@@ -295,11 +326,13 @@ func TestFailover(t *testing.T) {
 		t.Fatalf("%d of %d acknowledged callbacks lost or changed across the failover", n, acked)
 	}
 	t.Logf("all %d acknowledged callbacks answer the same after the failover", acked)
-	for w := range workers {
-		b.lifecycle(fmt.Sprintf("after-%d", w), fmt.Sprintf("acc-f%d", w), fmt.Sprintf("owner-f%d", w))
-	}
+}
 
-	// Split brain: the old primary comes back read-write beside the new one.
+// splitBrainRefused: the old primary comes back read-write beside the new
+// one; ledgerd turns not ready, counts and logs the split brain, writes
+// nothing to the old primary, and is ready again once it is fenced.
+func splitBrainRefused(t *testing.T, b *bank, d *daemon, primary *pgNode, log *syncbuf.Buffer, workers int) {
+	t.Helper()
 	primary.start()
 	noticed := waitReady(t, d.admin, http.StatusServiceUnavailable, 30*time.Second)
 	if got := metric(t, d.admin, "ledgerd_db_split_brains_total"); got != "1" {

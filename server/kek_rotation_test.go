@@ -18,6 +18,7 @@ import (
 
 	"github.com/provider-ledger/adapter/adminapi"
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/internal/wait"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
@@ -128,7 +129,7 @@ func (r *kekRotation) client(d *daemon, secret []byte) *caller.Client {
 func (r *kekRotation) progress(n int64) {
 	r.t.Helper()
 	want := r.payouts.Load() + n
-	eventually(r.t, fmt.Sprintf("%d more payouts", n), func() bool {
+	wait.Until(r.t, fmt.Sprintf("%d more payouts", n), func() bool {
 		if f := r.failures(); len(f) > 0 {
 			r.t.Fatalf("a callback of the stream failed: %s", strings.Join(f, "\n"))
 		}
@@ -152,7 +153,7 @@ func (r *kekRotation) probe(d *daemon, secret []byte, id string) *caller.Reply {
 func (r *kekRotation) opens(d *daemon, secret []byte, what string) {
 	r.t.Helper()
 	n := 0
-	eventually(r.t, what, func() bool {
+	wait.Until(r.t, what, func() bool {
 		n++
 		return r.probe(d, secret, fmt.Sprintf("probe-%s-%d", strings.ReplaceAll(what, " ", "-"), n)).Status == 200
 	})
@@ -165,15 +166,6 @@ func (r *kekRotation) admin(d *daemon) *adminapi.Client {
 		r.t.Fatal(err)
 	}
 	return c
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
 }
 
 // TestKEKRotationWithTwoReplicas rotates the KEK of two replicas on one
@@ -250,7 +242,7 @@ func (r *kekRotation) addSecretDuringStepOne() []byte {
 	}
 	r.opens(r.slots[0], second, "the new replica to open the added secret")
 	old := r.slots[1]
-	eventually(t, "the old replica to count the added secret as undecryptable", func() bool {
+	wait.Until(t, "the old replica to count the added secret as undecryptable", func() bool {
 		return metric(t, old.admin, `ledgerd_keyring_undecryptable_secrets{reason="other_kek"}`) == "1"
 	})
 	if code := get(t, "http://"+old.admin+"/readyz", nil); code != 200 {

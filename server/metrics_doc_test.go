@@ -10,8 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/provider-ledger/adapter/internal/wait"
 	"github.com/provider-ledger/adapter/store"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
@@ -205,13 +205,10 @@ func hasSeries(series []map[string]string, labels map[string]string) bool {
 // before.
 func scrapeUntil(t *testing.T, admin string, ok func(map[string][]map[string]string) bool) map[string][]map[string]string {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		m := scrape(t, admin)
-		if ok(m) {
-			return m
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/metrics never showed what the test waits for: %v", m)
-		}
-	}
+	var m map[string][]map[string]string
+	wait.Until(t, "/metrics to show what the test waits for", func() bool {
+		m = scrape(t, admin)
+		return ok(m)
+	})
+	return m
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
 	"github.com/provider-ledger/adapter/internal/tooltest"
+	"github.com/provider-ledger/adapter/internal/wait"
 	"github.com/provider-ledger/adapter/server"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
@@ -105,10 +106,10 @@ pidfile = %s/pgbouncer.pid
 		}
 	})
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	wait.Until(t, "pgbouncer to listen on "+addr, func() bool {
 		if c, err := net.Dial("tcp", addr); err == nil {
 			c.Close()
-			break
+			return true
 		}
 		select {
 		case <-exited:
@@ -116,10 +117,8 @@ pidfile = %s/pgbouncer.pid
 			t.Fatalf("pgbouncer exited: %s%s", out.String(), log)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("pgbouncer did not listen within 30s")
-		}
-	}
+		return false
+	})
 	u.Host = addr
 	return u.String()
 }
@@ -200,91 +199,9 @@ func TestPgbouncer(t *testing.T) {
 	tooltest.SkipShort(t, "runs pgbouncer in front of ledgerd under load")
 	t.Parallel()
 	secret, b64 := testSecret()
-
 	t.Run("CallbacksAndAdminAPIWithoutA500AndAFreshKeyring", func(t *testing.T) {
 		t.Parallel()
-		dbURL := storetest.URL(t)
-		pooled := startPgbouncer(t, dbURL, 2)
-		var log syncbuf.Buffer
-		addrs, failed := launch(t, config(t, "DATABASE_URL", pooled, "LEDGER_PROVIDER_ID", "bank-b", "LEDGER_SIGNING_SECRETS", b64), &log)
-		var d daemon
-		select {
-		case a := <-addrs:
-			d.callbacks, d.admin = a[0], a[1]
-		case err := <-failed:
-			t.Fatalf("ledgerd behind pgbouncer did not start: %v\n%s", err, log.String())
-		}
-		if !strings.Contains(log.String(), `"pooled":true`) || !strings.Contains(log.String(), `"execMode":"cache_describe"`) {
-			t.Fatalf("pgbouncer was not detected:\n%s", log.String())
-		}
-		b := newBank(t, &d, "bank-b", secret, "")
-		const workers, rounds = 8, 15
-		for w := range workers {
-			b.customer(fmt.Sprintf("acc-b%d", w), fmt.Sprintf("owner-%d", w), "1000.00")
-		}
-		var wg sync.WaitGroup
-		var codes statuses
-		start := time.Now()
-		for w := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				acct, owner := fmt.Sprintf("acc-b%d", w), fmt.Sprintf("owner-%d", w)
-				for i := range rounds {
-					id := fmt.Sprintf("%d-%d", w, i)
-					r, err := b.authorize(context.Background(), "p-"+id, "ka-"+id, acct, owner, "1.00")
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					codes.add(r.Status)
-					if r.Status != 200 {
-						continue
-					}
-					r, err = b.capture(context.Background(), "p-"+id, "kc-"+id, r.Str("holdReference"))
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					codes.add(r.Status)
-					// The admin API on the same pool.
-					code, _ := b.do("GET", "/v1/accounts/"+acct, nil)
-					codes.add(code)
-				}
-			}()
-		}
-		wg.Wait()
-		got := codes.get()
-		t.Logf("behind pgbouncer (2 server connections, %d workers): %d callbacks and admin reads in %s: %v",
-			workers, got[200], time.Since(start).Round(time.Millisecond), got)
-		if got[200] != 3*workers*rounds || len(got) != 1 {
-			t.Fatalf("answers %v, want only 200s", got)
-		}
-		if strings.Contains(log.String(), "prepared statement") {
-			t.Fatalf("a prepared statement error in the log:\n%s", log.String())
-		}
-
-		// A secret added now opens callbacks within 5 s (the keyring
-		// reloads through the pooler).
-		added := b.must(201, "POST", "/v1/signing-secrets", map[string]any{"generate": true})
-		fresh, err := envelope.ParseSecret(added["secret"].(string))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := &caller.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: fresh}}
-		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-			r, err := c.Send(context.Background(), claims.Capture, map[string]any{"payoutID": "p-new", "providerID": "bank-b",
-				"holdReference": "hold_none", "idempotencyKey": "k-new"})
-			if err == nil && r.Status == 200 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the new secret did not open a callback within 5s: %+v %v", r, err)
-			}
-		}
-		if code := get(t, "http://"+d.admin+"/readyz", nil); code != http.StatusOK {
-			t.Fatalf("readyz = %d", code)
-		}
+		behindPgbouncer(t, secret, b64)
 	})
 
 	t.Run("ForcedNamedStatementsAreRetryableNever500", func(t *testing.T) {
@@ -322,6 +239,119 @@ func TestPgbouncer(t *testing.T) {
 		}
 	})
 
+}
+
+// behindPgbouncer runs ledgerd behind pgbouncer (transaction pooling, two
+// server connections), detected as such; callbacks and the admin API
+// under load answer only 200s, and a secret added then opens callbacks.
+func behindPgbouncer(t *testing.T, secret []byte, b64 string) {
+	t.Helper()
+	dbURL := storetest.URL(t)
+	pooled := startPgbouncer(t, dbURL, 2)
+	var log syncbuf.Buffer
+	addrs, failed := launch(t, config(t, "DATABASE_URL", pooled, "LEDGER_PROVIDER_ID", "bank-b", "LEDGER_SIGNING_SECRETS", b64), &log)
+	var d daemon
+	select {
+	case a := <-addrs:
+		d.callbacks, d.admin = a[0], a[1]
+	case err := <-failed:
+		t.Fatalf("ledgerd behind pgbouncer did not start: %v\n%s", err, log.String())
+	}
+	if !strings.Contains(log.String(), `"pooled":true`) || !strings.Contains(log.String(), `"execMode":"cache_describe"`) {
+		t.Fatalf("pgbouncer was not detected:\n%s", log.String())
+	}
+	b := newBank(t, &d, "bank-b", secret, "")
+	pgbouncerLoad(t, b, &log)
+	freshSecretOpens(t, b, &d)
+}
+
+// pgbouncerLoad runs 8 workers of 15 authorize-capture-read rounds through
+// b and requires only 200s, and no prepared statement error in log.
+func pgbouncerLoad(t *testing.T, b *bank, log *syncbuf.Buffer) {
+	t.Helper()
+	const workers, rounds = 8, 15
+	for w := range workers {
+		b.customer(fmt.Sprintf("acc-b%d", w), fmt.Sprintf("owner-%d", w), "1000.00")
+	}
+	var wg sync.WaitGroup
+	var codes statuses
+	start := time.Now()
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			acct, owner := fmt.Sprintf("acc-b%d", w), fmt.Sprintf("owner-%d", w)
+			for i := range rounds {
+				id := fmt.Sprintf("%d-%d", w, i)
+				r, err := b.authorize(context.Background(), "p-"+id, "ka-"+id, acct, owner, "1.00")
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				codes.add(r.Status)
+				if r.Status != 200 {
+					continue
+				}
+				r, err = b.capture(context.Background(), "p-"+id, "kc-"+id, r.Str("holdReference"))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				codes.add(r.Status)
+				// The admin API on the same pool.
+				code, _ := b.do("GET", "/v1/accounts/"+acct, nil)
+				codes.add(code)
+			}
+		}()
+	}
+	wg.Wait()
+	got := codes.get()
+	t.Logf("behind pgbouncer (2 server connections, %d workers): %d callbacks and admin reads in %s: %v",
+		workers, got[200], time.Since(start).Round(time.Millisecond), got)
+	if got[200] != 3*workers*rounds || len(got) != 1 {
+		t.Fatalf("answers %v, want only 200s", got)
+	}
+	if strings.Contains(log.String(), "prepared statement") {
+		t.Fatalf("a prepared statement error in the log:\n%s", log.String())
+	}
+
+}
+
+// freshSecretOpens adds a signing secret through the admin API: it opens
+// callbacks within 5 s (the keyring reloads through the pooler), and
+// ledgerd stays ready.
+func freshSecretOpens(t *testing.T, b *bank, d *daemon) {
+	t.Helper()
+	// A secret added now opens callbacks within 5 s (the keyring
+	// reloads through the pooler).
+	added := b.must(201, "POST", "/v1/signing-secrets", map[string]any{"generate": true})
+	fresh, err := envelope.ParseSecret(added["secret"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &caller.Client{BaseURL: "http://" + d.callbacks + "/ledger", Key: envelope.Key{Secret: fresh}}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		r, err := c.Send(context.Background(), claims.Capture, map[string]any{"payoutID": "p-new", "providerID": "bank-b",
+			"holdReference": "hold_none", "idempotencyKey": "k-new"})
+		if err == nil && r.Status == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the new secret did not open a callback within 5s: %+v %v", r, err)
+		}
+	}
+	if code := get(t, "http://"+d.admin+"/readyz", nil); code != http.StatusOK {
+		t.Fatalf("readyz = %d", code)
+	}
+}
+
+// TestPgbouncerMigrations: behind pgbouncer, replicas starting together
+// migrate once (through LEDGER_MIGRATION_DATABASE_URL), and a pooled URL
+// alone does not migrate.
+func TestPgbouncerMigrations(t *testing.T) {
+	tooltest.SkipShort(t, "runs pgbouncer in front of ledgerd replicas")
+	t.Parallel()
+	_, b64 := testSecret()
 	t.Run("ReplicasStartingTogetherMigrateOnce", func(t *testing.T) {
 		t.Parallel()
 		direct := storetest.EmptyURL(t)
@@ -353,7 +383,6 @@ func TestPgbouncer(t *testing.T) {
 			t.Fatalf("%d replicas migrated, want 1", migrated)
 		}
 	})
-
 	t.Run("APooledURLAloneDoesNotMigrate", func(t *testing.T) {
 		t.Parallel()
 		pooled := startPgbouncer(t, storetest.EmptyURL(t), 2)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/provider-ledger/adapter/internal/wait"
 	"github.com/provider-ledger/adapter/schema"
 	"github.com/provider-ledger/adapter/server"
 	"github.com/provider-ledger/adapter/store/storetest"
@@ -125,24 +127,9 @@ func TestLeastPrivilegeRuntimeRole(t *testing.T) {
 			t.Fatalf("account after the lifecycle: %v", acct)
 		}
 
-		for name, ddl := range map[string]string{
-			"CreateTable":          `CREATE TABLE intruder (x int)`,
-			"AlterTable":           `ALTER TABLE accounts ADD COLUMN intruder int`,
-			"DropFunction":         `DROP FUNCTION cb_authorize`,
-			"Truncate":             `TRUNCATE reconciliation_findings`,
-			"CreateFunction":       `CREATE FUNCTION intruder() RETURNS int LANGUAGE sql AS 'SELECT 1'`,
-			"UpdateSchemaVersion":  `UPDATE schema_version SET version = 0`,
-			"UpdateFunctionSums":   `UPDATE schema_functions SET checksum = ''`,
-			"DisableJournalGuards": `ALTER TABLE journal DISABLE TRIGGER ALL`,
-		} {
-			var pgErr *pgconn.PgError
-			err := sqlExec(t, r.runtimeURL, ddl)
-			if !errors.As(err, &pgErr) || (pgErr.Code != "42501" && pgErr.Code != "42883" && pgErr.Code != "42P01") {
-				t.Errorf("%s as the runtime role: %v, want permission denied (42501)", name, err)
-			} else if pgErr.Code != "42501" {
-				t.Errorf("%s as the runtime role: %v: the statement names something that does not exist", name, err)
-			}
-		}
+		appendOnlyRefused(t, r.runtimeURL)
+
+		schemaChangesRefused(t, r.runtimeURL)
 	})
 
 	t.Run("MigrateOffRefusesAnOldSchemaUntilLedgerctlMigrate", func(t *testing.T) {
@@ -184,6 +171,85 @@ func TestLeastPrivilegeRuntimeRole(t *testing.T) {
 			t.Fatalf("LEDGER_MIGRATE=auto as the runtime role: %v, want permission denied", err)
 		}
 	})
+}
+
+// schemaChangesRefused checks that the runtime role of runtimeURL cannot
+// change the schema: create, alter, drop, truncate, rewrite the migration
+// bookkeeping or disable a table's guards.
+func schemaChangesRefused(t *testing.T, runtimeURL string) {
+	t.Helper()
+	for name, ddl := range map[string]string{
+		"CreateTable":          `CREATE TABLE intruder (x int)`,
+		"AlterTable":           `ALTER TABLE accounts ADD COLUMN intruder int`,
+		"DropFunction":         `DROP FUNCTION cb_authorize`,
+		"Truncate":             `TRUNCATE reconciliation_findings`,
+		"CreateFunction":       `CREATE FUNCTION intruder() RETURNS int LANGUAGE sql AS 'SELECT 1'`,
+		"UpdateSchemaVersion":  `UPDATE schema_version SET version = 0`,
+		"UpdateFunctionSums":   `UPDATE schema_functions SET checksum = ''`,
+		"DisableJournalGuards": `ALTER TABLE journal DISABLE TRIGGER ALL`,
+	} {
+		var pgErr *pgconn.PgError
+		err := sqlExec(t, runtimeURL, ddl)
+		if !errors.As(err, &pgErr) || (pgErr.Code != "42501" && pgErr.Code != "42883" && pgErr.Code != "42P01") {
+			t.Errorf("%s as the runtime role: %v, want permission denied (42501)", name, err)
+		} else if pgErr.Code != "42501" {
+			t.Errorf("%s as the runtime role: %v: the statement names something that does not exist", name, err)
+		}
+	}
+}
+
+// appendOnly are the tables whose rows, once written, are the ledger's
+// history: the runtime role may add rows but never change, delete or
+// truncate one. audit_head is the audit chain's head: advancing it by one
+// (audit_append) is its only legal change.
+var appendOnly = map[string][]string{
+	"journal":          {"UPDATE journal SET reference = reference", "DELETE FROM journal", "TRUNCATE journal"},
+	"holds":            {"UPDATE holds SET payout_id = payout_id", "DELETE FROM holds", "TRUNCATE holds"},
+	"hold_settlements": {"UPDATE hold_settlements SET status = status", "DELETE FROM hold_settlements", "TRUNCATE hold_settlements"},
+	"audit_log":        {"UPDATE audit_log SET actor_id = actor_id", "DELETE FROM audit_log", "TRUNCATE audit_log"},
+	"audit_head":       {"UPDATE audit_head SET seq = seq", "DELETE FROM audit_head", "TRUNCATE audit_head"},
+}
+
+// appendOnlyRefused checks that, as the runtime role of runtimeURL, every
+// change of an append-only table's rows is refused (a permission denied,
+// or the table's guard: LA005 illegal hold transition, LA006 append-only)
+// and leaves its rows as they were. Each table must hold rows already: an
+// UPDATE of no rows would pass for the wrong reason.
+func appendOnlyRefused(t *testing.T, runtimeURL string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, runtimeURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for table, statements := range appendOnly {
+		before := tableDigest(t, conn, table)
+		if before == "0:" {
+			t.Fatalf("%s holds no rows: the lifecycle before this check writes some", table)
+		}
+		for _, sql := range statements {
+			_, err := conn.Exec(ctx, sql)
+			var pgErr *pgconn.PgError
+			if !errors.As(err, &pgErr) || (pgErr.Code != "42501" && pgErr.Code != "LA005" && pgErr.Code != "LA006") {
+				t.Errorf("%s as the runtime role: %v, want it refused (42501, LA005 or LA006)", sql, err)
+			}
+		}
+		if after := tableDigest(t, conn, table); after != before {
+			t.Errorf("%s changed under the refused statements: %s, was %s", table, after, before)
+		}
+	}
+}
+
+// tableDigest is a table's row count and the md5 of its rows in order.
+func tableDigest(t *testing.T, conn *pgx.Conn, table string) string {
+	t.Helper()
+	var digest string
+	err := conn.QueryRow(context.Background(), `SELECT count(*) || ':' || coalesce(md5(string_agg(x::text, ',' ORDER BY x::text)), '') FROM `+table+` x`).Scan(&digest)
+	if err != nil {
+		t.Fatalf("reading %s as the runtime role: %v", table, err)
+	}
+	return digest
 }
 
 // TestBuildInfoMetric: /metrics says which build runs.
@@ -228,14 +294,12 @@ func TestReadinessOnAReadOnlyDatabase(t *testing.T) {
 	if err := sqlExec(t, admin, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '`+db+`' AND pid <> pg_backend_pid()`); err != nil {
 		t.Fatal(err)
 	}
-	var body map[string]any
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	wait.UntilErr(t, "/readyz to answer 503 read-only", func() error {
+		var body map[string]any
 		code := get(t, "http://"+d.admin+"/readyz", &body)
-		if detail, _ := body["detail"].(string); code == http.StatusServiceUnavailable && strings.Contains(detail, "read-only") {
-			break
+		if detail, _ := body["detail"].(string); code != http.StatusServiceUnavailable || !strings.Contains(detail, "read-only") {
+			return fmt.Errorf("readyz on a read-only database: %d %v", code, body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("readyz on a read-only database: %d %v", code, body)
-		}
-	}
+		return nil
+	})
 }

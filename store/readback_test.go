@@ -110,6 +110,21 @@ func statement(t *testing.T, db *store.DB, o ledger.StatementOptions) (ledger.St
 	return s, es
 }
 
+// readbackChecks are what TestReadBack checks of each workload, in order:
+// each reads only, with a random source of its own.
+var readbackChecks = []struct {
+	name  string
+	check func(t *testing.T, b readback, rng *rand.Rand)
+}{
+	{"EntriesOfEachAccount", entriesOfEachAccount},
+	{"EntriesInRanges", entriesInRanges},
+	{"AllEntriesAreBothSides", allEntriesAreBothSides},
+	{"SystemAccounts", systemAccounts},
+	{"Transactions", readTransactions},
+	{"Statements", readStatements},
+	{"ConsecutivePeriodsChain", consecutivePeriodsChain},
+}
+
 // TestReadBack compares what the store reads back with what random
 // workloads recorded as they wrote: every entry, in order, under every
 // paging; statements whose opening plus entries is their closing, which
@@ -117,171 +132,177 @@ func statement(t *testing.T, db *store.DB, o ledger.StatementOptions) (ledger.St
 // summing to zero; each currency's entries summing to zero.
 func TestReadBack(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	for _, seed := range []uint64{1, 2, 3} {
 		t.Run(fmt.Sprintf("Seed%d", seed), func(t *testing.T) {
 			t.Parallel()
 			b := setupReadback(t, seed)
-			// Subtests only read: they run in parallel on the one workload,
-			// each with a random source of its own.
-			stream := uint64(0)
-			newRand := func() *rand.Rand { stream++; return rand.New(rand.NewPCG(seed, stream)) }
-
-			t.Run("EntriesOfEachAccount", func(t *testing.T) {
-				rng := newRand() // before Parallel: the subtests start one by one
-				t.Parallel()
-				for _, a := range b.w.Accounts {
-					got := allEntries(t, b.db, rng, ledger.JournalOptions{AccountID: a.AccountID})
-					sameEntries(t, a.AccountID, got, b.w.EntriesOf(a.AccountID, time.Time{}, time.Time{}))
-				}
-			})
-
-			t.Run("EntriesInRanges", func(t *testing.T) {
-				rng := newRand() // before Parallel: the subtests start one by one
-				t.Parallel()
-				for range 20 {
-					from, to := window(rng, b.w)
-					a := b.w.Accounts[rng.IntN(len(b.w.Accounts))]
-					got := allEntries(t, b.db, rng, ledger.JournalOptions{AccountID: a.AccountID, From: from, To: to})
-					sameEntries(t, fmt.Sprintf("%s [%s, %s)", a.AccountID, from, to), got, b.w.EntriesOf(a.AccountID, from, to))
-				}
-			})
-
-			t.Run("AllEntriesAreBothSides", func(t *testing.T) {
-				rng := newRand() // before Parallel: the subtests start one by one
-				t.Parallel()
-				from, to := window(rng, b.w)
-				got := allEntries(t, b.db, rng, ledger.JournalOptions{From: from, To: to})
-				want := b.w.EntriesOf("", from, to)
-				if len(got) != 2*len(want) {
-					t.Fatalf("%d entries for %d transactions", len(got), len(want))
-				}
-				sums := map[string]decimal.Decimal{}
-				for i, w := range want {
-					customer, system := got[2*i], got[2*i+1]
-					sameEntries(t, "customer side", []ledger.Entry{customer}, []ledger.Entry{w})
-					if system.TransactionID != w.TransactionID || system.AccountID != w.ContraAccountID ||
-						system.ContraAccountID != w.AccountID || !system.Amount.Equal(w.Amount.Neg()) || system.Kind != w.Kind {
-						t.Fatalf("system side %+v of %+v", system, w)
-					}
-					sums[w.Currency] = sums[w.Currency].Add(customer.Amount).Add(system.Amount)
-				}
-				for cur, s := range sums {
-					if !s.IsZero() {
-						t.Errorf("%s entries sum to %s", cur, s)
-					}
-				}
-			})
-
-			t.Run("SystemAccounts", func(t *testing.T) {
-				rng := newRand() // before Parallel: the subtests start one by one
-				t.Parallel()
-				for _, cur := range []string{"USD", "JPY", "KWD"} {
-					for _, sys := range []string{"settlement:" + cur, "core:" + cur} {
-						got := allEntries(t, b.db, rng, ledger.JournalOptions{AccountID: sys})
-						var want []ledger.Entry
-						for _, e := range b.w.Entries {
-							if e.ContraAccountID == sys {
-								e.AccountID, e.ContraAccountID, e.Amount = e.ContraAccountID, e.AccountID, e.Amount.Neg()
-								want = append(want, e)
-							}
-						}
-						if len(want) == 0 {
-							t.Fatalf("the workload never touched %s: the check sees nothing", sys)
-						}
-						sameEntries(t, sys, got, want)
-					}
-				}
-			})
-
-			t.Run("Transactions", func(t *testing.T) {
-				rng := newRand() // before Parallel: the subtests start one by one
-				t.Parallel()
-				got := allTransactions(t, b.db, rng, ledger.JournalOptions{})
-				if len(got) != len(b.w.Entries) {
-					t.Fatalf("%d transactions, want %d", len(got), len(b.w.Entries))
-				}
-				for i, tx := range got {
-					w := b.w.Entries[i]
-					if tx.TransactionID != w.TransactionID || tx.Kind != w.Kind || tx.Reference != w.Reference || tx.Memo != w.Memo ||
-						!tx.CreatedAt.Equal(w.CreatedAt) || tx.Currency != w.Currency {
-						t.Fatalf("transaction %d %+v, want %+v", i, tx, w)
-					}
-					sameEntries(t, "first entry", tx.Entries[:1], []ledger.Entry{w})
-					if sum := tx.Entries[0].Amount.Add(tx.Entries[1].Amount); !sum.IsZero() || tx.Entries[1].AccountID != w.ContraAccountID {
-						t.Fatalf("transaction %s: entries %+v sum to %s", tx.TransactionID, tx.Entries, sum)
-					}
-				}
-				a := b.w.Accounts[0]
-				mine := allTransactions(t, b.db, rng, ledger.JournalOptions{AccountID: a.AccountID})
-				if len(mine) != len(b.w.EntriesOf(a.AccountID, time.Time{}, time.Time{})) {
-					t.Fatalf("%d transactions of %s", len(mine), a.AccountID)
-				}
-			})
-
-			t.Run("Statements", func(t *testing.T) {
-				rng := newRand() // before Parallel: the subtests start one by one
-				t.Parallel()
-				for range 30 {
-					a := b.w.Accounts[rng.IntN(len(b.w.Accounts))]
-					from, to := window(rng, b.w)
-					if from.IsZero() {
-						from = b.w.Times[0].Add(-time.Hour)
-					}
-					if to.IsZero() {
-						to = b.w.End
-					}
-					s, es := statement(t, b.db, ledger.StatementOptions{AccountID: a.AccountID, From: from, To: to})
-					what := fmt.Sprintf("%s [%s, %s)", a.AccountID, from, to)
-					want := b.w.EntriesOf(a.AccountID, from, to)
-					sameEntries(t, what, es, want)
-					sum := decimal.Zero
-					for _, e := range es {
-						sum = sum.Add(e.Amount)
-					}
-					if !s.Opening.Equal(b.w.BalanceAt(a.AccountID, from)) || !s.Closing.Equal(b.w.BalanceAt(a.AccountID, to)) ||
-						!s.Opening.Add(sum).Equal(s.Closing) || !s.Credits.Add(s.Debits).Equal(sum) || s.Count() != int64(len(es)) ||
-						s.Credits.IsNegative() || s.Debits.IsPositive() {
-						t.Fatalf("%s: summary %+v; entries sum to %s; the record says opening %s, closing %s",
-							what, s, sum, b.w.BalanceAt(a.AccountID, from), b.w.BalanceAt(a.AccountID, to))
-					}
-				}
-				// Up to the end, the closing balance is the account's
-				// balance: the accounts table, a path apart from the journal.
-				for _, a := range b.w.Accounts {
-					s, _ := statement(t, b.db, ledger.StatementOptions{AccountID: a.AccountID, From: b.w.Times[0], To: b.w.End})
-					now, err := b.db.GetAccount(ctx, a.AccountID)
-					if err != nil || !s.Closing.Equal(now.Balance) || !s.Opening.IsZero() || s.Account.AccountID != a.AccountID {
-						t.Fatalf("%s: closing %s, balance %s (%v); opening %s", a.AccountID, s.Closing, now.Balance, err, s.Opening)
-					}
-				}
-			})
-
-			t.Run("ConsecutivePeriodsChain", func(t *testing.T) {
-				rng := newRand() // before Parallel: the subtests start one by one
-				t.Parallel()
-				a := b.w.Accounts[rng.IntN(len(b.w.Accounts))]
-				cuts := []time.Time{b.w.Times[0]}
-				for _, tm := range b.w.Times[1:] {
-					if rng.IntN(8) == 0 {
-						cuts = append(cuts, tm)
-					}
-				}
-				cuts = append(cuts, b.w.End)
-				n := 0
-				prev := decimal.Zero
-				for i := range len(cuts) - 1 {
-					s, es := statement(t, b.db, ledger.StatementOptions{AccountID: a.AccountID, From: cuts[i], To: cuts[i+1]})
-					if !s.Opening.Equal(prev) {
-						t.Fatalf("period %d opens at %s, the previous closed at %s", i, s.Opening, prev)
-					}
-					prev, n = s.Closing, n+len(es)
-				}
-				if n != len(b.w.EntriesOf(a.AccountID, time.Time{}, time.Time{})) {
-					t.Fatalf("the periods hold %d entries", n)
-				}
-			})
+			// The checks only read: they run in parallel on the one
+			// workload, each with a random stream of its own.
+			for i, c := range readbackChecks {
+				rng := rand.New(rand.NewPCG(seed, uint64(i+1)))
+				t.Run(c.name, func(t *testing.T) {
+					t.Parallel()
+					c.check(t, b, rng)
+				})
+			}
 		})
+	}
+}
+
+// entriesOfEachAccount: every account's entries, paged at random, are the
+// ones the workload wrote.
+func entriesOfEachAccount(t *testing.T, b readback, rng *rand.Rand) {
+	for _, a := range b.w.Accounts {
+		got := allEntries(t, b.db, rng, ledger.JournalOptions{AccountID: a.AccountID})
+		sameEntries(t, a.AccountID, got, b.w.EntriesOf(a.AccountID, time.Time{}, time.Time{}))
+	}
+}
+
+// entriesInRanges: an account's entries within a time range are the
+// workload's within it.
+func entriesInRanges(t *testing.T, b readback, rng *rand.Rand) {
+	for range 20 {
+		from, to := window(rng, b.w)
+		a := b.w.Accounts[rng.IntN(len(b.w.Accounts))]
+		got := allEntries(t, b.db, rng, ledger.JournalOptions{AccountID: a.AccountID, From: from, To: to})
+		sameEntries(t, fmt.Sprintf("%s [%s, %s)", a.AccountID, from, to), got, b.w.EntriesOf(a.AccountID, from, to))
+	}
+}
+
+// allEntriesAreBothSides: the journal without an account filter lists both
+// sides of each transaction, which sum to zero per currency.
+func allEntriesAreBothSides(t *testing.T, b readback, rng *rand.Rand) {
+	from, to := window(rng, b.w)
+	got := allEntries(t, b.db, rng, ledger.JournalOptions{From: from, To: to})
+	want := b.w.EntriesOf("", from, to)
+	if len(got) != 2*len(want) {
+		t.Fatalf("%d entries for %d transactions", len(got), len(want))
+	}
+	sums := map[string]decimal.Decimal{}
+	for i, w := range want {
+		customer, system := got[2*i], got[2*i+1]
+		sameEntries(t, "customer side", []ledger.Entry{customer}, []ledger.Entry{w})
+		if system.TransactionID != w.TransactionID || system.AccountID != w.ContraAccountID ||
+			system.ContraAccountID != w.AccountID || !system.Amount.Equal(w.Amount.Neg()) || system.Kind != w.Kind {
+			t.Fatalf("system side %+v of %+v", system, w)
+		}
+		sums[w.Currency] = sums[w.Currency].Add(customer.Amount).Add(system.Amount)
+	}
+	for cur, s := range sums {
+		if !s.IsZero() {
+			t.Errorf("%s entries sum to %s", cur, s)
+		}
+	}
+}
+
+// systemAccounts: settlement and core accounts' entries are the contra
+// sides of the customers'.
+func systemAccounts(t *testing.T, b readback, rng *rand.Rand) {
+	for _, cur := range []string{"USD", "JPY", "KWD"} {
+		for _, sys := range []string{"settlement:" + cur, "core:" + cur} {
+			got := allEntries(t, b.db, rng, ledger.JournalOptions{AccountID: sys})
+			var want []ledger.Entry
+			for _, e := range b.w.Entries {
+				if e.ContraAccountID == sys {
+					e.AccountID, e.ContraAccountID, e.Amount = e.ContraAccountID, e.AccountID, e.Amount.Neg()
+					want = append(want, e)
+				}
+			}
+			if len(want) == 0 {
+				t.Fatalf("the workload never touched %s: the check sees nothing", sys)
+			}
+			sameEntries(t, sys, got, want)
+		}
+	}
+}
+
+// readTransactions: transactions read back with their two entries, in the
+// workload's order, for all and for one account.
+func readTransactions(t *testing.T, b readback, rng *rand.Rand) {
+	got := allTransactions(t, b.db, rng, ledger.JournalOptions{})
+	if len(got) != len(b.w.Entries) {
+		t.Fatalf("%d transactions, want %d", len(got), len(b.w.Entries))
+	}
+	for i, tx := range got {
+		w := b.w.Entries[i]
+		if tx.TransactionID != w.TransactionID || tx.Kind != w.Kind || tx.Reference != w.Reference || tx.Memo != w.Memo ||
+			!tx.CreatedAt.Equal(w.CreatedAt) || tx.Currency != w.Currency {
+			t.Fatalf("transaction %d %+v, want %+v", i, tx, w)
+		}
+		sameEntries(t, "first entry", tx.Entries[:1], []ledger.Entry{w})
+		if sum := tx.Entries[0].Amount.Add(tx.Entries[1].Amount); !sum.IsZero() || tx.Entries[1].AccountID != w.ContraAccountID {
+			t.Fatalf("transaction %s: entries %+v sum to %s", tx.TransactionID, tx.Entries, sum)
+		}
+	}
+	a := b.w.Accounts[0]
+	mine := allTransactions(t, b.db, rng, ledger.JournalOptions{AccountID: a.AccountID})
+	if len(mine) != len(b.w.EntriesOf(a.AccountID, time.Time{}, time.Time{})) {
+		t.Fatalf("%d transactions of %s", len(mine), a.AccountID)
+	}
+}
+
+// readStatements: a statement's entries and summary (opening, closing,
+// credits, debits) match the workload, and its closing balance up to the
+// end is the account's balance.
+func readStatements(t *testing.T, b readback, rng *rand.Rand) {
+	ctx := context.Background()
+	for range 30 {
+		a := b.w.Accounts[rng.IntN(len(b.w.Accounts))]
+		from, to := window(rng, b.w)
+		if from.IsZero() {
+			from = b.w.Times[0].Add(-time.Hour)
+		}
+		if to.IsZero() {
+			to = b.w.End
+		}
+		s, es := statement(t, b.db, ledger.StatementOptions{AccountID: a.AccountID, From: from, To: to})
+		what := fmt.Sprintf("%s [%s, %s)", a.AccountID, from, to)
+		want := b.w.EntriesOf(a.AccountID, from, to)
+		sameEntries(t, what, es, want)
+		sum := decimal.Zero
+		for _, e := range es {
+			sum = sum.Add(e.Amount)
+		}
+		if !s.Opening.Equal(b.w.BalanceAt(a.AccountID, from)) || !s.Closing.Equal(b.w.BalanceAt(a.AccountID, to)) ||
+			!s.Opening.Add(sum).Equal(s.Closing) || !s.Credits.Add(s.Debits).Equal(sum) || s.Count() != int64(len(es)) ||
+			s.Credits.IsNegative() || s.Debits.IsPositive() {
+			t.Fatalf("%s: summary %+v; entries sum to %s; the record says opening %s, closing %s",
+				what, s, sum, b.w.BalanceAt(a.AccountID, from), b.w.BalanceAt(a.AccountID, to))
+		}
+	}
+	// Up to the end, the closing balance is the account's
+	// balance: the accounts table, a path apart from the journal.
+	for _, a := range b.w.Accounts {
+		s, _ := statement(t, b.db, ledger.StatementOptions{AccountID: a.AccountID, From: b.w.Times[0], To: b.w.End})
+		now, err := b.db.GetAccount(ctx, a.AccountID)
+		if err != nil || !s.Closing.Equal(now.Balance) || !s.Opening.IsZero() || s.Account.AccountID != a.AccountID {
+			t.Fatalf("%s: closing %s, balance %s (%v); opening %s", a.AccountID, s.Closing, now.Balance, err, s.Opening)
+		}
+	}
+}
+
+// consecutivePeriodsChain: the statements of consecutive periods chain:
+// each opens where the previous closed, and together they hold every entry.
+func consecutivePeriodsChain(t *testing.T, b readback, rng *rand.Rand) {
+	a := b.w.Accounts[rng.IntN(len(b.w.Accounts))]
+	cuts := []time.Time{b.w.Times[0]}
+	for _, tm := range b.w.Times[1:] {
+		if rng.IntN(8) == 0 {
+			cuts = append(cuts, tm)
+		}
+	}
+	cuts = append(cuts, b.w.End)
+	n := 0
+	prev := decimal.Zero
+	for i := range len(cuts) - 1 {
+		s, es := statement(t, b.db, ledger.StatementOptions{AccountID: a.AccountID, From: cuts[i], To: cuts[i+1]})
+		if !s.Opening.Equal(prev) {
+			t.Fatalf("period %d opens at %s, the previous closed at %s", i, s.Opening, prev)
+		}
+		prev, n = s.Closing, n+len(es)
+	}
+	if n != len(b.w.EntriesOf(a.AccountID, time.Time{}, time.Time{})) {
+		t.Fatalf("the periods hold %d entries", n)
 	}
 }
 
@@ -305,48 +326,55 @@ func window(rng *rand.Rand, w *storetest.Workload) (time.Time, time.Time) {
 	}
 }
 
+// accountsFixture is a database with seven accounts of two owners, three
+// currencies and three statuses, and their IDs in byte order (the
+// database's "C" collation), the order a listing returns them in.
+func accountsFixture(t *testing.T) (*store.DB, []string) {
+	t.Helper()
+	db, _ := storetest.DB(t)
+	ids := []string{"b-2", "B-1", "a-10", "a-9", "é-1", "z", "a-1"}
+	for i, id := range ids {
+		storetest.Account(t, db, storetest.AccountOpts{AccountID: id, Owner: []string{"olga", "oscar"}[i%2],
+			Currency: []string{"USD", "EUR", "JPY"}[i%3], Status: []string{"open", "frozen", "open", "closed"}[i%4]})
+	}
+	slices.Sort(ids)
+	return db, ids
+}
+
+// listAccounts follows a listing's cursors to its end and returns every
+// account ID, checking that each page has a cursor exactly when it says
+// there is more.
+func listAccounts(t *testing.T, db *store.DB, o ledger.AccountListOptions) []string {
+	t.Helper()
+	var out []string
+	for {
+		p, err := db.ListAccounts(context.Background(), o)
+		if err != nil {
+			t.Fatalf("ListAccounts(%+v): %v", o, err)
+		}
+		for _, a := range p.Accounts {
+			out = append(out, a.AccountID)
+		}
+		if p.HasMore != (p.NextCursor != "") {
+			t.Fatalf("page %+v", p)
+		}
+		if !p.HasMore {
+			return out
+		}
+		o.Cursor = p.NextCursor
+	}
+}
+
 // TestListAccounts: accounts in accountID order (byte order), filtered,
 // every one once over all pages; system accounts never.
 func TestListAccounts(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	setup := func(t *testing.T) (*store.DB, []string) {
-		t.Helper()
-		db, _ := storetest.DB(t)
-		ids := []string{"b-2", "B-1", "a-10", "a-9", "é-1", "z", "a-1"}
-		for i, id := range ids {
-			storetest.Account(t, db, storetest.AccountOpts{AccountID: id, Owner: []string{"olga", "oscar"}[i%2],
-				Currency: []string{"USD", "EUR", "JPY"}[i%3], Status: []string{"open", "frozen", "open", "closed"}[i%4]})
-		}
-		slices.Sort(ids) // byte order, as the database's "C" collation
-		return db, ids
-	}
-	list := func(t *testing.T, db *store.DB, o ledger.AccountListOptions) []string {
-		t.Helper()
-		var out []string
-		for {
-			p, err := db.ListAccounts(ctx, o)
-			if err != nil {
-				t.Fatalf("ListAccounts(%+v): %v", o, err)
-			}
-			for _, a := range p.Accounts {
-				out = append(out, a.AccountID)
-			}
-			if p.HasMore != (p.NextCursor != "") {
-				t.Fatalf("page %+v", p)
-			}
-			if !p.HasMore {
-				return out
-			}
-			o.Cursor = p.NextCursor
-		}
-	}
-
 	t.Run("EveryPageSize", func(t *testing.T) {
 		t.Parallel()
-		db, ids := setup(t)
+		db, ids := accountsFixture(t)
 		for limit := 1; limit <= len(ids)+1; limit++ {
-			if got := list(t, db, ledger.AccountListOptions{Limit: limit}); !slices.Equal(got, ids) {
+			if got := listAccounts(t, db, ledger.AccountListOptions{Limit: limit}); !slices.Equal(got, ids) {
 				t.Fatalf("limit %d: %v, want %v", limit, got, ids)
 			}
 		}
@@ -358,7 +386,7 @@ func TestListAccounts(t *testing.T) {
 
 	t.Run("Filters", func(t *testing.T) {
 		t.Parallel()
-		db, ids := setup(t)
+		db, ids := accountsFixture(t)
 		all := map[string]ledger.Account{}
 		for _, id := range ids {
 			a, err := db.GetAccount(ctx, id)
@@ -380,7 +408,7 @@ func TestListAccounts(t *testing.T) {
 					want = append(want, id)
 				}
 			}
-			if got := list(t, db, o); !slices.Equal(got, want) {
+			if got := listAccounts(t, db, o); !slices.Equal(got, want) {
 				t.Errorf("%+v: %v, want %v", o, got, want)
 			}
 		}
@@ -388,43 +416,47 @@ func TestListAccounts(t *testing.T) {
 
 	t.Run("AnAccountCreatedBetweenPages", func(t *testing.T) {
 		t.Parallel()
-		db, _ := setup(t)
+		db, _ := accountsFixture(t)
 		p, err := db.ListAccounts(ctx, ledger.AccountListOptions{Limit: 2}) // A-…: B-1, a-1
 		if err != nil || !p.HasMore {
 			t.Fatal(p, err)
 		}
 		storetest.Account(t, db, storetest.AccountOpts{AccountID: "A-0"}) // before the cursor: not seen
 		storetest.Account(t, db, storetest.AccountOpts{AccountID: "y"})   // after it: seen once
-		got := list(t, db, ledger.AccountListOptions{Cursor: p.NextCursor, Limit: 3})
+		got := listAccounts(t, db, ledger.AccountListOptions{Cursor: p.NextCursor, Limit: 3})
 		if want := []string{"a-10", "a-9", "b-2", "y", "z", "é-1"}; !slices.Equal(got, want) {
 			t.Fatalf("after the first page: %v, want %v", got, want)
 		}
 	})
 
-	t.Run("BadOptions", func(t *testing.T) {
-		t.Parallel()
-		db, _ := storetest.DB(t)
-		journalCursor := base64.RawURLEncoding.EncodeToString([]byte("e1|0|00000000-0000-0000-0000-000000000000|0"))
-		for _, c := range []struct {
-			o       ledger.AccountListOptions
-			pointer string
-		}{
-			{ledger.AccountListOptions{Limit: -1}, "/limit"},
-			{ledger.AccountListOptions{Limit: ledger.MaxLimit + 1}, "/limit"},
-			{ledger.AccountListOptions{Currency: "usd"}, "/currency"},
-			{ledger.AccountListOptions{Currency: "XXY"}, "/currency"},
-			{ledger.AccountListOptions{Status: "gone"}, "/status"},
-			{ledger.AccountListOptions{OwnerExternalID: "o\x00"}, "/ownerExternalID"},
-			{ledger.AccountListOptions{OwnerExternalID: "\xff"}, "/ownerExternalID"},
-			{ledger.AccountListOptions{Cursor: "!!"}, "/cursor"},
-			{ledger.AccountListOptions{Cursor: journalCursor}, "/cursor"},
-			{ledger.AccountListOptions{Cursor: base64.RawURLEncoding.EncodeToString([]byte("a1|\x00"))}, "/cursor"},
-			{ledger.AccountListOptions{Cursor: base64.RawURLEncoding.EncodeToString([]byte("a1|"))}, "/cursor"},
-		} {
-			_, err := db.ListAccounts(ctx, c.o)
-			assertInvalid(t, fmt.Sprintf("%+v", c.o), err, c.pointer)
-		}
-	})
+}
+
+// TestListAccountsBadOptions: each bad option of a listing is invalid,
+// with the pointer of the option.
+func TestListAccountsBadOptions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, _ := storetest.DB(t)
+	journalCursor := base64.RawURLEncoding.EncodeToString([]byte("e1|0|00000000-0000-0000-0000-000000000000|0"))
+	for _, c := range []struct {
+		o       ledger.AccountListOptions
+		pointer string
+	}{
+		{ledger.AccountListOptions{Limit: -1}, "/limit"},
+		{ledger.AccountListOptions{Limit: ledger.MaxLimit + 1}, "/limit"},
+		{ledger.AccountListOptions{Currency: "usd"}, "/currency"},
+		{ledger.AccountListOptions{Currency: "XXY"}, "/currency"},
+		{ledger.AccountListOptions{Status: "gone"}, "/status"},
+		{ledger.AccountListOptions{OwnerExternalID: "o\x00"}, "/ownerExternalID"},
+		{ledger.AccountListOptions{OwnerExternalID: "\xff"}, "/ownerExternalID"},
+		{ledger.AccountListOptions{Cursor: "!!"}, "/cursor"},
+		{ledger.AccountListOptions{Cursor: journalCursor}, "/cursor"},
+		{ledger.AccountListOptions{Cursor: base64.RawURLEncoding.EncodeToString([]byte("a1|\x00"))}, "/cursor"},
+		{ledger.AccountListOptions{Cursor: base64.RawURLEncoding.EncodeToString([]byte("a1|"))}, "/cursor"},
+	} {
+		_, err := db.ListAccounts(ctx, c.o)
+		assertInvalid(t, fmt.Sprintf("%+v", c.o), err, c.pointer)
+	}
 }
 
 func assertInvalid(t *testing.T, what string, err error, pointer string) {

@@ -3,6 +3,7 @@ package dbgauge_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/provider-ledger/adapter/internal/dbgauge"
+	"github.com/provider-ledger/adapter/internal/wait"
 )
 
 // source is a read function a test steers: each read blocks until the
@@ -41,11 +43,7 @@ func (s *source) read(ctx context.Context) (float64, error) {
 // waitReads waits until src has been read n times.
 func waitReads(t *testing.T, src *source, n int32) {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); src.reads.Load() < n; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d reads, want %d", src.reads.Load(), n)
-		}
-	}
+	wait.Until(t, fmt.Sprintf("%d reads", n), func() bool { return src.reads.Load() >= n })
 }
 
 // readAnswering calls r.Read while the read it starts is answered a.
@@ -108,11 +106,7 @@ func TestReaderDoesNotWaitPastItsBudget(t *testing.T) {
 	src.answers <- answer{v: 7}
 	// The read answered after its scrape gave up. Once it is recorded, a
 	// scrape serves its value, stale, while its own read does not answer.
-	for deadline := time.Now().Add(30 * time.Second); r.Read().ReadAt.IsZero(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the late answer was never recorded")
-		}
-	}
+	wait.Until(t, "the late answer to be recorded", func() bool { return !r.Read().ReadAt.IsZero() })
 	if s := r.Read(); s.Value != 7 || s.Fresh {
 		t.Fatalf("while the second read does not answer: %+v, want 7, stale", s)
 	}

@@ -16,6 +16,7 @@ var floors = map[string]int{
 	// 0: small utilities that know nothing of the ledger.
 	"internal/strictjson": 0, "internal/problem": 0, "internal/loop": 0, "internal/syncbuf": 0,
 	"internal/datadir": 0, "internal/buildinfo": 0, "internal/doccheck": 0, "internal/tooltest": 0, "internal/dbgauge": 0,
+	"internal/wait": 0,
 	// 1: the domain, and the envelope of the wire.
 	"ledger": 1, "envelope": 1,
 	// 2: the hold model.

@@ -12,75 +12,112 @@ import (
 	"github.com/provider-ledger/adapter/internal/strictjson"
 )
 
-func TestCheck(t *testing.T) {
-	t.Parallel()
-	ok := func(t *testing.T, err error) {
-		t.Helper()
+// checkCase is a document Check reads (with RefuseNUL when nul) and what
+// it must say: ok, or the reason and the pointer of the refused value.
+type checkCase struct {
+	name, in string
+	nul      bool
+	reason   strictjson.Reason // 0: accepted
+	pointer  string
+}
+
+// runCheck runs each case as a subtest of its own.
+func runCheck(t *testing.T, cases []checkCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			wantCheck(t, strictjson.Check([]byte(c.in), strictjson.Options{RefuseNUL: c.nul}), c.reason, c.pointer)
+		})
+	}
+}
+
+// wantCheck checks err against reason (0: no error) and pointer.
+func wantCheck(t *testing.T, err error, reason strictjson.Reason, pointer string) {
+	t.Helper()
+	if reason == 0 {
 		if err != nil {
 			t.Fatalf("refused: %v", err)
 		}
+		return
 	}
-	refused := func(r strictjson.Reason, ptr string) func(*testing.T, error) {
-		return func(t *testing.T, err error) {
-			t.Helper()
-			var e *strictjson.Error
-			if !errors.As(err, &e) || e.Reason != r || e.Pointer != ptr {
-				t.Fatalf("err = %v, want reason %d at %q", err, r, ptr)
-			}
-		}
+	var e *strictjson.Error
+	if !errors.As(err, &e) || e.Reason != reason || e.Pointer != pointer {
+		t.Fatalf("err = %v, want reason %d at %q", err, reason, pointer)
 	}
-	for _, c := range []struct {
-		name  string
-		in    string
-		nul   bool
-		check func(*testing.T, error)
-	}{
-		{"Plain", `{"a":"b","c":[1,-2.5e3,true,false,null,{}],"d":{"e":[]}}`, false, ok},
-		{"SurrogatePair", `{"p":"p-\ud83d\ude00"}`, false, ok},
-		{"UpperCaseHex", `{"p":"\uD83D\uDE00\u00E9"}`, false, ok},
-		{"LiteralReplacementChar", "{\"p\":\"p-\uFFFD \\ufffd\"}", false, ok},
-		{"Multibyte", `{"p":"é€𝄞"}`, false, ok},
-		{"EscapedBackslashThenU0000", `{"memo":"\\u0000"}`, true, ok},
-		{"EscapedBackslashesThenNUL", `{"memo":"\\\\\u0000"}`, true, refused(strictjson.NUL, "/memo")},
-		{"NULAllowedWithoutOption", `{"memo":"\u0000"}`, false, ok},
-		{"NUL", `{"memo":"a\u0000"}`, true, refused(strictjson.NUL, "/memo")},
-		{"NULInName", `{"x":{"a\u0000":1}}`, true, refused(strictjson.NUL, "/x")},
-		{"LoneHigh", `{"payoutID":"p-\ud800"}`, false, refused(strictjson.InvalidEscape, "/payoutID")},
-		{"LoneLow", `{"payoutID":"p-\udc00"}`, false, refused(strictjson.InvalidEscape, "/payoutID")},
-		{"Reversed", `{"payoutID":"\udc00\ud800"}`, false, refused(strictjson.InvalidEscape, "/payoutID")},
-		{"HighThenOther", `{"p":"\ud800\u0041"}`, false, refused(strictjson.InvalidEscape, "/p")},
-		{"HighThenText", `{"p":"\ud800x"}`, false, refused(strictjson.InvalidEscape, "/p")},
-		{"HighAtEnd", `{"p":"\ud800"}`, false, refused(strictjson.InvalidEscape, "/p")},
-		{"HighThenReplacementEscape", `{"p":"\ud800\ufffd"}`, false, refused(strictjson.InvalidEscape, "/p")},
-		{"Deep", `{"service":{"amount":{"currency":{"code":"U\udfffSD"}}}}`, false, refused(strictjson.InvalidEscape, "/service/amount/currency/code")},
-		{"InArray", `{"a":["x",{"b":["ok","\udc00"]}]}`, false, refused(strictjson.InvalidEscape, "/a/1/b/1")},
-		{"PointerEscapes", `{"a/b":{"c~d":"\ud800"}}`, false, refused(strictjson.InvalidEscape, "/a~1b/c~0d")},
-		{"InvalidUTF8", "{\"p\":\"p-\xff\"}", false, refused(strictjson.InvalidUTF8, "/p")},
-		{"TruncatedUTF8", "{\"p\":\"p-\xe2\x82\"}", false, refused(strictjson.InvalidUTF8, "/p")},
-		{"EncodedSurrogate", "{\"p\":\"\xed\xa0\x80\"}", false, refused(strictjson.InvalidUTF8, "/p")},
-		{"Overlong", "{\"p\":\"\xc0\xaf\"}", false, refused(strictjson.InvalidUTF8, "/p")},
-		{"BadName", `{"s":{"\ud800":1}}`, false, refused(strictjson.InvalidEscape, "/s")},
-		{"BadNameUTF8", "{\"\xff\":1}", false, refused(strictjson.InvalidUTF8, "")},
-		{"Duplicate", `{"service":{"payoutID":"a","payoutID":"b"}}`, false, refused(strictjson.DuplicateName, "/service/payoutID")},
-		{"DuplicateByEscape", `{"payoutID":"a","payout\u0049D":"b"}`, false, refused(strictjson.DuplicateName, "/payoutID")},
-		{"SameNameInSiblings", `{"a":{"x":1},"b":{"x":1},"c":[{"x":1},{"x":2}]}`, false, ok},
-		{"SameNameNested", `{"x":{"x":{"x":1}}}`, false, ok},
-		{"NotJSON", `{"a":`, false, refused(strictjson.Syntax, "")},
-		{"Trailing", `{} {}`, false, refused(strictjson.Syntax, "")},
-		{"BadEscape", `{"a":"\x"}`, false, refused(strictjson.Syntax, "")},
-		{"ShortU", `{"a":"\u12"}`, false, refused(strictjson.Syntax, "")},
-		{"HighThenBadHex", `{"a":"\ud800\uzzzz"}`, false, refused(strictjson.Syntax, "")},
-		{"ControlChar", "{\"a\":\"\n\"}", false, refused(strictjson.Syntax, "")},
-		{"LeadingZero", `[01]`, false, refused(strictjson.Syntax, "")},
-		{"Empty", ``, false, refused(strictjson.Syntax, "")},
-		{"TooDeep", strings.Repeat("[", strictjson.MaxDepth+1) + strings.Repeat("]", strictjson.MaxDepth+1), false, refused(strictjson.Syntax, "")},
-		{"DeepEnough", strings.Repeat("[", strictjson.MaxDepth) + strings.Repeat("]", strictjson.MaxDepth), false, ok},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			c.check(t, strictjson.Check([]byte(c.in), strictjson.Options{RefuseNUL: c.nul}))
-		})
-	}
+}
+
+// TestCheckAcceptsExactJSON: valid documents pass, whatever their escapes,
+// multibyte text, nesting or repeated names in different objects; NUL
+// passes unless refused.
+func TestCheckAcceptsExactJSON(t *testing.T) {
+	t.Parallel()
+	runCheck(t, []checkCase{
+		{name: "Plain", in: `{"a":"b","c":[1,-2.5e3,true,false,null,{}],"d":{"e":[]}}`},
+		{name: "SurrogatePair", in: `{"p":"p-\ud83d\ude00"}`},
+		{name: "UpperCaseHex", in: `{"p":"\uD83D\uDE00\u00E9"}`},
+		{name: "LiteralReplacementChar", in: "{\"p\":\"p-\uFFFD \\ufffd\"}"},
+		{name: "Multibyte", in: `{"p":"é€𝄞"}`},
+		{name: "EscapedBackslashThenU0000", in: `{"memo":"\\u0000"}`, nul: true},
+		{name: "NULAllowedWithoutOption", in: `{"memo":"\u0000"}`},
+		{name: "SameNameInSiblings", in: `{"a":{"x":1},"b":{"x":1},"c":[{"x":1},{"x":2}]}`},
+		{name: "SameNameNested", in: `{"x":{"x":{"x":1}}}`},
+		{name: "DeepEnough", in: strings.Repeat("[", strictjson.MaxDepth) + strings.Repeat("]", strictjson.MaxDepth)},
+	})
+}
+
+// TestCheckRefusesNUL: with RefuseNUL, a NUL in a value or a name is
+// refused at its member, and an escaped backslash is not mistaken for one.
+func TestCheckRefusesNUL(t *testing.T) {
+	t.Parallel()
+	runCheck(t, []checkCase{
+		{name: "EscapedBackslashesThenNUL", in: `{"memo":"\\\\\u0000"}`, nul: true, reason: strictjson.NUL, pointer: "/memo"},
+		{name: "NUL", in: `{"memo":"a\u0000"}`, nul: true, reason: strictjson.NUL, pointer: "/memo"},
+		{name: "NULInName", in: `{"x":{"a\u0000":1}}`, nul: true, reason: strictjson.NUL, pointer: "/x"},
+	})
+}
+
+// TestCheckRefusesLoneSurrogates: an escaped UTF-16 surrogate not in a
+// high-low pair (which encoding/json would turn into U+FFFD) is refused,
+// with the pointer of where it is.
+func TestCheckRefusesLoneSurrogates(t *testing.T) {
+	t.Parallel()
+	runCheck(t, []checkCase{
+		{name: "LoneHigh", in: `{"payoutID":"p-\ud800"}`, reason: strictjson.InvalidEscape, pointer: "/payoutID"},
+		{name: "LoneLow", in: `{"payoutID":"p-\udc00"}`, reason: strictjson.InvalidEscape, pointer: "/payoutID"},
+		{name: "Reversed", in: `{"payoutID":"\udc00\ud800"}`, reason: strictjson.InvalidEscape, pointer: "/payoutID"},
+		{name: "HighThenOther", in: `{"p":"\ud800\u0041"}`, reason: strictjson.InvalidEscape, pointer: "/p"},
+		{name: "HighThenText", in: `{"p":"\ud800x"}`, reason: strictjson.InvalidEscape, pointer: "/p"},
+		{name: "HighAtEnd", in: `{"p":"\ud800"}`, reason: strictjson.InvalidEscape, pointer: "/p"},
+		{name: "HighThenReplacementEscape", in: `{"p":"\ud800\ufffd"}`, reason: strictjson.InvalidEscape, pointer: "/p"},
+		{name: "Deep", in: `{"service":{"amount":{"currency":{"code":"U\udfffSD"}}}}`, reason: strictjson.InvalidEscape, pointer: "/service/amount/currency/code"},
+		{name: "InArray", in: `{"a":["x",{"b":["ok","\udc00"]}]}`, reason: strictjson.InvalidEscape, pointer: "/a/1/b/1"},
+		{name: "PointerEscapes", in: `{"a/b":{"c~d":"\ud800"}}`, reason: strictjson.InvalidEscape, pointer: "/a~1b/c~0d"},
+		{name: "BadName", in: `{"s":{"\ud800":1}}`, reason: strictjson.InvalidEscape, pointer: "/s"},
+	})
+}
+
+// TestCheckRefusesInvalidUTF8: bytes that are not UTF-8 (invalid,
+// truncated, an encoded surrogate, overlong) are refused where they are.
+func TestCheckRefusesInvalidUTF8(t *testing.T) {
+	t.Parallel()
+	runCheck(t, []checkCase{
+		{name: "InvalidUTF8", in: "{\"p\":\"p-\xff\"}", reason: strictjson.InvalidUTF8, pointer: "/p"},
+		{name: "TruncatedUTF8", in: "{\"p\":\"p-\xe2\x82\"}", reason: strictjson.InvalidUTF8, pointer: "/p"},
+		{name: "EncodedSurrogate", in: "{\"p\":\"\xed\xa0\x80\"}", reason: strictjson.InvalidUTF8, pointer: "/p"},
+		{name: "Overlong", in: "{\"p\":\"\xc0\xaf\"}", reason: strictjson.InvalidUTF8, pointer: "/p"},
+		{name: "BadNameUTF8", in: "{\"\xff\":1}", reason: strictjson.InvalidUTF8, pointer: ""},
+	})
+}
+
+// TestCheckRefusesDuplicateNames: a name twice in one object (also when
+// one is spelled with an escape) is refused, even among many members.
+func TestCheckRefusesDuplicateNames(t *testing.T) {
+	t.Parallel()
+	runCheck(t, []checkCase{
+		{name: "Duplicate", in: `{"service":{"payoutID":"a","payoutID":"b"}}`, reason: strictjson.DuplicateName, pointer: "/service/payoutID"},
+		{name: "DuplicateByEscape", in: `{"payoutID":"a","payout\u0049D":"b"}`, reason: strictjson.DuplicateName, pointer: "/payoutID"},
+	})
 	t.Run("ManyMembers", func(t *testing.T) {
 		t.Parallel()
 		var b strings.Builder
@@ -91,8 +128,26 @@ func TestCheck(t *testing.T) {
 			}
 			b.WriteString(`"m` + strings.Repeat("x", i) + `":1`)
 		}
-		ok(t, strictjson.Check([]byte(b.String()+"}"), strictjson.Options{}))
-		refused(strictjson.DuplicateName, "/mxxx")(t, strictjson.Check([]byte(b.String()+`,"mxxx":2}`), strictjson.Options{}))
+		wantCheck(t, strictjson.Check([]byte(b.String()+"}"), strictjson.Options{}), 0, "")
+		wantCheck(t, strictjson.Check([]byte(b.String()+`,"mxxx":2}`), strictjson.Options{}), strictjson.DuplicateName, "/mxxx")
+	})
+}
+
+// TestCheckRefusesSyntax: what is not one JSON value (truncated, trailing
+// data, bad escapes, control characters, leading zeros, empty, nested
+// past MaxDepth) is a syntax error; the error never quotes a value.
+func TestCheckRefusesSyntax(t *testing.T) {
+	t.Parallel()
+	runCheck(t, []checkCase{
+		{name: "NotJSON", in: `{"a":`, reason: strictjson.Syntax},
+		{name: "Trailing", in: `{} {}`, reason: strictjson.Syntax},
+		{name: "BadEscape", in: `{"a":"\x"}`, reason: strictjson.Syntax},
+		{name: "ShortU", in: `{"a":"\u12"}`, reason: strictjson.Syntax},
+		{name: "HighThenBadHex", in: `{"a":"\ud800\uzzzz"}`, reason: strictjson.Syntax},
+		{name: "ControlChar", in: "{\"a\":\"\n\"}", reason: strictjson.Syntax},
+		{name: "LeadingZero", in: `[01]`, reason: strictjson.Syntax},
+		{name: "Empty", in: ``, reason: strictjson.Syntax},
+		{name: "TooDeep", in: strings.Repeat("[", strictjson.MaxDepth+1) + strings.Repeat("]", strictjson.MaxDepth+1), reason: strictjson.Syntax},
 	})
 	t.Run("ErrorHidesValues", func(t *testing.T) {
 		t.Parallel()

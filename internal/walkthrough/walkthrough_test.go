@@ -17,6 +17,7 @@ import (
 	"github.com/provider-ledger/adapter/internal/datadir"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
 	"github.com/provider-ledger/adapter/internal/tooltest"
+	"github.com/provider-ledger/adapter/internal/wait"
 )
 
 // blocks returns the ```sh blocks of the README's section "The first hour".
@@ -90,25 +91,24 @@ func startDaemon(t *testing.T, root, block string, env []string, admin string) *
 			d.stop(t)
 		}
 	})
-	deadline := time.Now().Add(2 * time.Minute) // a first start runs initdb
-	for {
+	// A first start runs initdb: well within wait.Deadline.
+	wait.Until(t, block+" to be ready", func() bool {
 		resp, err := http.Get("http://" + admin + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return d
+				return true
 			}
 		}
 		select {
 		case err := <-d.done:
 			d.done <- err
 			t.Fatalf("%s exited (%v) before it was ready:\n%s", block, err, d.log.String())
-		case <-time.After(100 * time.Millisecond):
+		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not ready after 2 minutes:\n%s", block, d.log.String())
-		}
-	}
+		return false
+	})
+	return d
 }
 
 // stop is Ctrl-C in the first terminal; it returns the exit error.
@@ -138,16 +138,11 @@ func run(t *testing.T, root, block string, env []string) string {
 	return string(out)
 }
 
-// TestFirstHour runs the README's walkthrough and checks what it shows.
-func TestFirstHour(t *testing.T) {
-	tooltest.SkipShort(t, "builds the binaries and runs the README's first hour against a ledgerd")
-	t.Parallel()
-	root := datadir.Root(".")
-	if root == "" {
-		t.Fatal("not in the source tree")
-	}
-	// A scratch directory the postgres OS user can search when we are root,
-	// so that the embedded cluster's directories are all made by ledgerd.
+// scratchDir is a scratch directory the postgres OS user can search when
+// we are root, so that the embedded cluster's directories are all made by
+// ledgerd. It is removed when t ends.
+func scratchDir(t *testing.T) string {
+	t.Helper()
 	scratch, err := os.MkdirTemp("", "walkthrough-")
 	if err != nil {
 		t.Fatal(err)
@@ -156,6 +151,18 @@ func TestFirstHour(t *testing.T) {
 	if err := os.Chmod(scratch, 0o711); err != nil {
 		t.Fatal(err)
 	}
+	return scratch
+}
+
+// TestFirstHour runs the README's walkthrough and checks what it shows.
+func TestFirstHour(t *testing.T) {
+	tooltest.SkipShort(t, "builds the binaries and runs the README's first hour against a ledgerd")
+	t.Parallel()
+	root := datadir.Root(".")
+	if root == "" {
+		t.Fatal("not in the source tree")
+	}
+	scratch := scratchDir(t)
 	callbacks, admin := freePort(t), freePort(t)
 	env := environ("LEDGER_DATA_DIR="+filepath.Join(scratch, "var", "ledgerd"),
 		"LEDGER_LISTEN="+callbacks, "LEDGER_ADMIN_LISTEN="+admin,

@@ -3,15 +3,11 @@ package storetest
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-)
 
-// waitDeadline bounds the waits below: far longer than any of them takes
-// on a busy machine, so that a test fails only when the condition never
-// comes.
-const waitDeadline = 30 * time.Second
+	"github.com/provider-ledger/adapter/internal/wait"
+)
 
 // WaitForLockWaiters waits until at least n other backends of pool's
 // database wait on a lock (a row lock, an advisory lock): the point at
@@ -34,17 +30,11 @@ WHERE datname = current_database() AND pid <> pg_backend_pid() AND state NOT IN 
 
 func waitFor(t testing.TB, pool *pgxpool.Pool, what, sql string, arg int) {
 	t.Helper()
-	ctx := context.Background()
-	for deadline := time.Now().Add(waitDeadline); ; time.Sleep(5 * time.Millisecond) {
+	wait.Until(t, what, func() bool {
 		var ok bool
-		if err := pool.QueryRow(ctx, sql, arg).Scan(&ok); err != nil {
+		if err := pool.QueryRow(context.Background(), sql, arg).Scan(&ok); err != nil {
 			t.Fatalf("waiting for %s: %v", what, err)
 		}
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %s for %s", waitDeadline, what)
-		}
-	}
+		return ok
+	})
 }
