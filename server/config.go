@@ -28,22 +28,24 @@ import (
 // Config is ledgerd's configuration (contract §1). Every field comes
 // from an env var and a flag of the same meaning; the flag wins.
 type Config struct {
-	DatabaseURL          string
-	DataDir              string
-	Listen               string
-	AdminListen          string
-	AdminToken           string
-	ProviderID           string
-	SigningSecrets       []string // Base64, as given
-	KEK                  []byte   // 32 bytes, or nil (embedded: generated)
-	KEKPrevious          []byte   // 32 bytes during a KEK rotation, else nil
-	TLSCert, TLSKey      string
-	CallbackPrefix       string
-	MaxInflight          int // 0: sized to the pool
-	RequestTimeout       time.Duration
-	BodyTimeout          time.Duration // 0: 1s, or a third of RequestTimeout when less
-	MaxConnections       int           // per listener; 0: sized to the open files limit
-	ClockLeeway          time.Duration
+	DatabaseURL     string
+	DataDir         string
+	Listen          string
+	AdminListen     string
+	AdminToken      string
+	ProviderID      string
+	SigningSecrets  []string // Base64, as given
+	KEK             []byte   // 32 bytes; nil only in embedded mode (generated)
+	KEKPrevious     []byte   // 32 bytes during a KEK rotation, else nil
+	TLSCert, TLSKey string
+	CallbackPrefix  string
+	MaxInflight     int // 0: sized to the pool
+	RequestTimeout  time.Duration
+	BodyTimeout     time.Duration // 0: 1s, or a third of RequestTimeout when less
+	MaxConnections  int           // per listener; 0: sized to the open files limit
+	ClockLeeway     time.Duration
+	// MaxTokenLifetime bounds a callback request's exp - iat.
+	MaxTokenLifetime     time.Duration
 	FraudDeny            float64
 	FraudStepUp          float64
 	CreditMax            *decimal.Decimal
@@ -490,6 +492,12 @@ func (src *configSource) fillDefaults(c *Config) error {
 
 // check refuses settings that contradict one another.
 func (c Config) check() error {
+	if c.KEK == nil && !c.Embedded() {
+		// A KEK generated into the data dir would live in a container's
+		// writable layer, and each replica would make its own: the stored
+		// signing secrets would become unreadable.
+		return errors.New("LEDGER_KEK or LEDGER_KEK_FILE is required when DATABASE_URL is set: give every replica the same Base64 of 32 random bytes (openssl rand -base64 32); only the embedded mode generates one")
+	}
 	if c.MigrationDatabaseURL != "" && c.Embedded() {
 		return errors.New("LEDGER_MIGRATION_DATABASE_URL is set but DATABASE_URL is not: the embedded database migrates itself")
 	}

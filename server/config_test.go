@@ -11,6 +11,10 @@ import (
 	"github.com/provider-ledger/adapter/internal/datadir"
 )
 
+// testKEKb64 is a KEK for configurations with DATABASE_URL, which require
+// one (32 random bytes: a built key is refused as weak).
+const testKEKb64 = "FgDcPDOq34XU1/hUOC9Fwczg1FypwmBeNY63sGlp+yA="
+
 func env(kv ...string) func(string) string {
 	m := map[string]string{}
 	for i := 0; i+1 < len(kv); i += 2 {
@@ -66,6 +70,7 @@ func TestLoadConfig(t *testing.T) {
 		{"BadInflight", nil, env("LEDGER_MAX_INFLIGHT", "-1"), "LEDGER_MAX_INFLIGHT"},
 		{"BadPrefix", nil, env("LEDGER_CALLBACK_PREFIX", "ledger"), "LEDGER_CALLBACK_PREFIX"},
 		{"ProviderRequiredWithDatabase", nil, env("DATABASE_URL", "postgres://x@localhost/db"), "LEDGER_PROVIDER_ID"},
+		{"KEKRequiredWithDatabase", nil, env("DATABASE_URL", "postgres://x@localhost/db", "LEDGER_PROVIDER_ID", "p"), "LEDGER_KEK or LEDGER_KEK_FILE is required when DATABASE_URL is set"},
 		{"PublicAdminNeedsToken", nil, env("LEDGER_ADMIN_LISTEN", "0.0.0.0:8081"), "LEDGER_ADMIN_TOKEN"},
 		{"PublicAdminRefusesAWeakToken", nil, env("LEDGER_ADMIN_LISTEN", "0.0.0.0:8081", "LEDGER_ADMIN_TOKEN", "x"), "LEDGER_ADMIN_TOKEN is shorter than 32"},
 		{"PublicAdminRefusesAPassword", nil, env("LEDGER_ADMIN_LISTEN", "[::]:8081", "LEDGER_ADMIN_TOKEN", strings.Repeat("hunter2!", 5)), "LEDGER_ADMIN_TOKEN"},
@@ -99,7 +104,7 @@ func TestLoadConfig(t *testing.T) {
 		}
 		c, err = LoadConfig([]string{"--log-level", "debug"}, env("LEDGER_LOG_LEVEL", "error", "LEDGER_MIGRATE", "off",
 			"LEDGER_DB_EXEC_MODE", "cache_describe", "DATABASE_URL", "postgres://a@h1,h2/db?target_session_attrs=read-write",
-			"LEDGER_PROVIDER_ID", "p", "LEDGER_MIGRATION_DATABASE_URL", "postgres://owner@h1/db"), io.Discard)
+			"LEDGER_PROVIDER_ID", "p", "LEDGER_MIGRATION_DATABASE_URL", "postgres://owner@h1/db", "LEDGER_KEK", testKEKb64), io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}

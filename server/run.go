@@ -197,14 +197,11 @@ func (d *daemon) probeHosts(ctx context.Context) error {
 // reloads them every 2 s.
 func (d *daemon) startKeyring(ctx context.Context) error {
 	kek := d.cfg.KEK
-	if kek == nil {
+	if kek == nil && d.cfg.Embedded() { // LoadConfig requires one with DATABASE_URL
 		path := filepath.Join(d.cfg.DataDir, keyring.KEKFile)
 		var err error
 		if kek, err = keyring.LoadOrCreateKEK(path); err != nil {
 			return fmt.Errorf("LEDGER_KEK is unset and %s cannot be used: %w", path, err)
-		}
-		if !d.cfg.Embedded() {
-			d.log.Warn("LEDGER_KEK is unset: using the KEK in the data dir; replicas must all be given the same LEDGER_KEK", "path", path)
 		}
 	}
 	var err error
