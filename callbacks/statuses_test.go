@@ -3,6 +3,7 @@ package callbacks_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -58,6 +59,26 @@ func TestStatuses(t *testing.T) {
 		}
 		return tok
 	}
+	// timed seals an authorize whose iat and exp are given.
+	timed := func(service any, iat, exp time.Time) string {
+		c, err := claims.BuildRequest(iat, "authorize", service)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(c, &m); err != nil {
+			t.Fatal(err)
+		}
+		m["exp"] = exp.Unix()
+		if c, err = json.Marshal(m); err != nil {
+			t.Fatal(err)
+		}
+		tok, err := envelope.Seal(b.key, envelope.FormClaims, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
 	withHeader := func(tok, header string) string {
 		parts := strings.SplitN(tok, ".", 2)
 		return base64.RawURLEncoding.EncodeToString([]byte(header)) + "." + parts[1]
@@ -99,6 +120,13 @@ func TestStatuses(t *testing.T) {
 		{name: "Expired", token: sealed(b.key, "authorize", good, time.Now().Add(-400*time.Second)), status: 400, slug: "invalid-claims", pointer: "/exp"},
 		{name: "FromTheFuture", token: sealed(b.key, "authorize", good, time.Now().Add(2*time.Minute)), status: 400, slug: "invalid-claims", pointer: "/iat"},
 		{name: "WrongTyp", token: sealed(b.key, "capture", good, time.Now()), status: 400, slug: "invalid-claims", pointer: "/typ"},
+		// exp - iat over LEDGER_MAX_TOKEN_LIFETIME (10m by default), and exp
+		// before iat (within the leeway, so not expired): step 5, before
+		// the provider is read.
+		{name: "TenYearLifetime", token: timed(good, time.Now(), time.Now().AddDate(10, 0, 0)), status: 400, slug: "invalid-claims", pointer: "/exp"},
+		{name: "LifetimeOverTheDefault", token: timed(good, time.Now(), time.Now().Add(callbacks.DefaultMaxTokenLifetime+2*time.Second)), status: 400, slug: "invalid-claims", pointer: "/exp"},
+		{name: "ExpBeforeIat", token: timed(good, time.Now(), time.Now().Add(-30*time.Second)), status: 400, slug: "invalid-claims", pointer: "/exp"},
+		{name: "TenYearLifetimeOtherProvider", token: timed(with("providerID", "other-bank"), time.Now(), time.Now().AddDate(10, 0, 0)), status: 400, slug: "invalid-claims", pointer: "/exp"},
 		{name: "WrongProvider", token: sealed(b.key, "authorize", with("providerID", "other-bank"), time.Now()), status: 403, slug: "wrong-provider"},
 		{name: "MissingPayoutID", token: sealed(b.key, "authorize", without("payoutID"), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/payoutID"},
 		{name: "MissingIdempotencyKey", token: sealed(b.key, "authorize", without("idempotencyKey"), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/idempotencyKey"},

@@ -227,6 +227,7 @@ var settings = []setting{
 	{"LEDGER_BODY_TIMEOUT", "body-timeout", "0", "a callback body not in by then (from arrival) is answered 408 body-timeout (0: 1s, at most a third of the request timeout)", duration(func(c *Config) *time.Duration { return &c.BodyTimeout }, true)},
 	{"LEDGER_MAX_CONNECTIONS", "max-connections", "0", "open connections per listener; idle ones are closed first (0: 1024, less under a low open files limit)", nonNegative(func(c *Config) *int { return &c.MaxConnections })},
 	{"LEDGER_CLOCK_LEEWAY", "clock-leeway", "60s", "tolerance on exp and iat", duration(func(c *Config) *time.Duration { return &c.ClockLeeway }, true)},
+	{"LEDGER_MAX_TOKEN_LIFETIME", "max-token-lifetime", "10m", "a callback request valid longer (exp - iat) is refused 400 invalid-claims; LEDGER_IDEMPOTENCY_RETENTION must be at least this", duration(func(c *Config) *time.Duration { return &c.MaxTokenLifetime }, false)},
 	{"LEDGER_FRAUD_DENY", "fraud-deny", "0.90", "fraudScore at or above which authorize is denied", fraction(func(c *Config) *float64 { return &c.FraudDeny })},
 	{"LEDGER_FRAUD_STEPUP", "fraud-stepup", "0.75", "fraudScore at or above which step-up is required", fraction(func(c *Config) *float64 { return &c.FraudStepUp })},
 	{"LEDGER_CREDIT_MAX", "credit-max", "", "largest single credit-account amount", func(c *Config, v string) error {

@@ -70,6 +70,7 @@ func TestLoadConfig(t *testing.T) {
 		{"BadInflight", nil, env("LEDGER_MAX_INFLIGHT", "-1"), "LEDGER_MAX_INFLIGHT"},
 		{"BadPrefix", nil, env("LEDGER_CALLBACK_PREFIX", "ledger"), "LEDGER_CALLBACK_PREFIX"},
 		{"ProviderRequiredWithDatabase", nil, env("DATABASE_URL", "postgres://x@localhost/db"), "LEDGER_PROVIDER_ID"},
+		{"BadMaxTokenLifetime", nil, env("LEDGER_MAX_TOKEN_LIFETIME", "0s"), "LEDGER_MAX_TOKEN_LIFETIME"},
 		{"KEKRequiredWithDatabase", nil, env("DATABASE_URL", "postgres://x@localhost/db", "LEDGER_PROVIDER_ID", "p"), "LEDGER_KEK or LEDGER_KEK_FILE is required when DATABASE_URL is set"},
 		{"PublicAdminNeedsToken", nil, env("LEDGER_ADMIN_LISTEN", "0.0.0.0:8081"), "LEDGER_ADMIN_TOKEN"},
 		{"PublicAdminRefusesAWeakToken", nil, env("LEDGER_ADMIN_LISTEN", "0.0.0.0:8081", "LEDGER_ADMIN_TOKEN", "x"), "LEDGER_ADMIN_TOKEN is shorter than 32"},

@@ -250,6 +250,7 @@ func (d *daemon) startServices(ctx context.Context) (*admin.Handler, error) {
 		Check: d.keyringFresh, DB: d.db, Keyring: d.keys, ProviderID: cfg.ProviderID, Prefix: cfg.CallbackPrefix,
 		KeysMissing: d.secrets.MissingKEK, // a KEK rotation under way: 503, not 400
 		MaxInflight: cfg.MaxInflight, RequestTimeout: cfg.RequestTimeout, ClockLeeway: leeway(cfg.ClockLeeway),
+		MaxTokenLifetime: cfg.MaxTokenLifetime,
 		// Over HTTP/1 a connection reads one body at a time: as many
 		// readers as connections never refuses one that the cap let in.
 		BodyTimeout: cfg.BodyTimeout, MaxBodyReads: d.maxConns,
