@@ -37,6 +37,12 @@ func TestLoadConfig(t *testing.T) {
 			t.Fatalf("defaults: %+v", c)
 		}
 	})
+	t.Run("RetentionAtItsFloor", func(t *testing.T) {
+		c, err := LoadConfig(nil, env("LEDGER_IDEMPOTENCY_RETENTION", "720h"), io.Discard)
+		if err != nil || c.IdempotencyRetention != ServiceRetryWindow || c.MaxTokenLifetime != 10*time.Minute {
+			t.Fatalf("the retry window as retention: %v, %+v", err, c)
+		}
+	})
 	t.Run("FlagWinsOverEnv", func(t *testing.T) {
 		c, err := LoadConfig([]string{"--listen", "127.0.0.1:9000", "--credit-max", "250.00"},
 			env("LEDGER_LISTEN", "127.0.0.1:7000", "LEDGER_CREDIT_MAX", "10", "LEDGER_FRAUD_DENY", "0.5", "LEDGER_FRAUD_STEPUP", "0.4"), io.Discard)
@@ -71,6 +77,9 @@ func TestLoadConfig(t *testing.T) {
 		{"BadPrefix", nil, env("LEDGER_CALLBACK_PREFIX", "ledger"), "LEDGER_CALLBACK_PREFIX"},
 		{"ProviderRequiredWithDatabase", nil, env("DATABASE_URL", "postgres://x@localhost/db"), "LEDGER_PROVIDER_ID"},
 		{"BadMaxTokenLifetime", nil, env("LEDGER_MAX_TOKEN_LIFETIME", "0s"), "LEDGER_MAX_TOKEN_LIFETIME"},
+		{"RetentionOfASecond", nil, env("LEDGER_IDEMPOTENCY_RETENTION", "1s"), "LEDGER_IDEMPOTENCY_RETENTION 1s is below 720h0m0s"},
+		{"RetentionUnderTheRetryWindow", nil, env("LEDGER_IDEMPOTENCY_RETENTION", "719h59m59s"), "LEDGER_IDEMPOTENCY_RETENTION"},
+		{"RetentionUnderTheTokenLifetime", nil, env("LEDGER_IDEMPOTENCY_RETENTION", "800h", "LEDGER_MAX_TOKEN_LIFETIME", "801h"), "LEDGER_IDEMPOTENCY_RETENTION 800h0m0s is below 801h0m0s"},
 		{"KEKRequiredWithDatabase", nil, env("DATABASE_URL", "postgres://x@localhost/db", "LEDGER_PROVIDER_ID", "p"), "LEDGER_KEK or LEDGER_KEK_FILE is required when DATABASE_URL is set"},
 		{"PublicAdminNeedsToken", nil, env("LEDGER_ADMIN_LISTEN", "0.0.0.0:8081"), "LEDGER_ADMIN_TOKEN"},
 		{"PublicAdminRefusesAWeakToken", nil, env("LEDGER_ADMIN_LISTEN", "0.0.0.0:8081", "LEDGER_ADMIN_TOKEN", "x"), "LEDGER_ADMIN_TOKEN is shorter than 32"},
