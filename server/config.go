@@ -71,6 +71,11 @@ type Config struct {
 	ApprovalOver *decimal.Decimal
 	// ApprovalTTL is how long such an adjustment waits before it expires.
 	ApprovalTTL time.Duration
+	// SecretFilesReadable accepts *_FILE secrets that others may read
+	// (LEDGER_SECRET_FILES_READABLE), each named in Warnings.
+	SecretFilesReadable bool
+	// Warnings are what LoadConfig accepted but Run logs as warnings.
+	Warnings []string
 }
 
 // Embedded reports whether ledgerd runs its own Postgres.
@@ -83,7 +88,7 @@ type setting struct {
 
 // boolFlags may be given without a value: --metrics-public is
 // --metrics-public=true.
-var boolFlags = map[string]bool{"metrics-public": true}
+var boolFlags = map[string]bool{"metrics-public": true, "secret-files-readable": true}
 
 func str(dst func(*Config) *string) func(*Config, string) error {
 	return func(c *Config, v string) error { *dst(c) = v; return nil }
@@ -293,6 +298,14 @@ var settings = []setting{
 		return nil
 	}},
 	{"LEDGER_ADJUSTMENT_APPROVAL_TTL", "adjustment-approval-ttl", "24h", "how long an adjustment awaits approval before it expires", duration(func(c *Config) *time.Duration { return &c.ApprovalTTL }, false)},
+	{readableSetting, "secret-files-readable", "false", "accept *_FILE secrets readable by others (Docker Compose file secrets keep the host file's mode), each logged as a warning; writable by group or others is always refused", func(c *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", v)
+		}
+		c.SecretFilesReadable = b
+		return nil
+	}},
 	{"LEDGER_METRICS_PUBLIC", "metrics-public", "false", "serve /metrics without the admin token on a non-loopback admin listener", func(c *Config, v string) error {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -355,9 +368,13 @@ func LoadConfig(args []string, getenv func(string) string, help io.Writer) (Conf
 	if err != nil {
 		return c, err
 	}
+	if err := src.readReadable(); err != nil {
+		return c, err
+	}
 	if err := src.apply(&c); err != nil {
 		return c, err
 	}
+	c.Warnings = src.warnings
 	if err := src.fillDefaults(&c); err != nil {
 		return c, err
 	}
@@ -370,6 +387,10 @@ type configSource struct {
 	getenv func(string) string
 	flags  map[string]*stringValue
 	given  map[string]bool // the flags set on the command line
+	// readable is LEDGER_SECRET_FILES_READABLE, read before the secret
+	// files; warnings are what reading them had to say.
+	readable bool
+	warnings []string
 }
 
 // newFlagSet defines a flag per setting and per secret file, and
@@ -442,9 +463,12 @@ func (src *configSource) settingValue(s setting) (v, from string, err error) {
 	case pathFrom != "" && from != "":
 		return "", "", fmt.Errorf("%s and %s are both set: give one (prefer %s)", where(s.env, from), where(f.env, pathFrom), f.env)
 	case pathFrom != "":
-		content, err := readSecretFile(where(f.env, pathFrom), path)
+		content, warning, err := readSecretFile(where(f.env, pathFrom), path, src.readable)
 		if err != nil {
 			return "", "", err
+		}
+		if warning != "" {
+			src.warnings = append(src.warnings, warning)
 		}
 		return content, f.env, nil
 	}
@@ -469,6 +493,22 @@ func (src *configSource) apply(c *Config) error {
 			return fmt.Errorf("invalid %s: %v", where(s.env, from), err)
 		}
 	}
+	return nil
+}
+
+// readReadable reads LEDGER_SECRET_FILES_READABLE, which the reading of
+// every secret file depends on.
+func (src *configSource) readReadable() error {
+	i := slices.IndexFunc(settings, func(s setting) bool { return s.env == readableSetting })
+	v, from := src.value(settings[i].env, settings[i].flag)
+	if from == "" {
+		return nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("invalid %s: %q is not true or false", where(readableSetting, from), v)
+	}
+	src.readable = b
 	return nil
 }
 

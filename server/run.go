@@ -91,6 +91,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, hooks Hooks) error {
 	}
 	d := &daemon{cfg: cfg, log: log}
 	defer d.stop()
+	for _, w := range cfg.Warnings {
+		log.Warn(w)
+	}
 	if err := checkPorts(cfg); err != nil {
 		return err
 	}
