@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -393,13 +394,18 @@ func newHTTPServer(h http.Handler, log *slog.Logger, ln *connLimit) *http.Server
 	}
 }
 
+// listen serves ln, over TLS when cert is set, with net/http's own
+// answers rewritten as problem+json (ownAnswerConn).
 func listen(srv *http.Server, ln net.Listener, cert, key string) error {
-	var err error
+	own := ownAnswerListener{Listener: ln}
 	if cert != "" {
-		err = srv.ServeTLS(ln, cert, key)
-	} else {
-		err = srv.Serve(ln)
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return err
+		}
+		own.config = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
 	}
+	err := srv.Serve(own)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
