@@ -80,6 +80,10 @@ type Config struct {
 	// Default DefaultMaxBodyReads.
 	MaxBodyReads int
 	ClockLeeway  time.Duration // default 60s; negative means 0
+	// MaxTokenLifetime bounds a request's exp - iat (longer is 400
+	// invalid-claims): no request may outlive the stored answers of its
+	// idempotency key. Default DefaultMaxTokenLifetime.
+	MaxTokenLifetime time.Duration
 	// FraudDeny and FraudStepUp are the fraudScore thresholds; nil means
 	// the defaults 0.90 and 0.75 (0 is a threshold like any other).
 	FraudDeny   *float64
@@ -119,6 +123,10 @@ func (c *Config) holdCounter() HoldCounter {
 	return hc
 }
 
+// DefaultMaxTokenLifetime is the longest exp - iat of a request accepted by
+// default: the service's requests live 300 s, and this leaves them room.
+const DefaultMaxTokenLifetime = 10 * time.Minute
+
 func (c *Config) defaults() error {
 	if c.DB == nil || c.Keyring == nil || c.ProviderID == "" {
 		return errors.New("callbacks: DB, Keyring and ProviderID are required")
@@ -150,6 +158,9 @@ func (c *Config) defaults() error {
 	}
 	if c.ClockLeeway < 0 {
 		c.ClockLeeway = 0
+	}
+	if c.MaxTokenLifetime <= 0 {
+		c.MaxTokenLifetime = DefaultMaxTokenLifetime
 	}
 	if c.FraudDeny == nil {
 		c.FraudDeny = ptr(0.90)

@@ -157,7 +157,7 @@ var errNotString = errors.New("not a string")
 // the request can be decided; req.Endpoint is "" when the claims are
 // unusable, else req names the subject for the log line.
 func (s *Handler) claims(opened envelope.Opened, endpoint string, now time.Time, req *claims.Request) *problem.Problem {
-	err := claims.Decode(opened.Claims, endpoint, claims.Options{Now: now, Leeway: s.cfg.ClockLeeway, ProviderID: s.cfg.ProviderID}, req)
+	err := claims.Decode(opened.Claims, endpoint, claims.Options{Now: now, Leeway: s.cfg.ClockLeeway, MaxLifetime: s.cfg.MaxTokenLifetime, ProviderID: s.cfg.ProviderID}, req)
 	var fe claims.FieldErrors
 	switch {
 	case err == nil:
@@ -312,6 +312,10 @@ func claimsProblem(err error) *problem.Problem {
 		detail = "the request has expired (exp)"
 	case errors.Is(err, claims.ErrNotYetValid):
 		detail = "the request is issued in the future (iat)"
+	case errors.Is(err, claims.ErrLifetimeInverted):
+		detail = "exp is before iat"
+	case errors.Is(err, claims.ErrLifetimeTooLong):
+		detail = "the request is valid for longer than LEDGER_MAX_TOKEN_LIFETIME (exp - iat)"
 	case errors.Is(err, claims.ErrWrongType):
 		detail = "typ does not match the route"
 	case errors.Is(err, claims.ErrMissingService):

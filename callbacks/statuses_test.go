@@ -3,6 +3,7 @@ package callbacks_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
@@ -46,6 +47,28 @@ func sealClaims(t *testing.T, key envelope.Key, typ string, service any, now tim
 	t.Helper()
 	c, err := claims.BuildRequest(now, typ, service)
 	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := envelope.Seal(key, envelope.FormClaims, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// sealTimedClaims seals an authorize whose iat and exp are given.
+func sealTimedClaims(t *testing.T, key envelope.Key, service any, iat, exp time.Time) string {
+	t.Helper()
+	c, err := claims.BuildRequest(iat, "authorize", service)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(c, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["exp"] = exp.Unix()
+	if c, err = json.Marshal(m); err != nil {
 		t.Fatal(err)
 	}
 	tok, err := envelope.Seal(key, envelope.FormClaims, c)
@@ -112,6 +135,13 @@ func TestStatuses(t *testing.T) {
 		{name: "Expired", token: sealClaims(t, b.key, "authorize", good, time.Now().Add(-400*time.Second)), status: 400, slug: "invalid-claims", pointer: "/exp"},
 		{name: "FromTheFuture", token: sealClaims(t, b.key, "authorize", good, time.Now().Add(2*time.Minute)), status: 400, slug: "invalid-claims", pointer: "/iat"},
 		{name: "WrongTyp", token: sealClaims(t, b.key, "capture", good, time.Now()), status: 400, slug: "invalid-claims", pointer: "/typ"},
+		// exp - iat over LEDGER_MAX_TOKEN_LIFETIME (10m by default), and exp
+		// before iat (within the leeway, so not expired): step 5, before
+		// the provider is read.
+		{name: "TenYearLifetime", token: sealTimedClaims(t, b.key, good, time.Now(), time.Now().AddDate(10, 0, 0)), status: 400, slug: "invalid-claims", pointer: "/exp"},
+		{name: "LifetimeOverTheDefault", token: sealTimedClaims(t, b.key, good, time.Now(), time.Now().Add(callbacks.DefaultMaxTokenLifetime+2*time.Second)), status: 400, slug: "invalid-claims", pointer: "/exp"},
+		{name: "ExpBeforeIat", token: sealTimedClaims(t, b.key, good, time.Now(), time.Now().Add(-30*time.Second)), status: 400, slug: "invalid-claims", pointer: "/exp"},
+		{name: "TenYearLifetimeOtherProvider", token: sealTimedClaims(t, b.key, statusClaimsWith(t, "providerID", "other-bank"), time.Now(), time.Now().AddDate(10, 0, 0)), status: 400, slug: "invalid-claims", pointer: "/exp"},
 		{name: "WrongProvider", token: sealClaims(t, b.key, "authorize", with("providerID", "other-bank"), time.Now()), status: 403, slug: "wrong-provider"},
 		{name: "MissingPayoutID", token: sealClaims(t, b.key, "authorize", without("payoutID"), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/payoutID"},
 		{name: "MissingIdempotencyKey", token: sealClaims(t, b.key, "authorize", without("idempotencyKey"), time.Now()), status: 400, slug: "invalid-claims", pointer: "/service/idempotencyKey"},

@@ -77,13 +77,16 @@ func (s served) typeOf(name string) string {
 // waits for them a bounded time).
 func ledgerdAtStart(t *testing.T) served {
 	t.Helper()
-	key := make([]byte, 32)
+	key, kek := make([]byte, 32), make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rand.Read(kek); err != nil {
 		t.Fatal(err)
 	}
 	env := map[string]string{"DATABASE_URL": storetest.URL(t), "LEDGER_LISTEN": "127.0.0.1:0", "LEDGER_ADMIN_LISTEN": "127.0.0.1:0",
 		"LEDGER_DATA_DIR": t.TempDir(), "LEDGER_PROVIDER_ID": "bank-deploy", "LEDGER_RECONCILE_EVERY": "0",
-		"LEDGER_SIGNING_SECRETS": base64.StdEncoding.EncodeToString(key)}
+		"LEDGER_SIGNING_SECRETS": base64.StdEncoding.EncodeToString(key), "LEDGER_KEK": base64.StdEncoding.EncodeToString(kek)}
 	cfg, err := server.LoadConfig(nil, func(k string) string { return env[k] }, io.Discard)
 	if err != nil {
 		t.Fatal(err)

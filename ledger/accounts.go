@@ -67,6 +67,8 @@ func ValidateNewAccount(n *NewAccount) error {
 		// "é" as one character or as "e" and a combining accent would be
 		// two accounts that look the same: one spelling is accepted.
 		return Invalid("/accountID", "accountID must be in Unicode normalization form C (composed characters)")
+	case CheckIdentifier(n.AccountID) != nil:
+		return Invalid("/accountID", "accountID %v", CheckIdentifier(n.AccountID))
 	case HasSystemPrefix(n.AccountID):
 		return Invalid("/accountID", "accountID must not start with settlement: or core:")
 	case n.OwnerExternalID == "" || utf8.RuneCountInString(n.OwnerExternalID) > MaxExternalIDLen:

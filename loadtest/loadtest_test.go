@@ -33,6 +33,10 @@ type ledgerd struct {
 }
 
 func startLedgerd(t *testing.T, extra ...string) *ledgerd {
+	kek := make([]byte, 32) // LEDGER_KEK: required with DATABASE_URL
+	if _, err := rand.Read(kek); err != nil {
+		t.Fatal(err)
+	}
 	t.Helper()
 	// Tests check outcomes, not durability: no fsync wait at commit.
 	dbURL := storetest.URL(t)
@@ -42,7 +46,8 @@ func startLedgerd(t *testing.T, extra ...string) *ledgerd {
 		dbURL += "?synchronous_commit=off"
 	}
 	env := map[string]string{"DATABASE_URL": dbURL, "LEDGER_PROVIDER_ID": providerID, "LEDGER_LISTEN": "127.0.0.1:0",
-		"LEDGER_ADMIN_LISTEN": "127.0.0.1:0", "LEDGER_DATA_DIR": t.TempDir(), "LEDGER_RECONCILE_EVERY": "0"}
+		"LEDGER_ADMIN_LISTEN": "127.0.0.1:0", "LEDGER_DATA_DIR": t.TempDir(), "LEDGER_RECONCILE_EVERY": "0",
+		"LEDGER_KEK": base64.StdEncoding.EncodeToString(kek)}
 	for i := 0; i+1 < len(extra); i += 2 {
 		env[extra[i]] = extra[i+1]
 	}

@@ -28,22 +28,24 @@ import (
 // Config is ledgerd's configuration (contract §1). Every field comes
 // from an env var and a flag of the same meaning; the flag wins.
 type Config struct {
-	DatabaseURL          string
-	DataDir              string
-	Listen               string
-	AdminListen          string
-	AdminToken           string
-	ProviderID           string
-	SigningSecrets       []string // Base64, as given
-	KEK                  []byte   // 32 bytes, or nil (embedded: generated)
-	KEKPrevious          []byte   // 32 bytes during a KEK rotation, else nil
-	TLSCert, TLSKey      string
-	CallbackPrefix       string
-	MaxInflight          int // 0: sized to the pool
-	RequestTimeout       time.Duration
-	BodyTimeout          time.Duration // 0: 1s, or a third of RequestTimeout when less
-	MaxConnections       int           // per listener; 0: sized to the open files limit
-	ClockLeeway          time.Duration
+	DatabaseURL     string
+	DataDir         string
+	Listen          string
+	AdminListen     string
+	AdminToken      string
+	ProviderID      string
+	SigningSecrets  []string // Base64, as given
+	KEK             []byte   // 32 bytes; nil only in embedded mode (generated)
+	KEKPrevious     []byte   // 32 bytes during a KEK rotation, else nil
+	TLSCert, TLSKey string
+	CallbackPrefix  string
+	MaxInflight     int // 0: sized to the pool
+	RequestTimeout  time.Duration
+	BodyTimeout     time.Duration // 0: 1s, or a third of RequestTimeout when less
+	MaxConnections  int           // per listener; 0: sized to the open files limit
+	ClockLeeway     time.Duration
+	// MaxTokenLifetime bounds a callback request's exp - iat.
+	MaxTokenLifetime     time.Duration
 	FraudDeny            float64
 	FraudStepUp          float64
 	CreditMax            *decimal.Decimal
@@ -69,6 +71,11 @@ type Config struct {
 	ApprovalOver *decimal.Decimal
 	// ApprovalTTL is how long such an adjustment waits before it expires.
 	ApprovalTTL time.Duration
+	// SecretFilesReadable accepts *_FILE secrets that others may read
+	// (LEDGER_SECRET_FILES_READABLE), each named in Warnings.
+	SecretFilesReadable bool
+	// Warnings are what LoadConfig accepted but Run logs as warnings.
+	Warnings []string
 }
 
 // Embedded reports whether ledgerd runs its own Postgres.
@@ -81,7 +88,7 @@ type setting struct {
 
 // boolFlags may be given without a value: --metrics-public is
 // --metrics-public=true.
-var boolFlags = map[string]bool{"metrics-public": true}
+var boolFlags = map[string]bool{"metrics-public": true, "secret-files-readable": true}
 
 func str(dst func(*Config) *string) func(*Config, string) error {
 	return func(c *Config, v string) error { *dst(c) = v; return nil }
@@ -225,6 +232,7 @@ var settings = []setting{
 	{"LEDGER_BODY_TIMEOUT", "body-timeout", "0", "a callback body not in by then (from arrival) is answered 408 body-timeout (0: 1s, at most a third of the request timeout)", duration(func(c *Config) *time.Duration { return &c.BodyTimeout }, true)},
 	{"LEDGER_MAX_CONNECTIONS", "max-connections", "0", "open connections per listener; idle ones are closed first (0: 1024, less under a low open files limit)", nonNegative(func(c *Config) *int { return &c.MaxConnections })},
 	{"LEDGER_CLOCK_LEEWAY", "clock-leeway", "60s", "tolerance on exp and iat", duration(func(c *Config) *time.Duration { return &c.ClockLeeway }, true)},
+	{"LEDGER_MAX_TOKEN_LIFETIME", "max-token-lifetime", "10m", "a callback request valid longer (exp - iat) is refused 400 invalid-claims; LEDGER_IDEMPOTENCY_RETENTION must be at least this", duration(func(c *Config) *time.Duration { return &c.MaxTokenLifetime }, false)},
 	{"LEDGER_FRAUD_DENY", "fraud-deny", "0.90", "fraudScore at or above which authorize is denied", fraction(func(c *Config) *float64 { return &c.FraudDeny })},
 	{"LEDGER_FRAUD_STEPUP", "fraud-stepup", "0.75", "fraudScore at or above which step-up is required", fraction(func(c *Config) *float64 { return &c.FraudStepUp })},
 	{"LEDGER_CREDIT_MAX", "credit-max", "", "largest single credit-account amount", func(c *Config, v string) error {
@@ -290,6 +298,14 @@ var settings = []setting{
 		return nil
 	}},
 	{"LEDGER_ADJUSTMENT_APPROVAL_TTL", "adjustment-approval-ttl", "24h", "how long an adjustment awaits approval before it expires", duration(func(c *Config) *time.Duration { return &c.ApprovalTTL }, false)},
+	{readableSetting, "secret-files-readable", "false", "accept *_FILE secrets readable by others (Docker Compose file secrets keep the host file's mode), each logged as a warning; writable by group or others is always refused", func(c *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", v)
+		}
+		c.SecretFilesReadable = b
+		return nil
+	}},
 	{"LEDGER_METRICS_PUBLIC", "metrics-public", "false", "serve /metrics without the admin token on a non-loopback admin listener", func(c *Config, v string) error {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -352,9 +368,13 @@ func LoadConfig(args []string, getenv func(string) string, help io.Writer) (Conf
 	if err != nil {
 		return c, err
 	}
+	if err := src.readReadable(); err != nil {
+		return c, err
+	}
 	if err := src.apply(&c); err != nil {
 		return c, err
 	}
+	c.Warnings = src.warnings
 	if err := src.fillDefaults(&c); err != nil {
 		return c, err
 	}
@@ -367,6 +387,10 @@ type configSource struct {
 	getenv func(string) string
 	flags  map[string]*stringValue
 	given  map[string]bool // the flags set on the command line
+	// readable is LEDGER_SECRET_FILES_READABLE, read before the secret
+	// files; warnings are what reading them had to say.
+	readable bool
+	warnings []string
 }
 
 // newFlagSet defines a flag per setting and per secret file, and
@@ -439,9 +463,12 @@ func (src *configSource) settingValue(s setting) (v, from string, err error) {
 	case pathFrom != "" && from != "":
 		return "", "", fmt.Errorf("%s and %s are both set: give one (prefer %s)", where(s.env, from), where(f.env, pathFrom), f.env)
 	case pathFrom != "":
-		content, err := readSecretFile(where(f.env, pathFrom), path)
+		content, warning, err := readSecretFile(where(f.env, pathFrom), path, src.readable)
 		if err != nil {
 			return "", "", err
+		}
+		if warning != "" {
+			src.warnings = append(src.warnings, warning)
 		}
 		return content, f.env, nil
 	}
@@ -469,6 +496,22 @@ func (src *configSource) apply(c *Config) error {
 	return nil
 }
 
+// readReadable reads LEDGER_SECRET_FILES_READABLE, which the reading of
+// every secret file depends on.
+func (src *configSource) readReadable() error {
+	i := slices.IndexFunc(settings, func(s setting) bool { return s.env == readableSetting })
+	v, from := src.value(settings[i].env, settings[i].flag)
+	if from == "" {
+		return nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("invalid %s: %q is not true or false", where(readableSetting, from), v)
+	}
+	src.readable = b
+	return nil
+}
+
 // fillDefaults sets the defaults that depend on the mode (embedded or not)
 // and requires a provider ID with an external database.
 func (src *configSource) fillDefaults(c *Config) error {
@@ -488,8 +531,25 @@ func (src *configSource) fillDefaults(c *Config) error {
 	return nil
 }
 
+// ServiceRetryWindow is the longest the service may go on sending a
+// callback's idempotency key: a request for payment stays unpaid, and its
+// credit-account retried, for up to 30 days (docs/interface.md; an
+// unclaimed payment, 10 days). LEDGER_IDEMPOTENCY_RETENTION may not be less.
+const ServiceRetryWindow = 30 * 24 * time.Hour
+
+// RetentionFloor is the least LEDGER_IDEMPOTENCY_RETENTION accepted: no
+// stored answer is purged while the service may still send its key, nor
+// while a request that carries it is still valid.
+func (c Config) RetentionFloor() time.Duration { return max(ServiceRetryWindow, c.MaxTokenLifetime) }
+
 // check refuses settings that contradict one another.
 func (c Config) check() error {
+	if c.KEK == nil && !c.Embedded() {
+		// A KEK generated into the data dir would live in a container's
+		// writable layer, and each replica would make its own: the stored
+		// signing secrets would become unreadable.
+		return errors.New("LEDGER_KEK or LEDGER_KEK_FILE is required when DATABASE_URL is set: give every replica the same Base64 of 32 random bytes (openssl rand -base64 32); only the embedded mode generates one")
+	}
 	if c.MigrationDatabaseURL != "" && c.Embedded() {
 		return errors.New("LEDGER_MIGRATION_DATABASE_URL is set but DATABASE_URL is not: the embedded database migrates itself")
 	}
@@ -504,6 +564,10 @@ func (c Config) check() error {
 		if _, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey); err != nil {
 			return fmt.Errorf("invalid LEDGER_TLS_CERT / LEDGER_TLS_KEY: %v", err)
 		}
+	}
+	if floor := c.RetentionFloor(); c.IdempotencyRetention < floor {
+		return fmt.Errorf("LEDGER_IDEMPOTENCY_RETENTION %s is below %s, the longer of the service's retry window (%s) and LEDGER_MAX_TOKEN_LIFETIME (%s): a stored answer would be purged while the service can still send its key",
+			c.IdempotencyRetention, floor, ServiceRetryWindow, c.MaxTokenLifetime)
 	}
 	if c.BodyTimeout >= c.RequestTimeout {
 		return errors.New("LEDGER_BODY_TIMEOUT must be below LEDGER_REQUEST_TIMEOUT (the body is read within the request's deadline)")

@@ -11,6 +11,10 @@ import (
 	"github.com/provider-ledger/adapter/internal/datadir"
 )
 
+// testKEKb64 is a KEK for configurations with DATABASE_URL, which require
+// one (32 random bytes: a built key is refused as weak).
+const testKEKb64 = "FgDcPDOq34XU1/hUOC9Fwczg1FypwmBeNY63sGlp+yA="
+
 func env(kv ...string) func(string) string {
 	m := map[string]string{}
 	for i := 0; i+1 < len(kv); i += 2 {
@@ -31,6 +35,12 @@ func TestLoadConfig(t *testing.T) {
 			c.ClockLeeway != time.Minute || c.FraudDeny != 0.90 || c.FraudStepUp != 0.75 || c.CreditMax != nil ||
 			c.HoldMaxAge != 264*time.Hour || c.IdempotencyRetention != 840*time.Hour || c.ReconcileEvery != 15*time.Minute {
 			t.Fatalf("defaults: %+v", c)
+		}
+	})
+	t.Run("RetentionAtItsFloor", func(t *testing.T) {
+		c, err := LoadConfig(nil, env("LEDGER_IDEMPOTENCY_RETENTION", "720h"), io.Discard)
+		if err != nil || c.IdempotencyRetention != ServiceRetryWindow || c.MaxTokenLifetime != 10*time.Minute {
+			t.Fatalf("the retry window as retention: %v, %+v", err, c)
 		}
 	})
 	t.Run("FlagWinsOverEnv", func(t *testing.T) {
@@ -66,6 +76,11 @@ func TestLoadConfig(t *testing.T) {
 		{"BadInflight", nil, env("LEDGER_MAX_INFLIGHT", "-1"), "LEDGER_MAX_INFLIGHT"},
 		{"BadPrefix", nil, env("LEDGER_CALLBACK_PREFIX", "ledger"), "LEDGER_CALLBACK_PREFIX"},
 		{"ProviderRequiredWithDatabase", nil, env("DATABASE_URL", "postgres://x@localhost/db"), "LEDGER_PROVIDER_ID"},
+		{"BadMaxTokenLifetime", nil, env("LEDGER_MAX_TOKEN_LIFETIME", "0s"), "LEDGER_MAX_TOKEN_LIFETIME"},
+		{"RetentionOfASecond", nil, env("LEDGER_IDEMPOTENCY_RETENTION", "1s"), "LEDGER_IDEMPOTENCY_RETENTION 1s is below 720h0m0s"},
+		{"RetentionUnderTheRetryWindow", nil, env("LEDGER_IDEMPOTENCY_RETENTION", "719h59m59s"), "LEDGER_IDEMPOTENCY_RETENTION"},
+		{"RetentionUnderTheTokenLifetime", nil, env("LEDGER_IDEMPOTENCY_RETENTION", "800h", "LEDGER_MAX_TOKEN_LIFETIME", "801h"), "LEDGER_IDEMPOTENCY_RETENTION 800h0m0s is below 801h0m0s"},
+		{"KEKRequiredWithDatabase", nil, env("DATABASE_URL", "postgres://x@localhost/db", "LEDGER_PROVIDER_ID", "p"), "LEDGER_KEK or LEDGER_KEK_FILE is required when DATABASE_URL is set"},
 		{"PublicAdminNeedsToken", nil, env("LEDGER_ADMIN_LISTEN", "0.0.0.0:8081"), "LEDGER_ADMIN_TOKEN"},
 		{"PublicAdminRefusesAWeakToken", nil, env("LEDGER_ADMIN_LISTEN", "0.0.0.0:8081", "LEDGER_ADMIN_TOKEN", "x"), "LEDGER_ADMIN_TOKEN is shorter than 32"},
 		{"PublicAdminRefusesAPassword", nil, env("LEDGER_ADMIN_LISTEN", "[::]:8081", "LEDGER_ADMIN_TOKEN", strings.Repeat("hunter2!", 5)), "LEDGER_ADMIN_TOKEN"},
@@ -99,7 +114,7 @@ func TestLoadConfig(t *testing.T) {
 		}
 		c, err = LoadConfig([]string{"--log-level", "debug"}, env("LEDGER_LOG_LEVEL", "error", "LEDGER_MIGRATE", "off",
 			"LEDGER_DB_EXEC_MODE", "cache_describe", "DATABASE_URL", "postgres://a@h1,h2/db?target_session_attrs=read-write",
-			"LEDGER_PROVIDER_ID", "p", "LEDGER_MIGRATION_DATABASE_URL", "postgres://owner@h1/db"), io.Discard)
+			"LEDGER_PROVIDER_ID", "p", "LEDGER_MIGRATION_DATABASE_URL", "postgres://owner@h1/db", "LEDGER_KEK", testKEKb64), io.Discard)
 		if err != nil {
 			t.Fatal(err)
 		}

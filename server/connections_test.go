@@ -111,7 +111,7 @@ func startChild(t *testing.T, nofile string) *child {
 	}
 	c := &child{secret: randomKey(t), log: &syncWriter{}}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestLedgerdChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), childEnv+"="+nofile, "DATABASE_URL="+storetest.URL(t), "LEDGER_PROVIDER_ID=bank-fd",
+	cmd.Env = append(os.Environ(), childEnv+"="+nofile, "DATABASE_URL="+storetest.URL(t), "LEDGER_PROVIDER_ID=bank-fd", "LEDGER_KEK="+base64.StdEncoding.EncodeToString(randomKey(t)),
 		"LEDGER_SIGNING_SECRETS="+base64.StdEncoding.EncodeToString(c.secret), "LEDGER_LISTEN=127.0.0.1:0",
 		"LEDGER_ADMIN_LISTEN=127.0.0.1:0", "LEDGER_DATA_DIR="+t.TempDir(), "LEDGER_RECONCILE_EVERY=0")
 	stdin, err := cmd.StdinPipe()

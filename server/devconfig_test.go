@@ -21,7 +21,7 @@ func TestDevDefaults(t *testing.T) {
 		want string
 	}{
 		{"EmbeddedLoopback", nil, env(), "127.0.0.1:8080"},
-		{"WithADatabaseAllInterfaces", nil, env("DATABASE_URL", "postgres://db/ledger", "LEDGER_PROVIDER_ID", "p"), ":8080"},
+		{"WithADatabaseAllInterfaces", nil, env("DATABASE_URL", "postgres://db/ledger", "LEDGER_PROVIDER_ID", "p", "LEDGER_KEK", testKEKb64), ":8080"},
 		{"EmbeddedToldByEnv", nil, env("LEDGER_LISTEN", ":8080"), ":8080"},
 		{"EmbeddedToldByFlag", []string{"--listen", "0.0.0.0:9090"}, env(), "0.0.0.0:9090"},
 	} {

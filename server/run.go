@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -91,6 +92,9 @@ func Run(ctx context.Context, cfg Config, log *slog.Logger, hooks Hooks) error {
 	}
 	d := &daemon{cfg: cfg, log: log}
 	defer d.stop()
+	for _, w := range cfg.Warnings {
+		log.Warn(w)
+	}
 	if err := checkPorts(cfg); err != nil {
 		return err
 	}
@@ -197,14 +201,11 @@ func (d *daemon) probeHosts(ctx context.Context) error {
 // reloads them every 2 s.
 func (d *daemon) startKeyring(ctx context.Context) error {
 	kek := d.cfg.KEK
-	if kek == nil {
+	if kek == nil && d.cfg.Embedded() { // LoadConfig requires one with DATABASE_URL
 		path := filepath.Join(d.cfg.DataDir, keyring.KEKFile)
 		var err error
 		if kek, err = keyring.LoadOrCreateKEK(path); err != nil {
 			return fmt.Errorf("LEDGER_KEK is unset and %s cannot be used: %w", path, err)
-		}
-		if !d.cfg.Embedded() {
-			d.log.Warn("LEDGER_KEK is unset: using the KEK in the data dir; replicas must all be given the same LEDGER_KEK", "path", path)
 		}
 	}
 	var err error
@@ -253,6 +254,7 @@ func (d *daemon) startServices(ctx context.Context) (*admin.Handler, error) {
 		Check: d.keyringFresh, DB: d.db, Keyring: d.keys, ProviderID: cfg.ProviderID, Prefix: cfg.CallbackPrefix,
 		KeysMissing: d.secrets.MissingKEK, // a KEK rotation under way: 503, not 400
 		MaxInflight: cfg.MaxInflight, RequestTimeout: cfg.RequestTimeout, ClockLeeway: leeway(cfg.ClockLeeway),
+		MaxTokenLifetime: cfg.MaxTokenLifetime,
 		// Over HTTP/1 a connection reads one body at a time: as many
 		// readers as connections never refuses one that the cap let in.
 		BodyTimeout: cfg.BodyTimeout, MaxBodyReads: d.maxConns,
@@ -392,13 +394,18 @@ func newHTTPServer(h http.Handler, log *slog.Logger, ln *connLimit) *http.Server
 	}
 }
 
+// listen serves ln, over TLS when cert is set, with net/http's own
+// answers rewritten as problem+json (ownAnswerConn).
 func listen(srv *http.Server, ln net.Listener, cert, key string) error {
-	var err error
+	own := ownAnswerListener{Listener: ln}
 	if cert != "" {
-		err = srv.ServeTLS(ln, cert, key)
-	} else {
-		err = srv.Serve(ln)
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return err
+		}
+		own.config = &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12, NextProtos: []string{"http/1.1"}}
 	}
+	err := srv.Serve(own)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -67,11 +68,25 @@ func config(t *testing.T, kv ...string) server.Config {
 	for i := 0; i+1 < len(kv); i += 2 {
 		env[kv[i]] = kv[i+1]
 	}
+	if env["DATABASE_URL"] != "" && env["LEDGER_KEK"] == "" && env["LEDGER_KEK_FILE"] == "" {
+		env["LEDGER_KEK"] = testKEK(t) // required with DATABASE_URL
+	}
 	cfg, err := server.LoadConfig(nil, func(k string) string { return env[k] }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// testKEKs holds each test's KEK, so that every ledgerd a test starts on
+// its database reads the secrets the others stored.
+var testKEKs sync.Map // *testing.T → Base64
+
+// testKEK returns the test's KEK (Base64), made at its first use.
+func testKEK(t *testing.T) string {
+	t.Helper()
+	k, _ := testKEKs.LoadOrStore(t, base64.StdEncoding.EncodeToString(randomKey(t)))
+	return k.(string)
 }
 
 // randomKey returns 32 random bytes: a signing secret or KEK that ledgerd

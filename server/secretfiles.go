@@ -30,17 +30,45 @@ var secretFiles = []secretFile{
 // and a path to something else (a log, a device) must not be slurped.
 const maxSecretFile = 64 << 10
 
+// readableSetting accepts secret files that others may read, with a
+// warning: for Docker Compose, whose file secrets keep the host file's
+// mode and cannot be given to the container's user alone.
+const readableSetting = "LEDGER_SECRET_FILES_READABLE"
+
+// checkMode refuses a secret file whose permissions let others at it, as
+// ssh does with a private key: writable by its group or by others (anyone
+// could swap the KEK or the admin token), or readable by others unless
+// readable is set (then it returns a warning).
+func checkMode(name, path string, mode fs.FileMode, readable bool) (warning string, err error) {
+	perm := mode.Perm()
+	switch {
+	case perm&0o022 != 0:
+		return "", fmt.Errorf("%s: %s is writable by its group or by others (mode %04o): chmod go-w %s (or 0400)", name, path, perm, path)
+	case perm&0o004 != 0 && !readable:
+		return "", fmt.Errorf("%s: %s is readable by others (mode %04o): chmod 0400 %s, or 0440 with ledgerd's group (%s=true accepts it, with a warning)",
+			name, path, perm, path, readableSetting)
+	case perm&0o004 != 0:
+		return fmt.Sprintf("%s: %s is readable by others (mode %04o), accepted because %s=true", name, path, perm, readableSetting), nil
+	}
+	return "", nil
+}
+
 // readSecretFile reads the value of a *_FILE setting: the file's content
-// with trailing line breaks trimmed. name says where the path came from
+// with trailing line breaks trimmed, after checkMode (readable is
+// LEDGER_SECRET_FILES_READABLE). name says where the path came from
 // ("LEDGER_KEK_FILE" or "LEDGER_KEK_FILE (--kek-file)"); errors name it and
 // the path, never the content.
-func readSecretFile(name, path string) (string, error) {
+func readSecretFile(name, path string, readable bool) (value, warning string, err error) {
 	f, err := os.Open(path)
 	if err == nil {
 		defer f.Close()
 		var fi fs.FileInfo
 		if fi, err = f.Stat(); err == nil && fi.IsDir() {
 			err = errors.New("is a directory")
+		} else if err == nil {
+			if warning, err = checkMode(name, path, fi.Mode(), readable); err != nil {
+				return "", "", err
+			}
 		}
 	}
 	var b []byte
@@ -52,17 +80,17 @@ func readSecretFile(name, path string) (string, error) {
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return "", fmt.Errorf("%s: cannot read %s: %v", name, path, err)
+		return "", "", fmt.Errorf("%s: cannot read %s: %v", name, path, err)
 	}
 	defer clear(b)
 	if len(b) > maxSecretFile {
-		return "", fmt.Errorf("%s: %s is larger than %d bytes: not a secret file", name, path, maxSecretFile)
+		return "", "", fmt.Errorf("%s: %s is larger than %d bytes: not a secret file", name, path, maxSecretFile)
 	}
 	v := strings.TrimRight(string(b), "\r\n")
 	if v == "" {
-		return "", fmt.Errorf("%s: %s is empty", name, path)
+		return "", "", fmt.Errorf("%s: %s is empty", name, path)
 	}
-	return v, nil
+	return v, warning, nil
 }
 
 // stringValue is a flag.Value holding the text of a flag; isBool lets a

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/provider-ledger/adapter/callbacks/caller"
@@ -91,5 +92,32 @@ func TestRunFromSecretFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestRunWarnsOfReadableSecretFiles: a secret file others may read, taken
+// because LEDGER_SECRET_FILES_READABLE is set, is named in a warning when
+// ledgerd starts (its path and mode, never its content).
+func TestRunWarnsOfReadableSecretFiles(t *testing.T) {
+	t.Parallel()
+	kek := base64.StdEncoding.EncodeToString(randomKey(t))
+	file := filepath.Join(t.TempDir(), "kek")
+	if err := os.WriteFile(file, []byte(kek+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log := &syncWriter{}
+	addrs, failed := launch(t, config(t, "DATABASE_URL", storetest.URL(t), "LEDGER_PROVIDER_ID", "bank-readable",
+		"LEDGER_KEK_FILE", file, "LEDGER_SECRET_FILES_READABLE", "true", "LEDGER_RECONCILE_EVERY", "0"), log)
+	select {
+	case <-addrs:
+	case err := <-failed:
+		t.Fatalf("ledgerd did not start: %v", err)
+	}
+	if got := log.String(); !strings.Contains(got, `"level":"WARN","msg":"LEDGER_KEK_FILE: `+file+` is readable by others (mode 0644)`) ||
+		strings.Contains(got, kek) {
+		t.Fatalf("no warning naming the file, or the key in the log:\n%s", got)
 	}
 }

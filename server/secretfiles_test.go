@@ -61,6 +61,38 @@ func TestSecretFiles(t *testing.T) {
 		}
 	})
 
+	// withMode is a copy of file with mode perm (chmod: the umask does not
+	// apply).
+	withMode := func(file string, perm os.FileMode) string {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := write(filepath.Base(file)+"-"+perm.String(), string(b))
+		if err := os.Chmod(p, perm); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	t.Run("GroupReadableAccepted", func(t *testing.T) {
+		t.Parallel()
+		for _, perm := range []os.FileMode{0o400, 0o440, 0o640} {
+			c, err := LoadConfig(nil, env("LEDGER_KEK_FILE", withMode(kekFile, perm)), io.Discard)
+			if err != nil || base64.StdEncoding.EncodeToString(c.KEK) != kek || len(c.Warnings) != 0 {
+				t.Fatalf("mode %04o: %v, warnings %q", perm, err, c.Warnings)
+			}
+		}
+	})
+	t.Run("WorldReadableWithTheSettingIsAWarning", func(t *testing.T) {
+		t.Parallel()
+		f := withMode(tokenFile, 0o644)
+		c, err := LoadConfig([]string{"--secret-files-readable"}, env("LEDGER_ADMIN_TOKEN_FILE", f), io.Discard)
+		if err != nil || c.AdminToken == "" || len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "LEDGER_ADMIN_TOKEN_FILE") ||
+			!strings.Contains(c.Warnings[0], "0644") || strings.Contains(c.Warnings[0], c.AdminToken) {
+			t.Fatalf("%v, warnings %q", err, c.Warnings)
+		}
+	})
+
 	missing := filepath.Join(dir, "missing")
 	empty := write("empty", "\n")
 	badKEK := write("bad-kek", "not-a-key-but-secret-looking-text\n")
@@ -78,6 +110,13 @@ func TestSecretFiles(t *testing.T) {
 		{"EnvAndFlag", []string{"--service-api-key-secret-file", apiFile}, env("SERVICE_API_KEY_SECRET", "x"), []string{"SERVICE_API_KEY_SECRET", "--service-api-key-secret-file", "both"}},
 		{"FlagAndEnvFile", []string{"--admin-token", "t"}, env("LEDGER_ADMIN_TOKEN_FILE", tokenFile), []string{"LEDGER_ADMIN_TOKEN", "LEDGER_ADMIN_TOKEN_FILE", "both"}},
 		{"InvalidContent", nil, env("LEDGER_KEK_FILE", badKEK), []string{"LEDGER_KEK (LEDGER_KEK_FILE)"}},
+		// As ssh does with a private key: others may not read it, and only
+		// its owner may write it.
+		{"WorldReadable", nil, env("LEDGER_KEK_FILE", withMode(kekFile, 0o644)), []string{"LEDGER_KEK_FILE", "readable by others", "0644", "LEDGER_SECRET_FILES_READABLE"}},
+		{"WorldReadableOnly", []string{"--signing-secrets-file", withMode(secretsFile, 0o604)}, env(), []string{"LEDGER_SIGNING_SECRETS_FILE (--signing-secrets-file)", "readable by others"}},
+		{"GroupWritable", nil, env("SERVICE_API_KEY_SECRET_FILE", withMode(apiFile, 0o660)), []string{"SERVICE_API_KEY_SECRET_FILE", "writable by its group or by others", "0660"}},
+		{"WorldWritableEvenWhenReadableAccepted", nil, env("LEDGER_ADMIN_TOKEN_FILE", withMode(tokenFile, 0o666), "LEDGER_SECRET_FILES_READABLE", "true"), []string{"LEDGER_ADMIN_TOKEN_FILE", "writable"}},
+		{"BadReadableSetting", nil, env("LEDGER_SECRET_FILES_READABLE", "sometimes", "LEDGER_KEK_FILE", kekFile), []string{"LEDGER_SECRET_FILES_READABLE"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

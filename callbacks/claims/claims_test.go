@@ -174,6 +174,9 @@ func TestClaimsValidate(t *testing.T) {
 		{"MissingTyp", claims.Header{Exp: 1_700_000_300, Iat: 1_700_000_000, Service: svc}, now, leeway, "authorize", claims.ErrWrongType, "typ"},
 		{"TypNotCheckedForResponses", claims.Header{Exp: 1_700_000_300, Iat: 1_700_000_000, Typ: "x", Service: svc}, now, leeway, "", nil, ""},
 		{"MissingService", claims.Header{Exp: 1_700_000_300, Iat: 1_700_000_000, Typ: "t"}, now, leeway, "t", claims.ErrMissingService, "service"},
+		{"ExpAtIat", claims.Header{Exp: 1_700_000_000, Iat: 1_700_000_000, Typ: "t", Service: svc}, now, leeway, "t", nil, ""},
+		{"ExpBeforeIat", claims.Header{Exp: 1_699_999_999, Iat: 1_700_000_000, Typ: "t", Service: svc}, now, leeway, "t", claims.ErrLifetimeInverted, "exp"},
+		{"ExpBeforeIatBeforeWrongTyp", claims.Header{Exp: 1_699_999_999, Iat: 1_700_000_000, Typ: "x", Service: svc}, now, leeway, "t", claims.ErrLifetimeInverted, "exp"},
 	} {
 		err := tc.h.Validate(tc.now, tc.leeway, tc.typ)
 		if tc.want == nil {

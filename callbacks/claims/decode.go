@@ -14,9 +14,13 @@ import (
 
 // Options are what Decode checks the claims against.
 type Options struct {
-	Now        time.Time
-	Leeway     time.Duration // of exp and iat; negative means 0
-	ProviderID string        // this provider: another in providerID is ErrWrongProvider
+	Now    time.Time
+	Leeway time.Duration // of exp and iat; negative means 0
+	// MaxLifetime bounds exp - iat: a request valid for longer is
+	// ErrLifetimeTooLong, so that none outlives the stored answers of its
+	// idempotency key. 0 means no bound.
+	MaxLifetime time.Duration
+	ProviderID  string // this provider: another in providerID is ErrWrongProvider
 }
 
 // Request is one callback's business claims, decoded: the typed request
@@ -89,7 +93,7 @@ func Decode(b []byte, endpoint string, o Options, req *Request) error {
 	} else if w.typ != nil {
 		w.h.Typ = string(w.typ)
 	}
-	if err := w.h.Validate(o.Now, o.Leeway, endpoint); err != nil {
+	if err := w.h.validate(o.Now, o.Leeway, o.MaxLifetime, endpoint); err != nil {
 		return err
 	}
 	*req = Request{Endpoint: endpoint}

@@ -2,6 +2,7 @@ package claims_test
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -111,5 +112,47 @@ func TestDecodeRequests(t *testing.T) {
 		claims.Options{Now: decodeNow}, &req2)
 	if !errors.Is(err, claims.ErrWrongType) || req2.Endpoint != "" {
 		t.Fatalf("typ of another route = %v, %+v", err, req2)
+	}
+}
+
+// TestDecodeLifetime: a request valid for longer than MaxLifetime (exp -
+// iat), or whose exp is before its iat, is refused at exp, before its
+// provider and business claims are read; exactly MaxLifetime passes, and
+// 0 sets no bound.
+func TestDecodeLifetime(t *testing.T) {
+	t.Parallel()
+	const iat = 1_760_000_000
+	service := `{"payoutID":"p","providerID":"bank-1","holdReference":"h","idempotencyKey":"k"}`
+	for _, c := range []struct {
+		name     string
+		iat, exp int64
+		max      time.Duration
+		service  string
+		want     error
+	}{
+		{"AtTheMaximum", iat, iat + 600, 10 * time.Minute, service, nil},
+		{"OneSecondOver", iat, iat + 601, 10 * time.Minute, service, claims.ErrLifetimeTooLong},
+		{"SubSecondMaximum", iat, iat + 301, 300*time.Second + 500*time.Millisecond, service, claims.ErrLifetimeTooLong},
+		{"TenYears", iat, iat + 10*365*86400, 10 * time.Minute, service, claims.ErrLifetimeTooLong},
+		{"TenYearsUnbounded", iat, iat + 10*365*86400, 0, service, nil},
+		{"IatFarBelowZero", -1 << 63, 1 << 62, 10 * time.Minute, service, claims.ErrLifetimeTooLong},
+		{"ExpBeforeIat", iat, iat - 1, 10 * time.Minute, service, claims.ErrLifetimeInverted},
+		{"ExpBeforeIatUnbounded", iat, iat - 1, 0, service, claims.ErrLifetimeInverted},
+		{"BeforeTheProvider", iat, iat + 3600, 10 * time.Minute, `{"providerID":"other"}`, claims.ErrLifetimeTooLong},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := fmt.Sprintf(`{"iat":%d,"exp":%d,"typ":"capture","service":%s}`, c.iat, c.exp, c.service)
+			var req claims.Request
+			// A leeway wide enough that only the lifetime can refuse.
+			err := claims.Decode([]byte(b), claims.Capture, claims.Options{Now: decodeNow, Leeway: time.Duration(1<<63 - 1),
+				MaxLifetime: c.max, ProviderID: "bank-1"}, &req)
+			var ce *claims.ClaimError
+			switch {
+			case c.want == nil && err != nil:
+				t.Fatalf("Decode = %v, want accepted", err)
+			case c.want != nil && (!errors.Is(err, c.want) || !errors.As(err, &ce) || ce.Pointer() != "/exp"):
+				t.Fatalf("Decode = %v, want %v at /exp", err, c.want)
+			}
+		})
 	}
 }

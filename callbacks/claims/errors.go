@@ -17,6 +17,11 @@ var (
 	ErrExpired = errors.New("claims: claims expired")
 	// ErrNotYetValid: iat - leeway is after now.
 	ErrNotYetValid = errors.New("claims: claims issued in the future")
+	// ErrLifetimeInverted: exp is before iat.
+	ErrLifetimeInverted = errors.New("claims: exp is before iat")
+	// ErrLifetimeTooLong: exp - iat is over the longest lifetime accepted
+	// (Options.MaxLifetime).
+	ErrLifetimeTooLong = errors.New("claims: exp - iat is over the longest request lifetime accepted")
 	// ErrWrongType: typ differs from the expected endpoint.
 	ErrWrongType = errors.New("claims: wrong claims typ")
 	// ErrMissingService: the object claim service is absent.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -56,11 +57,40 @@ func Parse(b []byte) (Header, error) {
 
 // Validate applies the checks of contract §2.1 step 5, in this order:
 // exp + leeway >= now (else ErrExpired), iat - leeway <= now (else
-// ErrNotYetValid), typ == wantTyp (else ErrWrongType; an empty wantTyp skips
+// ErrNotYetValid), exp >= iat (else ErrLifetimeInverted), typ == wantTyp
+// (else ErrWrongType; an empty wantTyp skips
 // the check, as for answers, which carry no typ), service present (else
 // ErrMissingService). Both bounds are inclusive and exact to the nanosecond
 // of now; a negative leeway counts as zero. Errors are *ClaimError.
 func (h Header) Validate(now time.Time, leeway time.Duration, wantTyp string) error {
+	return h.validate(now, leeway, 0, wantTyp)
+}
+
+// validate is Validate with, after the bounds of exp and iat, the checks
+// of the request's lifetime: exp before iat is ErrLifetimeInverted, and
+// exp - iat over maxLifetime (when above 0) ErrLifetimeTooLong.
+func (h Header) validate(now time.Time, leeway, maxLifetime time.Duration, wantTyp string) error {
+	if err := h.validTimes(now, leeway); err != nil {
+		return err
+	}
+	if h.Exp < h.Iat {
+		return claimErr("exp", ErrLifetimeInverted)
+	}
+	// exp - iat without wrapping around: iat may be far below zero.
+	if maxLifetime > 0 && (h.Iat < 0 && h.Exp > math.MaxInt64+h.Iat || h.Exp-h.Iat > int64(maxLifetime/time.Second)) {
+		return claimErr("exp", ErrLifetimeTooLong)
+	}
+	if wantTyp != "" && h.Typ != wantTyp {
+		return claimErr("typ", ErrWrongType)
+	}
+	if h.Service == nil {
+		return claimErr("service", ErrMissingService)
+	}
+	return nil
+}
+
+// validTimes checks exp + leeway >= now and iat - leeway <= now.
+func (h Header) validTimes(now time.Time, leeway time.Duration) error {
 	leeway = max(leeway, 0)
 	lSec, lNsec := int64(leeway/time.Second), int64(leeway%time.Second)
 	nSec, nNsec := now.Unix(), int64(now.Nanosecond())
@@ -75,12 +105,6 @@ func (h Header) Validate(now time.Time, leeway time.Duration, wantTyp string) er
 	}
 	if vs > nSec || vs == nSec && vn > nNsec {
 		return claimErr("iat", ErrNotYetValid)
-	}
-	if wantTyp != "" && h.Typ != wantTyp {
-		return claimErr("typ", ErrWrongType)
-	}
-	if h.Service == nil {
-		return claimErr("service", ErrMissingService)
 	}
 	return nil
 }

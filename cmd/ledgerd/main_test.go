@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -69,6 +70,9 @@ func startProc(t *testing.T, env ...string) *proc {
 	p := &proc{cmd: exec.Command(ledgerd(t)), done: make(chan error, 1)}
 	// A data dir of the test's unless it names one (the generated KEK).
 	p.cmd.Env = append(os.Environ(), append([]string{"LEDGER_DATA_DIR=" + t.TempDir()}, env...)...)
+	if slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "DATABASE_URL=") && kv != "DATABASE_URL=" }) {
+		p.cmd.Env = append(p.cmd.Env, "LEDGER_KEK="+randomKey(t)) // required with DATABASE_URL
+	}
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

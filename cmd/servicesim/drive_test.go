@@ -30,7 +30,11 @@ import (
 // returns its callback and admin addresses.
 func startLedgerd(t *testing.T, secretB64 string) (cb, admin string) {
 	t.Helper()
-	env := map[string]string{"DATABASE_URL": storetest.URL(t), "LEDGER_PROVIDER_ID": "local",
+	kek := make([]byte, 32) // LEDGER_KEK: required with DATABASE_URL
+	if _, err := rand.Read(kek); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"DATABASE_URL": storetest.URL(t), "LEDGER_PROVIDER_ID": "local", "LEDGER_KEK": base64.StdEncoding.EncodeToString(kek),
 		"LEDGER_SIGNING_SECRETS": secretB64, "LEDGER_LISTEN": "127.0.0.1:0",
 		"LEDGER_ADMIN_LISTEN": "127.0.0.1:0", "LEDGER_DATA_DIR": t.TempDir()}
 	cfg, err := server.LoadConfig(nil, func(k string) string { return env[k] }, io.Discard)
