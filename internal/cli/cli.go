@@ -14,6 +14,9 @@
 //     the flag ("(env LEDGER_ADMIN_URL)"), and a flag not given takes the
 //     first one set. Defaults shown in help never come from the
 //     environment, so a token or a password never appears in help.
+//   - A flag whose usage says "(required)" (RequiredMark) is checked
+//     before the command runs: missing, it is a usage error and nothing
+//     is sent.
 //   - ExitStatus documents a command's exit codes in its help.
 //   - Version is the binary's version for --version (internal/buildinfo).
 //   - Endpoint.Explain adds the next step to an error from an HTTP API: the
@@ -209,6 +212,29 @@ func applyEnv(cmd *cobra.Command) error {
 	return err
 }
 
+// RequiredMark in a flag's usage makes the flag required: a command run
+// without it (nor its environment variable) is a usage error before it
+// does anything, a request included. The help shows the mark.
+const RequiredMark = "(required)"
+
+// checkRequired refuses a command whose flags marked RequiredMark are
+// empty, naming every one.
+func checkRequired(cmd *cobra.Command) error {
+	var missing []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if strings.Contains(f.Usage, RequiredMark) && (f.Value.String() == "" || f.Value.String() == "[]") {
+			missing = append(missing, "--"+f.Name)
+		}
+	})
+	switch len(missing) {
+	case 0:
+		return nil
+	case 1:
+		return Usagef("required flag %s not given", missing[0])
+	}
+	return Usagef("required flags not given: %s", strings.Join(missing, ", "))
+}
+
 // errorWithoutValue keeps a parse error's message without the value.
 func errorWithoutValue(err error, value string) string {
 	return strings.ReplaceAll(err.Error(), value, "…")
@@ -223,7 +249,12 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, stdout, st
 	root.SetHelpFunc(help)
 	root.SetUsageFunc(func(c *cobra.Command) error { return writeUsage(c.OutOrStderr(), c) })
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{err} })
-	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return applyEnv(cmd) }
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if err := applyEnv(cmd); err != nil {
+			return err
+		}
+		return checkRequired(cmd)
+	}
 	if root.Version != "" {
 		root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	}
