@@ -195,7 +195,7 @@ func TestProviderCommands(t *testing.T) {
 		if code, _, _ := p.run(t, "funding-sources", "update", "alice", id); code != 2 {
 			t.Fatal("empty update accepted")
 		}
-		if code, _, errs := p.run(t, "funding-sources", "create", "alice", "--type", "cash"); code != 1 || !strings.Contains(errs, "/fundingType") {
+		if code, _, errs := p.run(t, "funding-sources", "create", "alice", "--type", "cash", "--source-id", "fs-cash", "--display-name", "Cash"); code != 1 || !strings.Contains(errs, "/fundingType") {
 			t.Fatalf("validation: %d %s", code, errs)
 		}
 	})

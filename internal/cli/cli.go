@@ -5,8 +5,9 @@
 //   - Execute runs a command tree and turns its outcome into an exit code:
 //     0, 2 for a usage error (or the code a command declares with
 //     UsageExitCode), an ExitError's code, else 1. Errors are printed once,
-//     on one line, prefixed with the command's path; help goes to stdout
-//     and exits 0 for -h and --help on every command.
+//     on one line, prefixed with the command's path, or as a JSON Problem
+//     when the command was asked for JSON (--json, --output json); help
+//     goes to stdout and exits 0 for -h and --help on every command.
 //   - Flags may come before the command words (ledgerctl --admin URL
 //     accounts get A), positional arguments may be negative numbers
 //     (adjust acc -5.25), and "--" ends the flags (Normalize).
@@ -258,7 +259,8 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, stdout, st
 	if root.Version != "" {
 		root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	}
-	root.SetArgs(Normalize(root, args))
+	args = Normalize(root, args)
+	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
@@ -271,17 +273,18 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, stdout, st
 	switch {
 	case errors.As(err, &ee):
 		if ee.Err != nil {
-			fmt.Fprintf(stderr, "%s: %s\n", cmd.CommandPath(), oneLine(ee.Err.Error()))
+			printError(stderr, cmd, args, ee.Err, false, ee.Code, oneLine(ee.Err.Error()))
 		}
 		return ee.Code
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "%s: %s (see '%s --help')\n", cmd.CommandPath(), oneLine(err.Error()), cmd.CommandPath())
-		if code, cerr := strconv.Atoi(cmd.Annotations[UsageExitCode]); cerr == nil {
-			return code
+		code := 2
+		if c, cerr := strconv.Atoi(cmd.Annotations[UsageExitCode]); cerr == nil {
+			code = c
 		}
-		return 2
+		printError(stderr, cmd, args, err, true, code, oneLine(err.Error()))
+		return code
 	}
-	fmt.Fprintf(stderr, "%s: %s\n", cmd.CommandPath(), oneLine(err.Error()))
+	printError(stderr, cmd, args, err, false, 1, oneLine(err.Error()))
 	return 1
 }
 
