@@ -254,6 +254,9 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, stdout, st
 		if err := applyEnv(cmd); err != nil {
 			return err
 		}
+		if err := checkOutput(cmd.Flags()); err != nil {
+			return err
+		}
 		return checkRequired(cmd)
 	}
 	if root.Version != "" {

@@ -47,7 +47,10 @@ func jsonOutput(cmd *cobra.Command, args []string) bool {
 		}
 	}
 	output := cmd.Flags().Lookup("output")
-	if output != nil && output.Value.String() == "json" {
+	if output != nil && output.Annotations[annOutput] == nil {
+		output = nil // --output FILE of a command that writes a document
+	}
+	if output != nil && output.Value.String() == OutputJSON {
 		return true
 	}
 	for i, a := range args {
