@@ -11,10 +11,11 @@ import (
 
 // jsonNode is a JSON value with its object members in the order they came.
 type jsonNode struct {
-	scalar string // a string, number, true, false or null; "" for an object or array
+	scalar string // a string, number, true, false or null
 	keys   []string
 	vals   []jsonNode
 	array  bool
+	object bool
 }
 
 // readNode reads one JSON value from dec, keeping the order of members.
@@ -25,7 +26,7 @@ func readNode(dec *json.Decoder) (jsonNode, error) {
 	}
 	switch t := tok.(type) {
 	case json.Delim:
-		n := jsonNode{array: t == '['}
+		n := jsonNode{array: t == '[', object: t == '{'}
 		for dec.More() {
 			if !n.array {
 				k, err := dec.Token()
@@ -59,7 +60,7 @@ func (n jsonNode) rows(prefix string, out [][2]string) [][2]string {
 			out = v.rows(fmt.Sprintf("%s[%d]", prefix, i), out)
 		}
 		return out
-	case n.keys == nil && n.vals == nil && n.scalar != "":
+	case !n.object:
 		return append(out, [2]string{prefix, n.scalar})
 	case len(n.keys) == 0:
 		return append(out, [2]string{prefix, "{}"})
@@ -99,7 +100,7 @@ func printTable(w io.Writer, v any) error {
 		}
 		head = n.vals[i].rows(k, head)
 	}
-	if n.keys == nil {
+	if !n.object {
 		head = n.rows("", head)
 	}
 	for _, r := range head {

@@ -62,3 +62,21 @@ func TestOneOutputStyle(t *testing.T) {
 		t.Error("a bad --output sent a request")
 	}
 }
+
+// TestPrintTable: every field of an answer is a row, in the API's order,
+// nested ones as a.b, empty values shown as such, a page's items one block
+// each after the page's own fields (each block aligned on its own).
+func TestPrintTable(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	page := json.RawMessage(`{"items":[{"id":"a","memo":"","tags":[]},{"id":"b","memo":"two\nlines","tags":["x"]}],"hasMore":true,"limit":{"value":"1.50","currency":{"code":"USD"}},"none":null,"empty":{}}`)
+	if err := printTable(&b, page); err != nil {
+		t.Fatal(err)
+	}
+	want := "items                2\nhasMore              true\nlimit.value          1.50\nlimit.currency.code  USD\nnone                 null\nempty                {}\n" +
+		"\nid    a\nmemo  \ntags  []\n" +
+		"\nid       b\nmemo     two\\nlines\ntags[0]  x\n"
+	if b.String() != want {
+		t.Errorf("printTable:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
