@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"net"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -22,6 +23,20 @@ func writeExports(w io.Writer, baseURL string, cfg serveConfig) {
 	} {
 		fmt.Fprintf(w, "export %s=%s\n", kv[0], shellQuote(kv[1]))
 	}
+}
+
+// baseURL is the URL a client on this machine reaches the sandbox
+// listening on addr at: a wildcard or empty host (0.0.0.0, ::) is reached
+// on loopback.
+func baseURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 // shellQuote single-quotes s for a POSIX shell: inside single quotes
@@ -54,7 +69,7 @@ func newEnvCmd() *cobra.Command {
 			if err := checkServeConfig(cfg); err != nil {
 				return err
 			}
-			writeExports(cmd.OutOrStdout(), "http://"+cfg.Listen, cfg)
+			writeExports(cmd.OutOrStdout(), baseURL(cfg.Listen), cfg)
 			return nil
 		},
 	}

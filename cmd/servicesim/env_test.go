@@ -49,6 +49,13 @@ func TestEnvEvals(t *testing.T) {
 	if got := evalInShell(t, out.String()); got != want {
 		t.Errorf("after eval:\n%s\nwant:\n%s", got, want)
 	}
+	// A wildcard listener is reached on loopback.
+	for listen, want := range map[string]string{":8090": "'http://127.0.0.1:8090'", "0.0.0.0:8090": "'http://127.0.0.1:8090'", "[::]:8090": "'http://127.0.0.1:8090'"} {
+		out.Reset()
+		if code := run(context.Background(), []string{"env", "--listen", listen}, &out, &errb); code != 0 || !strings.Contains(out.String(), "export SERVICE_BASE_URL="+want+"\n") {
+			t.Errorf("servicesim env --listen %s: exit %d, %q; want SERVICE_BASE_URL=%s", listen, code, out.String(), want)
+		}
+	}
 	if code := run(context.Background(), []string{"env", "--api-key-secret", ""}, &out, &errb); code != 2 {
 		t.Errorf("servicesim env with an empty secret: exit %d, want 2", code)
 	}

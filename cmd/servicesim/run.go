@@ -157,7 +157,7 @@ func serveListener(ctx context.Context, ln net.Listener, cfg serveConfig, out io
 		MaxHeaderBytes:    64 << 10,
 	}
 	fmt.Fprintf(out, "# servicesim: provider API on http://%s\n", ln.Addr())
-	writeExports(out, "http://"+ln.Addr().String(), cfg)
+	writeExports(out, baseURL(ln.Addr().String()), cfg)
 	fmt.Fprintf(out, "# signup check clears participants after %s; externalIDs starting \"deny-\" are denied\n", cfg.SignupDelay)
 
 	errc := make(chan error, 1)
