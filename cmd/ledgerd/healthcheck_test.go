@@ -118,6 +118,10 @@ func TestHealthcheckAddress(t *testing.T) {
 	if code, out := runHealthcheck(t, []string{"LEDGER_ADMIN_LISTEN=8081"}); code != 1 || !strings.Contains(out, `"8081" is not host:port`) {
 		t.Fatalf("LEDGER_ADMIN_LISTEN=8081: exit %d, %q", code, out)
 	}
+	// The single-dash flags of ledgerd's earlier command line still work.
+	if code, out := runHealthcheck(t, nil, "-admin-listen", "8081", "-timeout=1s"); code != 1 || !strings.Contains(out, `"8081" is not host:port`) {
+		t.Fatalf("-admin-listen 8081 -timeout=1s: exit %d, %q", code, out)
+	}
 	// Docker reserves exit 2: a usage error is unhealthy too.
 	for _, args := range [][]string{{"--timeout", "soon"}, {"extra"}, {"--bogus"}} {
 		if code, out := runHealthcheck(t, nil, args...); code != 1 {

@@ -111,9 +111,19 @@ func serve(cmd *cobra.Command) error {
 
 // singleDashFlags rewrites the flags of ledgerd's earlier command line,
 // Go's flag package, which took a long flag after one dash (-listen
-// :8080, -version): "-name" and "-name=value" become "--name…" when name
-// is a flag of the root. Arguments after "--" are left alone.
+// :8080, -version, healthcheck -timeout 5s): "-name" and "-name=value"
+// become "--name…" when name is a flag of a command of ledgerd. Arguments
+// after "--" are left alone.
 func singleDashFlags(root *cobra.Command, args []string) []string {
+	long := map[string]bool{"version": true, "help": true}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) { long[f.Name] = true })
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
 	out := make([]string, len(args))
 	copy(out, args)
 	for i, a := range out {
@@ -124,7 +134,7 @@ func singleDashFlags(root *cobra.Command, args []string) []string {
 			continue
 		}
 		name, _, _ := strings.Cut(a[1:], "=")
-		if root.Flags().Lookup(name) != nil || name == "version" || name == "help" {
+		if long[name] {
 			out[i] = "-" + a
 		}
 	}
