@@ -319,18 +319,23 @@ var settings = []setting{
 // Setting names one of ledgerd's settings as its documentation gives it:
 // the env var, the flag (without dashes) and the default LoadConfig
 // applies when neither is given ("" when there is none, or when it depends
-// on the mode, such as LEDGER_LISTEN's in embedded mode).
-type Setting struct{ Env, Flag, Default string }
+// on the mode, such as LEDGER_LISTEN's in embedded mode); Usage is its
+// help, and Bool says that its flag may be given without a value.
+type Setting struct {
+	Env, Flag, Default, Usage string
+	Bool                      bool
+}
 
 // Settings lists every setting LoadConfig reads, the *_FILE settings of
 // secrets included, in the order ledgerd -h prints them.
 func Settings() []Setting {
 	out := make([]Setting, 0, len(settings)+len(secretFiles))
 	for _, s := range settings {
-		out = append(out, Setting{Env: s.env, Flag: s.flag, Default: s.def})
+		out = append(out, Setting{Env: s.env, Flag: s.flag, Default: s.def, Usage: s.usage, Bool: boolFlags[s.flag]})
 	}
 	for _, f := range secretFiles {
-		out = append(out, Setting{Env: f.env, Flag: f.flag})
+		out = append(out, Setting{Env: f.env, Flag: f.flag,
+			Usage: fmt.Sprintf("read %s from this file, trailing line breaks trimmed; preferred to %s, which ps shows", f.of, f.of)})
 	}
 	return out
 }
@@ -398,13 +403,13 @@ type configSource struct {
 func newFlagSet() (fs *flag.FlagSet, flags map[string]*stringValue, version *bool) {
 	fs = flag.NewFlagSet("ledgerd", flag.ContinueOnError)
 	flags = make(map[string]*stringValue, len(settings)+len(secretFiles))
-	for _, s := range settings {
-		flags[s.flag] = &stringValue{isBool: boolFlags[s.flag]}
-		fs.Var(flags[s.flag], s.flag, fmt.Sprintf("%s (env %s, default %q)", s.usage, s.env, s.def))
-	}
-	for _, f := range secretFiles {
-		flags[f.flag] = &stringValue{}
-		fs.Var(flags[f.flag], f.flag, fmt.Sprintf("read %s from this file, trailing line breaks trimmed; preferred to %s, which ps shows (env %s)", f.of, f.of, f.env))
+	for i, s := range Settings() {
+		flags[s.Flag] = &stringValue{isBool: s.Bool}
+		usage := fmt.Sprintf("%s (env %s, default %q)", s.Usage, s.Env, s.Default)
+		if i >= len(settings) { // a secret file: no default
+			usage = fmt.Sprintf("%s (env %s)", s.Usage, s.Env)
+		}
+		fs.Var(flags[s.Flag], s.Flag, usage)
 	}
 	version = fs.Bool("version", false, "print the version and exit")
 	return fs, flags, version

@@ -23,8 +23,11 @@ migrations, and calls the service's provider API (ledgerctl provider …).
 
 Admin commands reach ledgerd with --admin (env LEDGER_ADMIN_URL, default
 http://127.0.0.1:8081) and send --admin-token (env LEDGER_ADMIN_TOKEN) as a
-bearer token. They print a table, or the API's JSON with --json. Flags may
-come before the command words: ledgerctl --admin URL accounts get ACCOUNT_ID.`
+bearer token. Admin and provider commands print an answer as a table, or as
+the API's JSON with --output json (-o json; --json on admin commands); the
+commands that write a document (statement, audit export) write it as it is,
+to --output FILE or stdout. Flags may come before the command words:
+ledgerctl --admin URL accounts get ACCOUNT_ID.`
 
 const exitStatus = `0  success
 1  the API answered an error, or could not be reached
@@ -66,7 +69,8 @@ func adminFlags(cmd *cobra.Command, withJSON bool) *adminOpts {
 	fs.StringVar(&o.token, "admin-token", "", "bearer token of the admin API")
 	cli.Env(fs, "admin-token", "LEDGER_ADMIN_TOKEN")
 	if withJSON {
-		fs.BoolVar(&o.json, "json", false, "print the API's JSON instead of a table")
+		fs.BoolVar(&o.json, "json", false, "print the API's JSON instead of a table (--output json)")
+		cli.OutputFlag(fs, &o.json)
 	}
 	return o
 }

@@ -47,14 +47,14 @@ func TestHelp(t *testing.T) {
 	t.Run("PerCommandFlags", func(t *testing.T) {
 		t.Parallel()
 		for path, want := range map[string][]string{
-			"holds get":      {"admin", "admin-token", "help", "json"},
-			"holds list":     {"account", "admin", "admin-token", "all", "cursor", "help", "json", "limit", "payout", "status"},
+			"holds get":      {"admin", "admin-token", "help", "json", "output"},
+			"holds list":     {"account", "admin", "admin-token", "all", "cursor", "help", "json", "limit", "output", "payout", "status"},
 			"statement":      {"account-id", "admin", "admin-token", "format", "from", "help", "output", "timeout", "to"},
 			"secrets retire": {"admin", "admin-token", "help"},
-			"secrets add":    {"admin", "admin-token", "from-file", "help", "json"},
+			"secrets add":    {"admin", "admin-token", "from-file", "help", "json", "output"},
 			"migrate":        {"database-url", "help"},
-			"reconcile":      {"admin", "admin-token", "all", "fix", "help", "json", "timeout"},
-			"reconcile ack":  {"admin", "admin-token", "help", "json", "note"},
+			"reconcile":      {"admin", "admin-token", "all", "fix", "help", "json", "output", "timeout"},
+			"reconcile ack":  {"admin", "admin-token", "help", "json", "note", "output"},
 			"":               {"help", "version"},
 		} {
 			var got []string

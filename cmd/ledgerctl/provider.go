@@ -17,8 +17,9 @@ import (
 	"github.com/provider-ledger/adapter/provider"
 )
 
-const providerLong = `Call the service's provider API. Every command prints the API's answer as
-JSON.
+const providerLong = `Call the service's provider API. Every command prints the API's answer as a
+table of its fields (a page's items one block each), or as the API's JSON
+with --output json, like the admin commands.
 
 The connection flags may come before the command words or among a command's
 flags (the last one given wins); each has an environment variable.
@@ -42,6 +43,7 @@ type providerCmd struct {
 	ctx    context.Context
 	pos    []string
 	stdout io.Writer
+	output *cli.Output
 	admin  *adminOpts // secrets create --install
 
 	// shared optional flags, registered by the commands that use them
@@ -126,6 +128,7 @@ func (spec providerCommand) command(conn *providerConn, name string) *cobra.Comm
 	}
 	cmd := &cobra.Command{Use: use, Short: spec.short, Args: cli.ExactArgs(spec.args)}
 	pc := &providerCmd{conn: conn, fs: cmd.Flags()}
+	pc.output = cli.OutputFlag(cmd.Flags(), nil)
 	spec.flags(pc)
 	if spec.path == "secrets create" {
 		pc.admin = adminFlags(cmd, false)
@@ -199,7 +202,12 @@ func (pc *providerCmd) requireBody(v any) error {
 	return pc.decodeBody(v)
 }
 
-func (pc *providerCmd) print(v any) error { return printJSON(pc.stdout, v) }
+func (pc *providerCmd) print(v any) error {
+	if pc.output.JSON() {
+		return printJSON(pc.stdout, v)
+	}
+	return printTable(pc.stdout, v)
+}
 
 // printPage prints one page with its cursor, or, with --all, every item.
 func printPage[T any](pc *providerCmd, key string, page func(*provider.ListOptions) ([]*T, *provider.Response, error),

@@ -30,7 +30,7 @@ func newProviderCLI(t *testing.T) providerCLI {
 func (p providerCLI) run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	id, secret := p.srv.APIKey()
-	args = append(args, "--base-url", p.srv.URL, "--api-key-id", id, "--api-key-secret", secret, "--provider-id", p.srv.ProviderID())
+	args = append(args, "--base-url", p.srv.URL, "--api-key-id", id, "--api-key-secret", secret, "--provider-id", p.srv.ProviderID(), "--output", "json")
 	var out, errb bytes.Buffer
 	code := run(context.Background(), append([]string{"provider"}, args...), &out, &errb)
 	return code, out.String(), errb.String()
@@ -195,7 +195,7 @@ func TestProviderCommands(t *testing.T) {
 		if code, _, _ := p.run(t, "funding-sources", "update", "alice", id); code != 2 {
 			t.Fatal("empty update accepted")
 		}
-		if code, _, errs := p.run(t, "funding-sources", "create", "alice", "--type", "cash"); code != 1 || !strings.Contains(errs, "/fundingType") {
+		if code, _, errs := p.run(t, "funding-sources", "create", "alice", "--type", "cash", "--source-id", "fs-cash", "--display-name", "Cash"); code != 1 || !strings.Contains(errs, "/fundingType") {
 			t.Fatalf("validation: %d %s", code, errs)
 		}
 	})
@@ -335,7 +335,7 @@ func TestProviderConnection(t *testing.T) {
 			t.Fatalf("exit %d (%s), X-Service-Version %q", code, errs, version())
 		}
 		// The version decides the signing-secret body: the bare secret.
-		code, out, errs := run("secrets", "create")
+		code, out, errs := run("secrets", "create", "-o", "json")
 		var m map[string]any
 		if code != 0 || json.Unmarshal([]byte(out), &m) != nil || m["secret"] == nil || version() != "v2026.07.00" {
 			t.Fatalf("exit %d (%s): %s", code, errs, out)
@@ -353,7 +353,7 @@ func TestProviderConnection(t *testing.T) {
 		t.Setenv("SERVICE_VERSION", "")
 		lead := []string{"--base-url", srv.URL, "--api-key-id", id, "--api-key-secret=" + secret,
 			"--provider-id", srv.ProviderID(), "--version", "v2026.07.00"}
-		code, out, errs := run(append(lead, "limit-groups", "create", "--name", "lead")...)
+		code, out, errs := run(append(lead, "limit-groups", "create", "--name", "lead", "-o", "json")...)
 		if code != 0 || !strings.Contains(out, `"groupID"`) || version() != "v2026.07.00" {
 			t.Fatalf("exit %d (%s): %s, version %q", code, errs, out, version())
 		}

@@ -90,9 +90,6 @@ longer sees it); seen again after that, it is new.`,
 	var note string
 	cmd.Flags().StringVar(&note, "note", "", "why the finding needs no further action (required)")
 	cmd.RunE = adminRun(o, func(ctx context.Context, c *adminapi.Client, cmd *cobra.Command, args []string) error {
-		if note == "" {
-			return &cli.UsageError{Err: errors.New("--note is required: say why the finding needs no further action")}
-		}
 		ack, _, err := c.Reconciliation.Acknowledge(ctx, args[0], note)
 		if err != nil {
 			return err

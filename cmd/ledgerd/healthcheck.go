@@ -1,16 +1,18 @@
 package main
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/provider-ledger/adapter/internal/cli"
 )
 
 // defaultAdminListen is ledgerd's default LEDGER_ADMIN_LISTEN (a test holds
@@ -21,43 +23,41 @@ const defaultAdminListen = "127.0.0.1:8081"
 // probes the database for at most 2 s.
 const healthcheckTimeout = 3 * time.Second
 
-// healthcheck is `ledgerd healthcheck`: it asks the ledgerd whose admin
-// listener is LEDGER_ADMIN_LISTEN (or --admin-listen) whether it is ready,
+// healthcheckCmd is `ledgerd healthcheck`: it asks the ledgerd whose admin
+// listener is --admin-listen (LEDGER_ADMIN_LISTEN) whether it is ready,
 // for a container's HEALTHCHECK (the distroless image has no shell and no
-// curl). It prints "ready" and returns 0 when /readyz answers 200, and
-// otherwise prints why (the reasons /readyz names, or the error) and
-// returns 1, Docker's "unhealthy", whatever went wrong.
-func healthcheck(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("ledgerd healthcheck", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	listen := fs.String("admin-listen", "", fmt.Sprintf("ledgerd's admin listener (env LEDGER_ADMIN_LISTEN, default %q); a wildcard host is reached on loopback", defaultAdminListen))
+// curl). It prints "ready" and exits 0 when /readyz answers 200, and
+// otherwise prints why (the reasons /readyz names, or the error) and exits
+// 1, Docker's "unhealthy", whatever went wrong: Docker reserves 2.
+func healthcheckCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "healthcheck",
+		Short: "Exit 0 when the ledgerd at --admin-listen answers /readyz ready, 1 otherwise",
+		Long: `Ask the ledgerd whose admin listener is --admin-listen whether it is ready
+(GET /readyz): print "ready" and exit 0, or print why not and exit 1. For a
+container's health check: the image has no shell and no curl. A wildcard
+host (0.0.0.0, ::) is reached on loopback.`,
+		Args:        cli.NoArgs,
+		Annotations: map[string]string{cli.UsageExitCode: "1"},
+	}
+	cli.ExitStatus(cmd, `0  ready
+1  not ready, not reachable, or a usage error (Docker reserves 2)`)
+	fs := cmd.Flags()
+	listen := fs.String("admin-listen", defaultAdminListen, "ledgerd's admin listener; a wildcard host is reached on loopback")
+	cli.Env(fs, "admin-listen", "LEDGER_ADMIN_LISTEN")
 	timeout := fs.Duration("timeout", healthcheckTimeout, "give up after this long")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: ledgerd healthcheck [--admin-listen ADDR] [--timeout D]\n\nExit 0 when ledgerd's /readyz answers ready, 1 otherwise.")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+	cmd.RunE = cli.WithErrorCode(1, func(cmd *cobra.Command, _ []string) error {
+		url, err := readyzURL(*listen)
+		if err != nil {
+			return err
 		}
-		return 1
-	}
-	addr := *listen
-	if addr == "" {
-		addr = cmp.Or(getenv("LEDGER_ADMIN_LISTEN"), defaultAdminListen)
-	}
-	url, err := readyzURL(addr)
-	if err != nil {
-		fmt.Fprintln(stderr, "ledgerd healthcheck:", err)
-		return 1
-	}
-	ready, why := probeReady(url, *timeout)
-	if !ready {
-		fmt.Fprintln(stderr, "ledgerd healthcheck: not ready:", why)
-		return 1
-	}
-	fmt.Fprintln(stdout, "ready")
-	return 0
+		if ready, why := probeReady(url, *timeout); !ready {
+			return errors.New("not ready: " + why)
+		}
+		fmt.Fprintln(cmd.OutOrStdout(), "ready")
+		return nil
+	})
+	return cmd
 }
 
 // readyzURL is the /readyz URL of the admin listener addr: a wildcard or

@@ -115,12 +115,17 @@ func TestHealthcheckAddress(t *testing.T) {
 			t.Errorf("readyzURL(%q) = %q, %v; want %q", addr, got, err, want)
 		}
 	}
-	var out bytes.Buffer
-	if code := healthcheck(nil, func(string) string { return "8081" }, &out, &out); code != 1 || !strings.Contains(out.String(), `"8081" is not host:port`) {
-		t.Fatalf("LEDGER_ADMIN_LISTEN=8081: exit %d, %q", code, out.String())
+	if code, out := runHealthcheck(t, []string{"LEDGER_ADMIN_LISTEN=8081"}); code != 1 || !strings.Contains(out, `"8081" is not host:port`) {
+		t.Fatalf("LEDGER_ADMIN_LISTEN=8081: exit %d, %q", code, out)
 	}
-	out.Reset()
-	if code := healthcheck([]string{"--timeout", "soon"}, func(string) string { return "" }, &out, &out); code != 1 {
-		t.Fatalf("a bad flag: exit %d, %q", code, out.String())
+	// The single-dash flags of ledgerd's earlier command line still work.
+	if code, out := runHealthcheck(t, nil, "-admin-listen", "8081", "-timeout=1s"); code != 1 || !strings.Contains(out, `"8081" is not host:port`) {
+		t.Fatalf("-admin-listen 8081 -timeout=1s: exit %d, %q", code, out)
+	}
+	// Docker reserves exit 2: a usage error is unhealthy too.
+	for _, args := range [][]string{{"--timeout", "soon"}, {"extra"}, {"--bogus"}} {
+		if code, out := runHealthcheck(t, nil, args...); code != 1 {
+			t.Errorf("healthcheck %v: exit %d, %q; want 1", args, code, out)
+		}
 	}
 }

@@ -6,6 +6,7 @@
 // Usage:
 //
 //	servicesim [serve] [flags]
+//	servicesim env [flags]
 //	servicesim drive [flags]
 //	servicesim completion bash|zsh|fish|powershell
 //
@@ -18,8 +19,10 @@
 // (SERVICESIM_PROVIDER_ID, default local), accepting HTTP Basic credentials
 // --api-key-id / --api-key-secret (SERVICESIM_API_KEY_ID /
 // SERVICESIM_API_KEY_SECRET, defaults sim-key / sim-secret, printed at start
-// as SERVICE_* lines for ledgerctl). The key carries the provider's
-// transfers.write scope, so it can mint sender tokens.
+// as shell "export SERVICE_…='…'" lines for ledgerctl; the rest of the
+// banner is comments). The key carries the provider's transfers.write
+// scope, so it can mint sender tokens. `eval "$(servicesim env)"` sets
+// the same SERVICE_* variables for the same flags, without serving.
 //
 // # Sandbox conventions
 //

@@ -30,7 +30,8 @@ Sandbox conventions: a new participant is pending until the signup check
 clears it after --signup-delay; an externalID starting with "deny-" is
 denied instead. The provider starts with a default limit policy. State is
 kept in memory and lost on exit. Point ledgerctl provider at it with the
-SERVICE_* lines it prints at start.`
+export SERVICE_* lines it prints at start (its whole banner is valid shell),
+or with eval "$(servicesim env)" from another shell.`
 
 const serveExitStatus = `0  stopped by SIGINT or SIGTERM
 1  could not serve (the address is taken, …)
@@ -58,7 +59,7 @@ func newRoot() *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runServe(cmd, scfg) },
 	}
 	serveFlags(serveCmd, &scfg)
-	root.AddCommand(serveCmd, newDriveCmd(new(driveConfig)))
+	root.AddCommand(serveCmd, newEnvCmd(), newDriveCmd(new(driveConfig)))
 	return root
 }
 
@@ -78,13 +79,21 @@ func serveFlags(cmd *cobra.Command, cfg *serveConfig) {
 }
 
 func runServe(cmd *cobra.Command, cfg serveConfig) error {
+	if err := checkServeConfig(cfg); err != nil {
+		return err
+	}
+	return serve(cmd.Context(), cfg, cmd.OutOrStdout(), nil)
+}
+
+// checkServeConfig refuses a configuration serve cannot run with.
+func checkServeConfig(cfg serveConfig) error {
 	if cfg.SignupDelay < 0 {
 		return cli.Usagef("--signup-delay %s is negative", cfg.SignupDelay)
 	}
 	if cfg.ProviderID == "" || cfg.APIKeyID == "" || cfg.APIKeySecret == "" {
 		return cli.Usagef("--provider-id, --api-key-id and --api-key-secret must not be empty")
 	}
-	return serve(cmd.Context(), cfg, cmd.OutOrStdout(), nil)
+	return nil
 }
 
 // serveConfig configures the sandbox server.
@@ -147,10 +156,9 @@ func serveListener(ctx context.Context, ln net.Listener, cfg serveConfig, out io
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
-	fmt.Fprintf(out, "servicesim: provider API on http://%s\n", ln.Addr())
-	fmt.Fprintf(out, "  SERVICE_BASE_URL=http://%s\n  SERVICE_PROVIDER_ID=%s\n  SERVICE_API_KEY_ID=%s\n  SERVICE_API_KEY_SECRET=%s\n",
-		ln.Addr(), cfg.ProviderID, cfg.APIKeyID, cfg.APIKeySecret)
-	fmt.Fprintf(out, "  signup check clears participants after %s; externalIDs starting \"deny-\" are denied\n", cfg.SignupDelay)
+	fmt.Fprintf(out, "# servicesim: provider API on http://%s\n", ln.Addr())
+	writeExports(out, baseURL(ln.Addr().String()), cfg)
+	fmt.Fprintf(out, "# signup check clears participants after %s; externalIDs starting \"deny-\" are denied\n", cfg.SignupDelay)
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

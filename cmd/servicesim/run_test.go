@@ -57,7 +57,7 @@ func TestServe(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"SERVICE_BASE_URL=http://" + ln.Addr().String(), "SERVICE_API_KEY_ID=sim-key", "SERVICE_API_KEY_SECRET=sim-secret", "deny-"} {
+	for _, want := range []string{"export SERVICE_BASE_URL='http://" + ln.Addr().String() + "'", "export SERVICE_API_KEY_ID='sim-key'", "export SERVICE_API_KEY_SECRET='sim-secret'", "deny-"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("banner lacks %q:\n%s", want, out.String())
 		}

@@ -5,8 +5,9 @@
 //   - Execute runs a command tree and turns its outcome into an exit code:
 //     0, 2 for a usage error (or the code a command declares with
 //     UsageExitCode), an ExitError's code, else 1. Errors are printed once,
-//     on one line, prefixed with the command's path; help goes to stdout
-//     and exits 0 for -h and --help on every command.
+//     on one line, prefixed with the command's path, or as a JSON Problem
+//     when the command was asked for JSON (--json, --output json); help
+//     goes to stdout and exits 0 for -h and --help on every command.
 //   - Flags may come before the command words (ledgerctl --admin URL
 //     accounts get A), positional arguments may be negative numbers
 //     (adjust acc -5.25), and "--" ends the flags (Normalize).
@@ -14,6 +15,9 @@
 //     the flag ("(env LEDGER_ADMIN_URL)"), and a flag not given takes the
 //     first one set. Defaults shown in help never come from the
 //     environment, so a token or a password never appears in help.
+//   - A flag whose usage says "(required)" (RequiredMark) is checked
+//     before the command runs: missing, it is a usage error and nothing
+//     is sent.
 //   - ExitStatus documents a command's exit codes in its help.
 //   - Version is the binary's version for --version (internal/buildinfo).
 //   - Endpoint.Explain adds the next step to an error from an HTTP API: the
@@ -209,6 +213,29 @@ func applyEnv(cmd *cobra.Command) error {
 	return err
 }
 
+// RequiredMark in a flag's usage makes the flag required: a command run
+// without it (nor its environment variable) is a usage error before it
+// does anything, a request included. The help shows the mark.
+const RequiredMark = "(required)"
+
+// checkRequired refuses a command whose flags marked RequiredMark are
+// empty, naming every one.
+func checkRequired(cmd *cobra.Command) error {
+	var missing []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if strings.Contains(f.Usage, RequiredMark) && (f.Value.String() == "" || f.Value.String() == "[]") {
+			missing = append(missing, "--"+f.Name)
+		}
+	})
+	switch len(missing) {
+	case 0:
+		return nil
+	case 1:
+		return Usagef("required flag %s not given", missing[0])
+	}
+	return Usagef("required flags not given: %s", strings.Join(missing, ", "))
+}
+
 // errorWithoutValue keeps a parse error's message without the value.
 func errorWithoutValue(err error, value string) string {
 	return strings.ReplaceAll(err.Error(), value, "…")
@@ -223,11 +250,20 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, stdout, st
 	root.SetHelpFunc(help)
 	root.SetUsageFunc(func(c *cobra.Command) error { return writeUsage(c.OutOrStderr(), c) })
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{err} })
-	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return applyEnv(cmd) }
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if err := applyEnv(cmd); err != nil {
+			return err
+		}
+		if err := checkOutput(cmd.Flags()); err != nil {
+			return err
+		}
+		return checkRequired(cmd)
+	}
 	if root.Version != "" {
 		root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	}
-	root.SetArgs(Normalize(root, args))
+	args = Normalize(root, args)
+	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
@@ -240,17 +276,18 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, stdout, st
 	switch {
 	case errors.As(err, &ee):
 		if ee.Err != nil {
-			fmt.Fprintf(stderr, "%s: %s\n", cmd.CommandPath(), oneLine(ee.Err.Error()))
+			printError(stderr, cmd, args, ee.Err, false, ee.Code, oneLine(ee.Err.Error()))
 		}
 		return ee.Code
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "%s: %s (see '%s --help')\n", cmd.CommandPath(), oneLine(err.Error()), cmd.CommandPath())
-		if code, cerr := strconv.Atoi(cmd.Annotations[UsageExitCode]); cerr == nil {
-			return code
+		code := 2
+		if c, cerr := strconv.Atoi(cmd.Annotations[UsageExitCode]); cerr == nil {
+			code = c
 		}
-		return 2
+		printError(stderr, cmd, args, err, true, code, oneLine(err.Error()))
+		return code
 	}
-	fmt.Fprintf(stderr, "%s: %s\n", cmd.CommandPath(), oneLine(err.Error()))
+	printError(stderr, cmd, args, err, false, 1, oneLine(err.Error()))
 	return 1
 }
 

@@ -31,7 +31,7 @@ var floors = map[string]int{
 	"callbacks": 5, "admin": 5, "store": 5, "schema": 5, "embedpg": 5, "deploy": 5, "internal/cli/clitest": 5,
 	// 6: what wires adapters together: ledgerd's server, the load tester,
 	// the test kit of the database.
-	"server": 6, "loadtest": 6, "store/storetest": 6, "admin/admintest": 6,
+	"server": 6, "loadtest": 6, "store/storetest": 6, "admin/admintest": 6, "internal/cli/migratecmd": 6,
 	// 7: commands and the homes of whole-repository tests.
 	"cmd/ledgerd": 7, "cmd/ledgerctl": 7, "cmd/loadtest": 7, "cmd/servicesim": 7,
 	"internal/tools/testpg": 7, "internal/walkthrough": 7, "internal/floors": 7, "docs": 7,
