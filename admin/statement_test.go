@@ -1,0 +1,121 @@
+package admin_test
+
+import (
+	"context"
+	"encoding/csv"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/provider-ledger/adapter/admin"
+	"github.com/provider-ledger/adapter/admin/admintest"
+	"github.com/provider-ledger/adapter/store"
+	"github.com/provider-ledger/adapter/store/storetest"
+)
+
+// statementOf serves the statement of accountID over all time in format
+// and returns its body, after holding its status to 200.
+func statementOf(t *testing.T, api *admin.Handler, accountID, format, period string) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	admintest.Handler(t, api).ServeHTTP(rec, httptest.NewRequest("GET", "/v1/accounts/"+accountID+"/statement?"+period+"&format="+format, nil))
+	if rec.Code != 200 {
+		t.Fatalf("statement: %d %s", rec.Code, rec.Body)
+	}
+	return rec.Body.String()
+}
+
+// adjusted posts an adjustment of amount with key and memo to accountID.
+func adjusted(t *testing.T, db *store.DB, accountID, amount, key, memo string) {
+	t.Helper()
+	if _, err := db.Adjust(context.Background(), accountID, decimal.RequireFromString(amount), key, memo); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCSVStatementKeepsLineBreaks: a memo's CR, LF and CRLF come out of
+// a CSV statement byte for byte inside its quoted field, rows still end
+// in CRLF.
+func TestCSVStatementKeepsLineBreaks(t *testing.T) {
+	t.Parallel()
+	db, _ := storetest.DB(t)
+	a := storetest.Account(t, db, storetest.AccountOpts{})
+	memo := "one\ntwo\rthree\r\nfour \"quoted\", five"
+	adjusted(t, db, a.AccountID, "2.50", "lines-1", memo)
+	body := statementOf(t, admin.New(admin.Config{DB: db}), a.AccountID, "csv", "from=2000-01-01&to=2100-01-01")
+	quoted := `"one` + "\n" + `two` + "\r" + `three` + "\r\n" + `four ""quoted"", five"`
+	if !strings.Contains(body, ","+quoted+",") {
+		t.Fatalf("the memo is not kept byte for byte in its quoted field:\n%q", body)
+	}
+	rows, err := csv.NewReader(strings.NewReader(body)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 4 || rows[2][6] != strings.ReplaceAll(memo, "\r\n", "\n") || rows[2][9] != "2.50" {
+		t.Fatalf("rows %q", rows)
+	}
+	if strings.Count(body, "\r\n") != 4+1 { // four row ends and the memo's own CRLF
+		t.Fatalf("row ends: %q", body)
+	}
+}
+
+// TestCSVStatementNeutralisesFormulas: text cells a spreadsheet would
+// evaluate (=, +, -, @, TAB, CR first) get OWASP's leading apostrophe;
+// other text and every amount, negative ones included, are untouched.
+func TestCSVStatementNeutralisesFormulas(t *testing.T) {
+	t.Parallel()
+	db, _ := storetest.DB(t)
+	a := storetest.Account(t, db, storetest.AccountOpts{AccountID: "-acct"})
+	memos := map[string]string{
+		`=HYPERLINK("http://x.example","click")`: `'=HYPERLINK("http://x.example","click")`,
+		"+cmd|' /C calc'!A0":                     "'+cmd|' /C calc'!A0",
+		"-2+3":                                   "'-2+3",
+		"@SUM(1+1)":                              "'@SUM(1+1)",
+		"\t=1":                                   "'\t=1",
+		"\r=1":                                   "'\r=1",
+		"plain = text":                           "plain = text",
+		"'already":                               "'already",
+	}
+	keys := map[string]string{}
+	i := 0
+	for memo := range memos {
+		i++
+		key := "=k" + string(rune('a'+i))
+		keys[memo] = key
+		adjusted(t, db, a.AccountID, "1.25", key, memo)
+	}
+	adjusted(t, db, a.AccountID, "-3.00", "plain-key", "debit")
+	body := statementOf(t, admin.New(admin.Config{DB: db}), a.AccountID, "csv", "from=2000-01-01&to=2100-01-01")
+	rows, err := csv.NewReader(strings.NewReader(body)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, row := range rows[1:] {
+		if row[1] != "'-acct" {
+			t.Fatalf("accountID cell %q", row[1])
+		}
+		if row[0] != "entry" {
+			continue
+		}
+		if row[6] == "debit" {
+			if row[9] != "-3.00" || row[5] != "plain-key" {
+				t.Fatalf("debit row %q: amounts and plain text must be untouched", row)
+			}
+			continue
+		}
+		for memo, want := range memos {
+			if row[6] == want {
+				seen++
+				if row[5] != "'"+keys[memo] || row[9] != "1.25" {
+					t.Fatalf("row %q: reference or amount", row)
+				}
+			}
+		}
+	}
+	if seen != len(memos) {
+		t.Fatalf("%d of %d memos as expected:\n%q", seen, len(memos), rows)
+	}
+}
