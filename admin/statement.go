@@ -57,7 +57,9 @@ func statementTime(t time.Time) string { return t.UTC().Format(adminapi.Timestam
 //	closing,acc-1,2026-04-01T00:00:00.000000Z,,,,,,USD,,75.00
 //
 // amount is signed (negative a debit); balance is the balance after the
-// row.
+// row. A balance dated after the statement was made (a period not yet
+// over) is the balance booked when it was made: its row's record is
+// "interim" and its bookedAt that moment.
 //
 // Text is written as stored, line breaks included (a field with CR or LF
 // is quoted, its CR, LF and CRLF kept byte for byte: see writeCSVRow),
@@ -125,9 +127,13 @@ func (c *csvStatement) writeRow(fields ...string) {
 	_, c.err = io.WriteString(c.w, b.String())
 }
 
-// balanceRow is the opening or closing row of a balance at t.
+// balanceRow is the opening or closing row of a balance at t; one dated
+// after the statement was made is the interim balance booked then.
 func (c *csvStatement) balanceRow(record string, t time.Time, v decimal.Decimal) {
 	a := c.s.Account
+	if t.After(c.now) {
+		record, t = "interim", c.now
+	}
 	c.writeRow(record, csvCell(a.AccountID), statementTime(t), "", "", "", "", "", a.Currency, "", c.amount(v))
 }
 
@@ -165,7 +171,10 @@ const camtIssuer = "provider-ledger"
 //   - Acct/Id/Othr/Id is the accountID (at most 34 characters: longer IDs
 //     are refused), Acct/Ccy its currency;
 //   - two balances, OPBD (opening booked, at From) and CLBD (closing
-//     booked, at To), each an absolute amount with CRDT or DBIT;
+//     booked, at To), each an absolute amount with CRDT or DBIT; a
+//     balance dated after the statement was made is ITBD (interim
+//     booked) at that moment instead, and a period that ends after it
+//     says so in AddtlStmtInf (provisionalNote);
 //   - TxsSummry: the number and sum of all, credit and debit entries, and
 //     the net;
 //   - one Ntry per journal entry, status BOOK: NtryRef, AcctSvcrRef and
@@ -341,7 +350,13 @@ func (c *camtStatement) begin() error {
 	return nil
 }
 
+// balance is a booked balance at at; one dated after the statement was
+// made is not booked yet: it is the interim booked balance (ITBD) at the
+// moment the statement was made.
 func (c *camtStatement) balance(code string, v decimal.Decimal, at time.Time) camtBalance {
+	if at.After(c.now) {
+		code, at = "ITBD", c.now
+	}
 	amt, ind := c.amount(v)
 	return camtBalance{Code: code, Amt: amt, CdtDbtInd: ind, At: statementTime(at)}
 }
@@ -381,7 +396,24 @@ func (c *camtStatement) entry(e ledger.Entry) error {
 	return c.enc.Encode(n)
 }
 
+// provisionalNote is AddtlStmtInf of a statement whose period ends after
+// it was made (Max500Text).
+func (c *camtStatement) provisionalNote() string {
+	return "PROVISIONAL: the period ends " + statementTime(c.s.To) + ", after this statement was made (" +
+		statementTime(c.now) + "); balances dated after that are interim booked balances (ITBD) at " +
+		statementTime(c.now) + ", and entries booked later are not in it."
+}
+
 func (c *camtStatement) end() error {
+	if c.s.To.After(c.now) {
+		note := struct {
+			XMLName xml.Name `xml:"AddtlStmtInf"`
+			V       string   `xml:",chardata"`
+		}{V: c.provisionalNote()}
+		if err := c.enc.Encode(note); err != nil {
+			return err
+		}
+	}
 	for _, name := range []string{"Stmt", "BkToCstmrStmt", "Document"} {
 		if err := c.finish(name); err != nil {
 			return err
