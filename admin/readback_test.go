@@ -513,11 +513,13 @@ var camtRequired = map[string][]string{
 }
 
 // checkCamtOrder walks the document and fails t when an element's children
-// are out of the schema's order, one it requires is missing, or text of a
-// Max35Text element is longer than 35 characters.
+// are out of the schema's order, one it requires is missing, text of a
+// Max35Text, Max140Text or Max500Text element is longer than that, or text
+// holds a character XML 1.0 cannot carry.
 func checkCamtOrder(t *testing.T, body []byte) {
 	t.Helper()
-	max35 := map[string]bool{"MsgId": true, "NtryRef": true, "AcctSvcrRef": true, "Cd": true, "Issr": true}
+	maxLen := map[string]int{"MsgId": 35, "NtryRef": 35, "AcctSvcrRef": 35, "Cd": 35, "Issr": 35,
+		"Ustrd": 140, "AddtlTxInf": 500, "AddtlNtryInf": 500, "AddtlStmtInf": 500}
 	dec := xml.NewDecoder(bytes.NewReader(body))
 	type frame struct {
 		name     string
@@ -541,8 +543,14 @@ func checkCamtOrder(t *testing.T, body []byte) {
 			top.children = append(top.children, tok.Name.Local)
 			stack = append(stack, frame{name: tok.Name.Local})
 		case xml.CharData:
-			if top := stack[len(stack)-1]; max35[top.name] && len([]rune(strings.TrimSpace(string(tok)))) > 35 {
-				t.Fatalf("%s holds %q: over 35 characters", top.name, tok)
+			top := stack[len(stack)-1]
+			if n, ok := maxLen[top.name]; ok && len([]rune(string(tok))) > n {
+				t.Fatalf("%s holds %q: over %d characters", top.name, tok, n)
+			}
+			for _, r := range string(tok) {
+				if !(r == 0x9 || r == 0xA || r == 0xD || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000) {
+					t.Fatalf("%s holds %U, which XML 1.0 cannot carry", top.name, r)
+				}
 			}
 		case xml.EndElement:
 			f := stack[len(stack)-1]

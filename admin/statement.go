@@ -182,7 +182,9 @@ const camtIssuer = "provider-ledger"
 //     has no room for the hyphens); BookgDt and ValDt its creation time;
 //     BkTxCd/Prtry the kind; RmtInf/Ustrd the memo (payoutID, requestID
 //     or the adjustment's memo, in pieces of 140 characters);
-//     AddtlTxInf the reference.
+//     AddtlTxInf the reference (its first 500 characters: Max500Text);
+//     both exactly as stored, or escaped as camtTexts says, with
+//     AddtlNtryInf saying so.
 //
 // It validates against the camt.053.001.08 XSD (checked when the writer
 // was built; the schema is not vendored).
@@ -279,6 +281,49 @@ type camtEntry struct {
 		Remittance  []string   `xml:"RmtInf>Ustrd"`
 		Info        string     `xml:"AddtlTxInf,omitempty"`
 	} `xml:"NtryDtls>TxDtls"`
+	Note string `xml:"AddtlNtryInf,omitempty"`
+}
+
+// camtEscapedNote is AddtlNtryInf of an entry whose memo or reference
+// holds a character XML 1.0 cannot carry (camtText).
+const camtEscapedNote = `ESCAPED: in RmtInf/Ustrd (joined) and AddtlTxInf, \uXXXX is the character U+XXXX, which XML 1.0 cannot carry, and \\ is a backslash`
+
+// xmlChar reports whether XML 1.0 can carry r (its production Char).
+func xmlChar(r rune) bool {
+	return r == 0x9 || r == 0xA || r == 0xD || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF
+}
+
+// camtTexts returns the memo and reference as camt.053 writes them, and
+// whether they are escaped. Texts XML 1.0 can carry are written exactly
+// (encoding/xml writes TAB, LF and CR as character references, so a
+// parser reads them back as they were). Where either holds a character it
+// cannot carry (C0 controls but TAB, LF and CR; U+FFFE, U+FFFF), which
+// encoding/xml would replace by U+FFFD without a word, both are escaped
+// reversibly (every such character as \uXXXX, every backslash as \\)
+// and the entry says so in AddtlNtryInf (camtEscapedNote).
+func camtTexts(memo, reference string) (string, string, bool) {
+	bad := func(r rune) bool { return !xmlChar(r) }
+	if !strings.ContainsFunc(memo, bad) && !strings.ContainsFunc(reference, bad) {
+		return memo, reference, false
+	}
+	return camtEscape(memo), camtEscape(reference), true
+}
+
+// camtEscape writes a backslash as \\ and a character XML 1.0 cannot
+// carry as \uXXXX (all of them are in the Basic Multilingual Plane).
+func camtEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case !xmlChar(r):
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func (c *camtStatement) start(name string, attrs ...xml.Attr) error {
@@ -391,8 +436,12 @@ func (c *camtStatement) entry(e ledger.Entry) error {
 	n.Booked = statementTime(e.CreatedAt)
 	n.Value = n.Booked
 	n.Code, n.Issuer = e.Kind, camtIssuer
-	n.Tx.Remittance = chunks(e.Memo, 140)
-	n.Tx.Info = truncateRunes(e.Reference, 500)
+	memo, reference, escaped := camtTexts(e.Memo, e.Reference)
+	n.Tx.Remittance = chunks(memo, 140)
+	n.Tx.Info = truncateRunes(reference, 500)
+	if escaped {
+		n.Note = camtEscapedNote
+	}
 	return c.enc.Encode(n)
 }
 

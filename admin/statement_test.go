@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/xml"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -197,5 +198,86 @@ func TestStatementFromTheZeroTime(t *testing.T) {
 	}
 	if body := statementOf(t, b.api, a.AccountID, "csv", "from=0001-01-01T00:00:00.000001Z&to=2026-01-01"); !strings.Contains(body, "\r\nopening,"+a.AccountID+",0001-01-01T00:00:00.000001Z,") {
 		t.Fatalf("the earliest from: %q", body)
+	}
+}
+
+// unescapeCamt reverses the escape camt.053 statements mark with
+// AddtlNtryInf: \\ is a backslash, \uXXXX the character U+XXXX.
+func unescapeCamt(t *testing.T, s string) string {
+	t.Helper()
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			b.WriteByte(s[i])
+			continue
+		}
+		switch {
+		case i+1 < len(s) && s[i+1] == '\\':
+			b.WriteByte('\\')
+			i++
+		case i+5 < len(s) && s[i+1] == 'u':
+			n, err := strconv.ParseUint(s[i+2:i+6], 16, 32)
+			if err != nil {
+				t.Fatalf("escape %q", s[i:i+6])
+			}
+			b.WriteRune(rune(n))
+			i += 5
+		default:
+			t.Fatalf("a lone backslash in %q", s)
+		}
+	}
+	return b.String()
+}
+
+// TestCamtStatementKeepsText: camt.053 keeps text XML can carry exactly
+// (TAB, CR, LF, CRLF, markup characters, backslashes); an entry whose memo
+// or reference holds characters XML 1.0 cannot carry (controls, U+FFFE,
+// U+FFFF) is escaped reversibly and marked in AddtlNtryInf, never
+// replaced by U+FFFD.
+func TestCamtStatementKeepsText(t *testing.T) {
+	t.Parallel()
+	db, _ := storetest.DB(t)
+	a := storetest.Account(t, db, storetest.AccountOpts{})
+	plain := "tab\there LF\nCR\rCRLF\r\n back\\slash <b>&amp;</b> ]]> \u00a0\u0085\U0001F4B8 " + strings.Repeat("é", 150)
+	odd := "bell\a esc\x1b[31m \ufffe\uffff back\\slash \\u0041 \x01" + strings.Repeat("\x02", 60)
+	oddKey := "key\\u\x1f"
+	adjusted(t, db, a.AccountID, "1.00", "plain\\key\t", plain)
+	adjusted(t, db, a.AccountID, "2.00", oddKey, odd)
+	adjusted(t, db, a.AccountID, "3.00", "plain-2", "\\u0041 stays as written")
+
+	body := statementOf(t, admin.New(admin.Config{DB: db}), a.AccountID, "camt053", "from=2000-01-01&to=2100-01-01")
+	checkCamtOrder(t, []byte(body))
+	if strings.ContainsRune(body, '\uFFFD') {
+		t.Fatal("a character became U+FFFD")
+	}
+	var d camtDoc
+	if err := xml.Unmarshal([]byte(body), &d); err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		memo, reference string
+		escaped         bool
+	}{
+		{plain, "plain\\key\t", false},
+		{odd, oddKey, true},
+		{"\\u0041 stays as written", "plain-2", false},
+	}
+	if len(d.Stmt.Ntry) != len(want) {
+		t.Fatalf("%d entries", len(d.Stmt.Ntry))
+	}
+	for i, w := range want {
+		n := d.Stmt.Ntry[i]
+		memo, reference := strings.Join(n.Ustrd, ""), n.Info
+		if w.escaped {
+			if n.NtryInfo == "" || !strings.HasPrefix(n.NtryInfo, "ESCAPED:") {
+				t.Fatalf("entry %d: escaped without a word: %q", i, n.NtryInfo)
+			}
+			memo, reference = unescapeCamt(t, memo), unescapeCamt(t, reference)
+		} else if n.NtryInfo != "" {
+			t.Fatalf("entry %d: AddtlNtryInf %q", i, n.NtryInfo)
+		}
+		if memo != w.memo || reference != w.reference {
+			t.Fatalf("entry %d: memo %q reference %q, want %q %q", i, memo, reference, w.memo, w.reference)
+		}
 	}
 }
