@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -371,7 +372,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // Decode reads the request body strictly into v (a pointer to a struct):
-// one JSON object, no unknown fields, no trailing data, right types. Its
+// one JSON object, each member named exactly as a field's JSON name (no
+// case-insensitive match, none twice), no trailing data, right types. Its
 // errors are ledger.Errors with a pointer to the field.
 func Decode(r *http.Request, v any) error {
 	body, err := io.ReadAll(r.Body)
@@ -385,6 +387,9 @@ func Decode(r *http.Request, v any) error {
 		// encoding/json reads null into a struct or a map as nothing
 		// at all: {} for a run, which would start one.
 		return ledger.InvalidBody("the body must be a JSON object, not null")
+	}
+	if err := checkMembers(body, reflect.TypeOf(v), ""); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -447,12 +452,8 @@ func decodeError(err error) error {
 	case errors.Is(err, io.EOF):
 		return ledger.InvalidBody("the body is empty")
 	}
-	// encoding/json has no typed error for an unknown field; its message
-	// is the only place the field's name is.
-	if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		name := strings.Trim(field, `"`)
-		return ledger.Invalid("/"+name, "unknown field %q", name)
-	}
+	// An unknown field (encoding/json has no typed error for it) was
+	// refused with its pointer by checkMembers before decoding.
 	return ledger.InvalidBody("the body is not a valid JSON object")
 }
 
