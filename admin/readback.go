@@ -29,7 +29,7 @@ import (
 // Query strings are read strictly: an unknown parameter, one given twice,
 // a malformed escape, NUL or invalid UTF-8 is 400 with a pointer to the
 // parameter (/from, /cursor, …); an invalid path ID is 400 for every route
-// (Handle, stream).
+// (handle, stream).
 func (s *Handler) registerReadback() {
 	s.handle(http.MethodGet, "/v1/accounts", s.listAccounts)
 	s.handle(http.MethodGet, "/v1/accounts/:accountID/holds", s.listAccountHolds)

@@ -31,7 +31,7 @@ type statementWriter interface {
 
 // errStatementFormat refuses a statement the format cannot express.
 func errStatementFormat(format string, args ...any) error {
-	return &ledger.Error{Code: ledger.CodeUnprocessable, Slug: "statement-format-unsupported", Pointer: "/format",
+	return &ledger.Error{Code: ledger.CodeUnprocessable, Slug: slugStatementFormat, Pointer: "/format",
 		Message: fmt.Sprintf(format, args...)}
 }
 
