@@ -30,7 +30,7 @@ func (s *Handler) registerDualControl() {
 
 func (s *Handler) adjust(r *http.Request, ps httprouter.Params) (int, any, error) {
 	var body adminapi.AdjustmentRequest
-	if err := Decode(r, &body); err != nil {
+	if err := decodeBody(r, &body); err != nil {
 		return 0, nil, err
 	}
 	if body.Amount == nil {
@@ -70,7 +70,7 @@ func (s *Handler) adjust(r *http.Request, ps httprouter.Params) (int, any, error
 func (s *Handler) decideAdjustment(approve bool) handlerFunc {
 	return func(r *http.Request, ps httprouter.Params) (int, any, error) {
 		var body adminapi.AdjustmentDecisionRequest
-		if err := Decode(r, &body); err != nil {
+		if err := decodeBody(r, &body); err != nil {
 			return 0, nil, err
 		}
 		if n := len([]rune(body.Note)); n > 1024 || (n > 0 && strings.TrimSpace(body.Note) == "") {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -134,6 +135,10 @@ type SecretStore interface {
 	Rekey(ctx context.Context, kekFingerprint string) (keyring.RekeyResult, error)
 }
 
+// keyring.Vault is the SecretStore ledgerd wires in (server); the
+// assertion sits beside the interface, as keyring cannot import admin.
+var _ SecretStore = (*keyring.Vault)(nil)
+
 // SecretInfo describes a signing secret without its value.
 type SecretInfo = keyring.SecretInfo
 
@@ -178,17 +183,17 @@ func New(cfg Config) *Handler {
 	// other method a route does not serve.
 	r.HandleOPTIONS = false
 	r.NotFound = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		problem.Write(w, problem.New("not-found", http.StatusNotFound, "no such route"))
+		problem.Write(w, problem.New(slugNotFound, http.StatusNotFound, "no such route"))
 	})
 	r.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		problem.WriteMethodNotAllowed(w, problem.New("method-not-allowed", http.StatusMethodNotAllowed, "method not allowed on this route"))
+		problem.WriteMethodNotAllowed(w, problem.New(slugMethodNotAllowed, http.StatusMethodNotAllowed, "method not allowed on this route"))
 	})
 	r.PanicHandler = func(w http.ResponseWriter, req *http.Request, v any) {
 		if v == http.ErrAbortHandler {
 			panic(v) // a streamed answer cut on purpose: net/http closes the connection
 		}
 		s.log.Error("admin handler panicked", "path", req.URL.Path, "panic", fmt.Sprint(v))
-		problem.Write(w, problem.New("internal", http.StatusInternalServerError, "internal error"))
+		problem.Write(w, problem.New(slugInternal, http.StatusInternalServerError, "internal error"))
 	}
 	s.open(http.MethodGet, "/healthz", func(w http.ResponseWriter, _ *http.Request, _ httprouter.Params) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -227,7 +232,7 @@ func New(cfg Config) *Handler {
 }
 
 // handlerFunc answers a JSON route with the value to send and its status,
-// or an error that WriteError maps.
+// or an error that writeError maps.
 type handlerFunc func(*http.Request, httprouter.Params) (int, any, error)
 
 // handle adds a route that needs a token with the route table's scope.
@@ -245,12 +250,12 @@ func (s *Handler) handle(method, path string, h handlerFunc) {
 			return
 		}
 		if err := validRequest(c.r, ps); err != nil {
-			s.WriteError(w, c.r, err)
+			s.writeError(w, c.r, err)
 			return
 		}
 		status, v, err := h(c.r, ps)
 		if err != nil {
-			s.WriteError(w, c.r, err)
+			s.writeError(w, c.r, err)
 			return
 		}
 		respond(w, status, v)
@@ -259,7 +264,7 @@ func (s *Handler) handle(method, path string, h handlerFunc) {
 
 // stream adds a read route that needs a token and whose handler writes
 // its own answer (a statement, /metrics). An error it returns before
-// writing anything is answered as WriteError maps it.
+// writing anything is answered as writeError maps it.
 func (s *Handler) stream(method, path string, h func(http.ResponseWriter, *http.Request, httprouter.Params) error) {
 	rt := s.register(method, path)
 	s.router.Handle(method, path, func(w http.ResponseWriter, r *http.Request, ps httprouter.Params) {
@@ -268,11 +273,11 @@ func (s *Handler) stream(method, path string, h func(http.ResponseWriter, *http.
 			return
 		}
 		if err := validRequest(c.r, ps); err != nil {
-			s.WriteError(w, c.r, err)
+			s.writeError(w, c.r, err)
 			return
 		}
 		if err := h(w, c.r, ps); err != nil {
-			s.WriteError(w, c.r, err)
+			s.writeError(w, c.r, err)
 		}
 	})
 }
@@ -328,7 +333,7 @@ func StatusOf(c ledger.Code) int {
 	return http.StatusInternalServerError
 }
 
-// statusOf is the status WriteError answers err with.
+// statusOf is the status writeError answers err with.
 func (s *Handler) statusOf(err error) int {
 	var le *ledger.Error
 	code := ledger.CodeOf(err)
@@ -341,9 +346,9 @@ func (s *Handler) statusOf(err error) int {
 	return http.StatusInternalServerError
 }
 
-// WriteError answers err as a problem: a ledger.Error by its code, a
+// writeError answers err as a problem: a ledger.Error by its code, a
 // database outage as 503, anything else as 500 (logged, not shown).
-func (s *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) {
+func (s *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var le *ledger.Error
 	switch status := s.statusOf(err); {
 	case status < 500 && errors.As(err, &le):
@@ -354,12 +359,12 @@ func (s *Handler) WriteError(w http.ResponseWriter, r *http.Request, err error) 
 		problem.Write(w, p)
 	case status == http.StatusServiceUnavailable:
 		s.log.Warn("admin request failed: database unavailable", "path", r.URL.Path, "err", err)
-		p := problem.New("database-unavailable", http.StatusServiceUnavailable, "the database is unavailable; retry later")
+		p := problem.New(slugDatabaseUnavailable, http.StatusServiceUnavailable, "the database is unavailable; retry later")
 		p.RetryAfter = time.Second
 		problem.Write(w, p)
 	default:
 		s.log.Error("admin request failed", "path", r.URL.Path, "err", err)
-		problem.Write(w, problem.New("internal", http.StatusInternalServerError, "internal error"))
+		problem.Write(w, problem.New(slugInternal, http.StatusInternalServerError, "internal error"))
 	}
 }
 
@@ -370,10 +375,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// Decode reads the request body strictly into v (a pointer to a struct):
-// one JSON object, no unknown fields, no trailing data, right types. Its
+// decodeBody reads the request body strictly into v (a pointer to a struct):
+// one JSON object, each member named exactly as a field's JSON name (no
+// case-insensitive match, none twice), no trailing data, right types. Its
 // errors are ledger.Errors with a pointer to the field.
-func Decode(r *http.Request, v any) error {
+func decodeBody(r *http.Request, v any) error {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		return decodeError(err)
@@ -385,6 +391,9 @@ func Decode(r *http.Request, v any) error {
 		// encoding/json reads null into a struct or a map as nothing
 		// at all: {} for a run, which would start one.
 		return ledger.InvalidBody("the body must be a JSON object, not null")
+	}
+	if err := checkMembers(body, reflect.TypeOf(v), ""); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -435,7 +444,7 @@ func decodeError(err error) error {
 	var maxErr *http.MaxBytesError
 	switch {
 	case errors.As(err, &maxErr):
-		return &ledger.Error{Code: ledger.CodeInvalid, Slug: "body-too-large", Message: fmt.Sprintf("the body is over %d bytes", MaxBody)}
+		return &ledger.Error{Code: ledger.CodeInvalid, Slug: slugBodyTooLarge, Message: fmt.Sprintf("the body is over %d bytes", MaxBody)}
 	case errors.As(err, &typeErr):
 		if typeErr.Field == "" {
 			return ledger.InvalidBody("the body must be a JSON object")
@@ -447,12 +456,8 @@ func decodeError(err error) error {
 	case errors.Is(err, io.EOF):
 		return ledger.InvalidBody("the body is empty")
 	}
-	// encoding/json has no typed error for an unknown field; its message
-	// is the only place the field's name is.
-	if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		name := strings.Trim(field, `"`)
-		return ledger.Invalid("/"+name, "unknown field %q", name)
-	}
+	// An unknown field (encoding/json has no typed error for it) was
+	// refused with its pointer by checkMembers before decoding.
 	return ledger.InvalidBody("the body is not a valid JSON object")
 }
 
@@ -469,6 +474,3 @@ func jsonKind(k string) string {
 	}
 	return "number"
 }
-
-// keyring.Vault is the SecretStore ledgerd uses.
-var _ SecretStore = (*keyring.Vault)(nil)

@@ -122,6 +122,15 @@ func TestAccountsAPI(t *testing.T) {
 			{"BadStatus", "PATCH", "/v1/accounts/api-2", `{"status":"gone"}`, 400, "invalid-request", "/status"},
 			{"MissingStatus", "PATCH", "/v1/accounts/api-2", `{}`, 400, "invalid-request", "/status"},
 			{"PatchUnknown", "PATCH", "/v1/accounts/nope", `{"status":"frozen"}`, 404, "account-not-found", ""},
+			// encoding/json matches member names case-insensitively: each
+			// name must be exactly a field's, and given once.
+			{"AmountInCapitalsToo", "POST", "/v1/accounts/api-2/adjustments", `{"amount":"1","AMOUNT":"-100","idempotencyKey":"k"}`, 400, "invalid-request", "/AMOUNT"},
+			{"AmountInCapitalsOnly", "POST", "/v1/accounts/api-2/adjustments", `{"Amount":"-9","idempotencyKey":"k"}`, 400, "invalid-request", "/Amount"},
+			{"AmountTwice", "POST", "/v1/accounts/api-2/adjustments", `{"amount":"1","amount":"-100","idempotencyKey":"k"}`, 400, "invalid-request", "/amount"},
+			{"AccountIDInCapitals", "POST", "/v1/accounts", `{"accountID":"api-3","ACCOUNTID":"api-4","ownerExternalID":"eve","currency":"USD"}`, 400, "invalid-request", "/ACCOUNTID"},
+			{"StatusInCapitals", "PATCH", "/v1/accounts/api-2", `{"Status":"frozen"}`, 400, "invalid-request", "/Status"},
+			{"KindInCapitals", "POST", "/v1/instruments", `{"accountID":"api-2","Kind":"source","token":"tok-caps"}`, 400, "invalid-request", "/Kind"},
+			{"ExpiresOnInCapitals", "POST", "/v1/tokens", `{"name":"caps","scopes":["read"],"EXPIRESON":"2030-01-01T00:00:00Z"}`, 400, "invalid-request", "/EXPIRESON"},
 			{"AdjustUnknownAccount", "POST", "/v1/accounts/nope/adjustments", `{"amount":"1","idempotencyKey":"k"}`, 404, "account-not-found", ""},
 			{"AdjustMalformedAmount", "POST", "/v1/accounts/api-2/adjustments", `{"amount":"1.001","idempotencyKey":"k"}`, 400, "invalid-request", "/amount"},
 			{"AdjustExponent", "POST", "/v1/accounts/api-2/adjustments", `{"amount":"1e3","idempotencyKey":"k"}`, 400, "invalid-request", "/amount"},

@@ -61,7 +61,7 @@ func (s *Handler) write(w http.ResponseWriter, c *call, ps httprouter.Params, h 
 	if err != nil {
 		c.rec.Status = s.statusOf(err)
 		s.appendAlone(c.r, c.rec)
-		s.WriteError(w, c.r, err)
+		s.writeError(w, c.r, err)
 		return
 	}
 	respond(w, status, v)
@@ -79,7 +79,7 @@ var crossOrigin = http.NewCrossOriginProtection()
 // they give the body (it is read as JSON all the same).
 func sameOrigin(r *http.Request) error {
 	if crossOrigin.Check(r) != nil {
-		return &ledger.Error{Code: ledger.CodeForbidden, Slug: "cross-origin-request",
+		return &ledger.Error{Code: ledger.CodeForbidden, Slug: slugCrossOriginRequest,
 			Message: "a browser's request from a page of another site may not write here"}
 	}
 	return nil

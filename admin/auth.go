@@ -73,7 +73,7 @@ func unauthorized(detail, errorCode string) *refusal {
 	if errorCode != "" {
 		ch += `, error="` + errorCode + `"`
 	}
-	return &refusal{status: http.StatusUnauthorized, slug: "unauthorized", detail: detail, challenge: ch}
+	return &refusal{status: http.StatusUnauthorized, slug: slugUnauthorized, detail: detail, challenge: ch}
 }
 
 // admit authenticates the request and checks the route's scope. A refusal
@@ -85,7 +85,7 @@ func (s *Handler) admit(w http.ResponseWriter, r *http.Request, ps httprouter.Pa
 	actor, err := s.authenticate(r)
 	var ref *refusal
 	if err == nil && !actor.Can(rs.scope) && s.authRequired(rs) {
-		err = &refusal{status: http.StatusForbidden, slug: "insufficient-scope", scope: rs.scope,
+		err = &refusal{status: http.StatusForbidden, slug: slugInsufficientScope, scope: rs.scope,
 			detail:    "this route needs the scope " + rs.scope + "; the token " + actor.Name + " has " + strings.Join(actor.Scopes, ", "),
 			challenge: `Bearer realm="ledgerd-admin", error="insufficient_scope", scope="` + rs.scope + `"`}
 	}
@@ -95,7 +95,7 @@ func (s *Handler) admit(w http.ResponseWriter, r *http.Request, ps httprouter.Pa
 		s.refuse(w, c, ref)
 		return nil, false
 	case err != nil:
-		s.WriteError(w, r, err) // the database, looking the token up
+		s.writeError(w, r, err) // the database, looking the token up
 		return nil, false
 	}
 	return c, true

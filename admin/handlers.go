@@ -27,7 +27,7 @@ func wireAmount(currency string, v decimal.Decimal) adminapi.Amount {
 
 func (s *Handler) createAccount(r *http.Request, _ httprouter.Params) (int, any, error) {
 	var body adminapi.AccountCreateRequest
-	if err := Decode(r, &body); err != nil {
+	if err := decodeBody(r, &body); err != nil {
 		return 0, nil, err
 	}
 	setTarget(r, "accountID", body.AccountID)
@@ -49,7 +49,7 @@ func (s *Handler) getAccount(r *http.Request, ps httprouter.Params) (int, any, e
 
 func (s *Handler) patchAccount(r *http.Request, ps httprouter.Params) (int, any, error) {
 	var body adminapi.AccountUpdateRequest
-	if err := Decode(r, &body); err != nil {
+	if err := decodeBody(r, &body); err != nil {
 		return 0, nil, err
 	}
 	if body.Status == nil {
@@ -64,7 +64,7 @@ func (s *Handler) patchAccount(r *http.Request, ps httprouter.Params) (int, any,
 
 func (s *Handler) addInstrument(r *http.Request, _ httprouter.Params) (int, any, error) {
 	var body adminapi.Instrument
-	if err := Decode(r, &body); err != nil {
+	if err := decodeBody(r, &body); err != nil {
 		return 0, nil, err
 	}
 	setTarget(r, "accountID", body.AccountID)

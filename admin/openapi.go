@@ -29,7 +29,7 @@ var OpenAPI = sync.OnceValues(func() ([]byte, error) {
 func (s *Handler) openAPI(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	doc, err := OpenAPI()
 	if err != nil {
-		s.WriteError(w, r, err)
+		s.writeError(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -29,7 +29,7 @@ import (
 // Query strings are read strictly: an unknown parameter, one given twice,
 // a malformed escape, NUL or invalid UTF-8 is 400 with a pointer to the
 // parameter (/from, /cursor, …); an invalid path ID is 400 for every route
-// (Handle, stream).
+// (handle, stream).
 func (s *Handler) registerReadback() {
 	s.handle(http.MethodGet, "/v1/accounts", s.listAccounts)
 	s.handle(http.MethodGet, "/v1/accounts/:accountID/holds", s.listAccountHolds)
@@ -200,6 +200,12 @@ func (s *Handler) statement(w http.ResponseWriter, r *http.Request, ps httproute
 	if o.To, err = q.time("to"); err != nil {
 		return err
 	}
+	if err := notTheZeroTime(q, "from", o.From); err != nil {
+		return err
+	}
+	if err := notTheZeroTime(q, "to", o.To); err != nil {
+		return err
+	}
 	format := q["format"]
 	if format == "" {
 		format = adminapi.StatementCSV
@@ -209,9 +215,10 @@ func (s *Handler) statement(w http.ResponseWriter, r *http.Request, ps httproute
 	}
 	var sw statementWriter
 	started := false
+	now := s.cfg.Now() // before the snapshot: nothing in it is booked after now
 	err = s.cfg.DB.Statement(r.Context(), o, func(sum ledger.StatementSummary) error {
 		var err error
-		if sw, err = newStatementWriter(format, w, sum, time.Now()); err != nil {
+		if sw, err = newStatementWriter(format, w, sum, now); err != nil {
 			return err
 		}
 		h := w.Header()
@@ -235,6 +242,16 @@ func (s *Handler) statement(w http.ResponseWriter, r *http.Request, ps httproute
 		panic(http.ErrAbortHandler)
 	}
 	return err
+}
+
+// notTheZeroTime refuses 0001-01-01T00:00:00Z for a statement's bound:
+// the database's reader takes that time for "not given", so the refusal
+// says what it is instead of "from is required".
+func notTheZeroTime(q query, name string, t time.Time) error {
+	if _, given := q[name]; given && t.IsZero() {
+		return ledger.Invalid("/"+name, "%s must be after 0001-01-01T00:00:00Z (the earliest is 0001-01-01T00:00:00.000001Z)", name)
+	}
+	return nil
 }
 
 // statementFilename is statement-<account>-<from>-<to>.<ext>, with only

@@ -60,5 +60,5 @@ func (s *Handler) readyz(w http.ResponseWriter, r *http.Request, _ httprouter.Pa
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusServiceUnavailable)
-	_ = json.NewEncoder(w).Encode(notReady{problem.New("not-ready", http.StatusServiceUnavailable, err.Error()), reasons})
+	_ = json.NewEncoder(w).Encode(notReady{problem.New(slugNotReady, http.StatusServiceUnavailable, err.Error()), reasons})
 }

@@ -46,7 +46,7 @@ func (s *Handler) registerReconciliation() {
 // note.
 func (s *Handler) acknowledgeFinding(r *http.Request, ps httprouter.Params) (int, any, error) {
 	var body adminapi.AcknowledgementRequest
-	if err := Decode(r, &body); err != nil {
+	if err := decodeBody(r, &body); err != nil {
 		return 0, nil, err
 	}
 	switch {
@@ -72,7 +72,7 @@ func (s *Handler) runReconciliation(r *http.Request, _ httprouter.Params) (int, 
 	// members rather than into the struct: encoding/json would take {"Fix": true}
 	// or {"fix": null} silently, and fix moves money.
 	var body map[string]json.RawMessage
-	if err := Decode(r, &body); err != nil {
+	if err := decodeBody(r, &body); err != nil {
 		return 0, nil, err
 	}
 	for name := range body {
@@ -97,7 +97,7 @@ func (s *Handler) runReconciliation(r *http.Request, _ httprouter.Params) (int, 
 	if errors.As(err, &running) {
 		// One run at a time, across replicas: the caller waits for the
 		// running one's report, or asks again.
-		return 0, nil, &ledger.Error{Code: ledger.CodeConflict, Slug: "reconciliation-running",
+		return 0, nil, &ledger.Error{Code: ledger.CodeConflict, Slug: slugReconciliationRunning,
 			Message: "reconciliation run " + running.RunID + " is in progress; one run at a time: retry when it is done"}
 	}
 	if err != nil {

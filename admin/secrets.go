@@ -55,7 +55,7 @@ func (s *Handler) addSecret(r *http.Request, _ httprouter.Params) (int, any, err
 	// like any other. Raw values let absent, null, a wrong type and a bad
 	// value each be answered with their own pointer.
 	var body map[string]json.RawMessage
-	if err := Decode(r, &body); err != nil {
+	if err := decodeBody(r, &body); err != nil {
 		return 0, nil, err
 	}
 	for _, name := range slices.Sorted(maps.Keys(body)) {
@@ -129,7 +129,7 @@ func (s *Handler) retireSecret(r *http.Request, ps httprouter.Params) (int, any,
 // done and what remains under another KEK, also when nothing was to do.
 func (s *Handler) rekeySecrets(r *http.Request, _ httprouter.Params) (int, any, error) {
 	var body adminapi.KeyringRekeyRequest
-	if err := Decode(r, &body); err != nil {
+	if err := decodeBody(r, &body); err != nil {
 		return 0, nil, err
 	}
 	res, err := s.cfg.Secrets.Rekey(r.Context(), body.KEKFingerprint)

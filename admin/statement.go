@@ -2,13 +2,13 @@ package admin
 
 import (
 	"crypto/sha256"
-	"encoding/csv"
 	"encoding/hex"
 	"encoding/xml"
 	"fmt"
 	"io"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
@@ -31,14 +31,14 @@ type statementWriter interface {
 
 // errStatementFormat refuses a statement the format cannot express.
 func errStatementFormat(format string, args ...any) error {
-	return &ledger.Error{Code: ledger.CodeUnprocessable, Slug: "statement-format-unsupported", Pointer: "/format",
+	return &ledger.Error{Code: ledger.CodeUnprocessable, Slug: slugStatementFormat, Pointer: "/format",
 		Message: fmt.Sprintf(format, args...)}
 }
 
 func newStatementWriter(format string, w io.Writer, s ledger.StatementSummary, now time.Time) (statementWriter, error) {
 	switch format {
 	case adminapi.StatementCSV:
-		return newCSVStatement(w, s), nil
+		return newCSVStatement(w, s, now), nil
 	case adminapi.StatementCamt053:
 		return newCamtStatement(w, s, now)
 	}
@@ -57,21 +57,28 @@ func statementTime(t time.Time) string { return t.UTC().Format(adminapi.Timestam
 //	closing,acc-1,2026-04-01T00:00:00.000000Z,,,,,,USD,,75.00
 //
 // amount is signed (negative a debit); balance is the balance after the
-// row. Texts are written as stored: a spreadsheet should import the file as
-// text, not evaluate it.
+// row. A balance dated after the statement was made (a period not yet
+// over) is the balance booked when it was made: its row's record is
+// "interim" and its bookedAt that moment.
+//
+// Text is written as stored, line breaks included (a field with CR or LF
+// is quoted, its CR, LF and CRLF kept byte for byte: see writeCSVRow),
+// except that a text cell beginning with =, +, -, @, TAB or CR, which a
+// spreadsheet would read as a formula, gets OWASP's leading apostrophe
+// (csvCell). Amounts and balances are never altered.
 type csvStatement struct {
-	w       *csv.Writer
+	w       io.Writer
+	err     error
 	s       ledger.StatementSummary
+	now     time.Time
 	balance decimal.Decimal
 }
 
 var csvHeader = []string{"record", "accountID", "bookedAt", "transactionID", "kind", "reference", "memo",
 	"contraAccountID", "currency", "amount", "balance"}
 
-func newCSVStatement(w io.Writer, s ledger.StatementSummary) *csvStatement {
-	cw := csv.NewWriter(w)
-	cw.UseCRLF = true
-	return &csvStatement{w: cw, s: s, balance: s.Opening}
+func newCSVStatement(w io.Writer, s ledger.StatementSummary, now time.Time) *csvStatement {
+	return &csvStatement{w: w, s: s, now: now, balance: s.Opening}
 }
 
 func (c *csvStatement) contentType() string { return "text/csv; charset=utf-8; header=present" }
@@ -81,26 +88,74 @@ func (c *csvStatement) amount(v decimal.Decimal) string {
 	return ledger.FormatAmount(c.s.Account.Currency, v)
 }
 
-func (c *csvStatement) begin() error {
+// csvCell neutralises a text cell a spreadsheet would evaluate (OWASP's
+// CSV injection advice): one beginning with =, +, -, @, TAB or CR gets a
+// leading apostrophe, which spreadsheets read as "text" and do not show.
+// Only text columns pass through it, never amounts.
+func csvCell(v string) string {
+	if v != "" && strings.ContainsRune("=+-@\t\r", rune(v[0])) {
+		return "'" + v
+	}
+	return v
+}
+
+// writeRow writes one CSV row ending in CRLF. encoding/csv's Writer with
+// UseCRLF turns every LF inside a quoted field into CRLF and drops a lone
+// CR, so rows are written here: a field is quoted when it holds a comma,
+// a quote, CR or LF, or begins with white space (as encoding/csv
+// quotes), its quotes doubled, everything else byte for byte (RFC 4180).
+// A reader that keeps a quoted field's bytes gets the text back exactly
+// (encoding/csv's Reader turns a CRLF inside quotes into LF).
+func (c *csvStatement) writeRow(fields ...string) {
+	if c.err != nil {
+		return
+	}
+	var b strings.Builder
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if r, _ := utf8.DecodeRuneInString(f); f == "" || !strings.ContainsAny(f, ",\"\r\n") && !unicode.IsSpace(r) {
+			b.WriteString(f)
+			continue
+		}
+		b.WriteByte('"')
+		b.WriteString(strings.ReplaceAll(f, `"`, `""`))
+		b.WriteByte('"')
+	}
+	b.WriteString("\r\n")
+	_, c.err = io.WriteString(c.w, b.String())
+}
+
+// balanceRow is the opening or closing row of a balance at t; one dated
+// after the statement was made is the interim balance booked then.
+func (c *csvStatement) balanceRow(record string, t time.Time, v decimal.Decimal) {
 	a := c.s.Account
-	_ = c.w.Write(csvHeader)
-	return c.w.Write([]string{"opening", a.AccountID, statementTime(c.s.From), "", "", "", "", "", a.Currency, "", c.amount(c.s.Opening)})
+	if t.After(c.now) {
+		record, t = "interim", c.now
+	}
+	c.writeRow(record, csvCell(a.AccountID), statementTime(t), "", "", "", "", "", a.Currency, "", c.amount(v))
+}
+
+func (c *csvStatement) begin() error {
+	c.writeRow(csvHeader...)
+	c.balanceRow("opening", c.s.From, c.s.Opening)
+	return c.err
 }
 
 func (c *csvStatement) entry(e ledger.Entry) error {
 	c.balance = c.balance.Add(e.Amount)
-	return c.w.Write([]string{"entry", e.AccountID, statementTime(e.CreatedAt), e.TransactionID, e.Kind, e.Reference, e.Memo,
-		e.ContraAccountID, e.Currency, c.amount(e.Amount), c.amount(c.balance)})
+	c.writeRow("entry", csvCell(e.AccountID), statementTime(e.CreatedAt), csvCell(e.TransactionID), csvCell(e.Kind),
+		csvCell(e.Reference), csvCell(e.Memo), csvCell(e.ContraAccountID), e.Currency, c.amount(e.Amount), c.amount(c.balance))
+	return c.err
 }
 
 func (c *csvStatement) end() error {
-	a := c.s.Account
 	if !c.balance.Equal(c.s.Closing) {
 		return fmt.Errorf("admin: statement rows end at %s, the closing balance is %s", c.balance, c.s.Closing)
 	}
-	_ = c.w.Write([]string{"closing", a.AccountID, statementTime(c.s.To), "", "", "", "", "", a.Currency, "", c.amount(c.s.Closing)})
-	c.w.Flush()
-	return c.w.Error()
+	c.balanceRow("closing", c.s.To, c.s.Closing)
+	return c.err
 }
 
 // camtNamespace is the ISO 20022 BankToCustomerStatement this writes.
@@ -116,7 +171,10 @@ const camtIssuer = "provider-ledger"
 //   - Acct/Id/Othr/Id is the accountID (at most 34 characters: longer IDs
 //     are refused), Acct/Ccy its currency;
 //   - two balances, OPBD (opening booked, at From) and CLBD (closing
-//     booked, at To), each an absolute amount with CRDT or DBIT;
+//     booked, at To), each an absolute amount with CRDT or DBIT; a
+//     balance dated after the statement was made is ITBD (interim
+//     booked) at that moment instead, and a period that ends after it
+//     says so in AddtlStmtInf (provisionalNote);
 //   - TxsSummry: the number and sum of all, credit and debit entries, and
 //     the net;
 //   - one Ntry per journal entry, status BOOK: NtryRef, AcctSvcrRef and
@@ -124,7 +182,9 @@ const camtIssuer = "provider-ledger"
 //     has no room for the hyphens); BookgDt and ValDt its creation time;
 //     BkTxCd/Prtry the kind; RmtInf/Ustrd the memo (payoutID, requestID
 //     or the adjustment's memo, in pieces of 140 characters);
-//     AddtlTxInf the reference.
+//     AddtlTxInf the reference (its first 500 characters: Max500Text);
+//     both exactly as stored, or escaped as camtTexts says, with
+//     AddtlNtryInf saying so.
 //
 // It validates against the camt.053.001.08 XSD (checked when the writer
 // was built; the schema is not vendored).
@@ -221,6 +281,49 @@ type camtEntry struct {
 		Remittance  []string   `xml:"RmtInf>Ustrd"`
 		Info        string     `xml:"AddtlTxInf,omitempty"`
 	} `xml:"NtryDtls>TxDtls"`
+	Note string `xml:"AddtlNtryInf,omitempty"`
+}
+
+// camtEscapedNote is AddtlNtryInf of an entry whose memo or reference
+// holds a character XML 1.0 cannot carry (camtText).
+const camtEscapedNote = `ESCAPED: in RmtInf/Ustrd (joined) and AddtlTxInf, \uXXXX is the character U+XXXX, which XML 1.0 cannot carry, and \\ is a backslash`
+
+// xmlChar reports whether XML 1.0 can carry r (its production Char).
+func xmlChar(r rune) bool {
+	return r == 0x9 || r == 0xA || r == 0xD || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF
+}
+
+// camtTexts returns the memo and reference as camt.053 writes them, and
+// whether they are escaped. Texts XML 1.0 can carry are written exactly
+// (encoding/xml writes TAB, LF and CR as character references, so a
+// parser reads them back as they were). Where either holds a character it
+// cannot carry (C0 controls but TAB, LF and CR; U+FFFE, U+FFFF), which
+// encoding/xml would replace by U+FFFD without a word, both are escaped
+// reversibly (every such character as \uXXXX, every backslash as \\)
+// and the entry says so in AddtlNtryInf (camtEscapedNote).
+func camtTexts(memo, reference string) (string, string, bool) {
+	bad := func(r rune) bool { return !xmlChar(r) }
+	if !strings.ContainsFunc(memo, bad) && !strings.ContainsFunc(reference, bad) {
+		return memo, reference, false
+	}
+	return camtEscape(memo), camtEscape(reference), true
+}
+
+// camtEscape writes a backslash as \\ and a character XML 1.0 cannot
+// carry as \uXXXX (all of them are in the Basic Multilingual Plane).
+func camtEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case !xmlChar(r):
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func (c *camtStatement) start(name string, attrs ...xml.Attr) error {
@@ -292,7 +395,13 @@ func (c *camtStatement) begin() error {
 	return nil
 }
 
+// balance is a booked balance at at; one dated after the statement was
+// made is not booked yet: it is the interim booked balance (ITBD) at the
+// moment the statement was made.
 func (c *camtStatement) balance(code string, v decimal.Decimal, at time.Time) camtBalance {
+	if at.After(c.now) {
+		code, at = "ITBD", c.now
+	}
 	amt, ind := c.amount(v)
 	return camtBalance{Code: code, Amt: amt, CdtDbtInd: ind, At: statementTime(at)}
 }
@@ -327,12 +436,33 @@ func (c *camtStatement) entry(e ledger.Entry) error {
 	n.Booked = statementTime(e.CreatedAt)
 	n.Value = n.Booked
 	n.Code, n.Issuer = e.Kind, camtIssuer
-	n.Tx.Remittance = chunks(e.Memo, 140)
-	n.Tx.Info = truncateRunes(e.Reference, 500)
+	memo, reference, escaped := camtTexts(e.Memo, e.Reference)
+	n.Tx.Remittance = chunks(memo, 140)
+	n.Tx.Info = truncateRunes(reference, 500)
+	if escaped {
+		n.Note = camtEscapedNote
+	}
 	return c.enc.Encode(n)
 }
 
+// provisionalNote is AddtlStmtInf of a statement whose period ends after
+// it was made (Max500Text).
+func (c *camtStatement) provisionalNote() string {
+	return "PROVISIONAL: the period ends " + statementTime(c.s.To) + ", after this statement was made (" +
+		statementTime(c.now) + "); balances dated after that are interim booked balances (ITBD) at " +
+		statementTime(c.now) + ", and entries booked later are not in it."
+}
+
 func (c *camtStatement) end() error {
+	if c.s.To.After(c.now) {
+		note := struct {
+			XMLName xml.Name `xml:"AddtlStmtInf"`
+			V       string   `xml:",chardata"`
+		}{V: c.provisionalNote()}
+		if err := c.enc.Encode(note); err != nil {
+			return err
+		}
+	}
 	for _, name := range []string{"Stmt", "BkToCstmrStmt", "Document"} {
 		if err := c.finish(name); err != nil {
 			return err

@@ -29,7 +29,7 @@ func (s *Handler) registerControls() {
 // logged nor in the audit record, whose target is the token's ID).
 func (s *Handler) createToken(r *http.Request, _ httprouter.Params) (int, any, error) {
 	var body adminapi.TokenCreateRequest
-	if err := Decode(r, &body); err != nil {
+	if err := decodeBody(r, &body); err != nil {
 		return 0, nil, err
 	}
 	token := ledger.NewToken()

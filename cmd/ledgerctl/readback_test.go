@@ -97,12 +97,13 @@ func TestReadbackCommands(t *testing.T) {
 	t.Run("StatementToStdout", func(t *testing.T) {
 		t.Parallel()
 		c := setup(t)
+		// The period is not over: its last row is the interim balance.
 		code, out, errs := c.run(t, "statement", "rb-1", "--from", "2000-01-01", "--to", "2100-01-01")
 		if code != 0 {
 			t.Fatalf("%d %q", code, errs)
 		}
 		rows, err := csv.NewReader(strings.NewReader(out)).ReadAll()
-		if err != nil || len(rows) != 6 || rows[1][10] != "0.00" || rows[5][0] != "closing" || rows[5][10] != "79.75" {
+		if err != nil || len(rows) != 6 || rows[1][10] != "0.00" || rows[5][0] != "interim" || rows[5][10] != "79.75" {
 			t.Fatalf("statement %q %v", out, err)
 		}
 		if rows[3][6] != `fee, "monthly"` || rows[3][9] != "-0.35" {
