@@ -36,8 +36,9 @@ var refOf = map[string]string{claims.Authorize: "holdReference", claims.Capture:
 
 // storm sends payout lifecycles (authorize, capture) and credits from
 // workers, one account each, until stop is closed, and returns every
-// answer. Keys are unique: an answer is never a replay.
-func storm(t *testing.T, b *bank, workers int, stop <-chan struct{}) []answer {
+// answer; seen, when set, is called with each as it comes. Keys are unique:
+// an answer is never a replay.
+func storm(t *testing.T, b *bank, workers int, stop <-chan struct{}, seen func(answer)) []answer {
 	var mu sync.Mutex
 	var all []answer
 	var wg sync.WaitGroup
@@ -54,6 +55,9 @@ func storm(t *testing.T, b *bank, workers int, stop <-chan struct{}) []answer {
 		mu.Lock()
 		all = append(all, a)
 		mu.Unlock()
+		if seen != nil {
+			seen(a)
+		}
 		return a
 	}
 	for w := range workers {
@@ -214,7 +218,7 @@ func TestFailover(t *testing.T) {
 	// The storm; the primary dies under it.
 	stop := make(chan struct{})
 	answers := make(chan []answer, 1)
-	go func() { answers <- storm(t, b, workers, stop) }()
+	go func() { answers <- storm(t, b, workers, stop, nil) }()
 	time.Sleep(time.Second)
 	killed := time.Now()
 	primary.killPostmaster()
@@ -264,7 +268,43 @@ func TestFailover(t *testing.T) {
 		t.Errorf("ledgerd_db_primary_changes_total = %q, want 1", got)
 	}
 
-	// Nothing acknowledged was lost: every 200 answers the same again.
+	acked := resendAcknowledged(t, b, all, workers)
+	t.Logf("all %d acknowledged callbacks answer the same after the failover", acked)
+	for w := range workers {
+		b.lifecycle(fmt.Sprintf("after-%d", w), fmt.Sprintf("acc-f%d", w), fmt.Sprintf("owner-f%d", w))
+	}
+
+	// Split brain: the old primary comes back read-write beside the new one.
+	primary.start()
+	noticed := waitReady(t, d.admin, http.StatusServiceUnavailable, 30*time.Second)
+	if got := metric(t, d.admin, "ledgerd_db_split_brains_total"); got != "1" {
+		t.Errorf("ledgerd_db_split_brains_total = %q, want 1", got)
+	}
+	for w := range workers {
+		b.lifecycle(fmt.Sprintf("split-%d", w), fmt.Sprintf("acc-f%d", w), fmt.Sprintf("owner-f%d", w))
+	}
+	var onOld int
+	if err := primary.scalar("ledger", `SELECT count(*) FROM holds WHERE payout_id LIKE 'p-split-%' OR payout_id LIKE 'p-after-%'`, &onOld); err != nil {
+		t.Fatal(err)
+	}
+	if onOld != 0 {
+		t.Fatalf("%d holds written to the old primary after the failover", onOld)
+	}
+	if !strings.Contains(log.String(), "split brain") {
+		t.Error("the split brain was not logged")
+	}
+	primary.kill() // fenced again
+	cleared := waitReady(t, d.admin, http.StatusOK, 60*time.Second)
+	t.Logf("split brain: the old primary restarted read-write was refused, /readyz failed %s after its start and recovered %s after it was stopped",
+		noticed.Round(time.Millisecond), cleared.Round(time.Millisecond))
+}
+
+// resendAcknowledged sends every callback answered 200 again, from workers,
+// and fails the test unless each answers the same (outcome and reference):
+// nothing acknowledged was lost, and nothing is applied twice. It returns
+// how many there were.
+func resendAcknowledged(t *testing.T, b *bank, all []answer, workers int) int {
+	t.Helper()
 	var lost atomic.Int64
 	var wg sync.WaitGroup
 	jobs := make(chan answer)
@@ -294,32 +334,5 @@ func TestFailover(t *testing.T) {
 	if n := lost.Load(); n > 0 {
 		t.Fatalf("%d of %d acknowledged callbacks lost or changed across the failover", n, acked)
 	}
-	t.Logf("all %d acknowledged callbacks answer the same after the failover", acked)
-	for w := range workers {
-		b.lifecycle(fmt.Sprintf("after-%d", w), fmt.Sprintf("acc-f%d", w), fmt.Sprintf("owner-f%d", w))
-	}
-
-	// Split brain: the old primary comes back read-write beside the new one.
-	primary.start()
-	noticed := waitReady(t, d.admin, http.StatusServiceUnavailable, 30*time.Second)
-	if got := metric(t, d.admin, "ledgerd_db_split_brains_total"); got != "1" {
-		t.Errorf("ledgerd_db_split_brains_total = %q, want 1", got)
-	}
-	for w := range workers {
-		b.lifecycle(fmt.Sprintf("split-%d", w), fmt.Sprintf("acc-f%d", w), fmt.Sprintf("owner-f%d", w))
-	}
-	var onOld int
-	if err := primary.scalar("ledger", `SELECT count(*) FROM holds WHERE payout_id LIKE 'p-split-%' OR payout_id LIKE 'p-after-%'`, &onOld); err != nil {
-		t.Fatal(err)
-	}
-	if onOld != 0 {
-		t.Fatalf("%d holds written to the old primary after the failover", onOld)
-	}
-	if !strings.Contains(log.String(), "split brain") {
-		t.Error("the split brain was not logged")
-	}
-	primary.kill() // fenced again
-	cleared := waitReady(t, d.admin, http.StatusOK, 60*time.Second)
-	t.Logf("split brain: the old primary restarted read-write was refused, /readyz failed %s after its start and recovered %s after it was stopped",
-		noticed.Round(time.Millisecond), cleared.Round(time.Millisecond))
+	return acked
 }
