@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/provider-ledger/adapter/internal/syncbuf"
 	"github.com/provider-ledger/adapter/internal/tooltest"
 	"github.com/provider-ledger/adapter/store"
@@ -135,13 +137,22 @@ func (h *haRun) switchover() *haEvent {
 	return e
 }
 
-// watchPromotion reports when node first accepts writes (primary or
-// wait_primary) as the monitor reports it.
+// watchPromotion reports when node's Postgres first commits a write (the
+// promotion as a client sees it: a promoted node still waiting for a
+// synchronous standby holds its commits until the monitor lets it go on
+// alone), or the zero time when it does not within a minute.
 func (f *formation) watchPromotion(node string) <-chan time.Time {
+	var port int
+	for _, n := range f.nodes {
+		if n.name == node {
+			port = n.port
+		}
+	}
+	url := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=1&target_session_attrs=read-write", port)
 	ch := make(chan time.Time, 1)
 	go func() {
-		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if s := f.statesOrNil()[node]; s == "primary" || s == "wait_primary" {
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if writable(url) {
 				ch <- time.Now()
 				return
 			}
@@ -149,6 +160,23 @@ func (f *formation) watchPromotion(node string) <-chan time.Time {
 		ch <- time.Time{}
 	}()
 	return ch
+}
+
+// writable tells whether the server at url commits a write within a
+// second: txid_current() gives the transaction an ID, so its commit waits
+// for the synchronous standby when one is required. The deadline closes
+// the connection (pgx's default), so a commit still waiting is not taken
+// for one made.
+func writable(url string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	c, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return false
+	}
+	defer c.Close(context.Background())
+	_, err = c.Exec(ctx, "SELECT txid_current()")
+	return err == nil
 }
 
 // waitAnswered waits for a 200 answered after since.
@@ -223,8 +251,13 @@ func (h *haRun) check(all []answer, events []*haEvent, workers int) {
 		for _, s := range ready {
 			e.notReady = e.notReady || (s.at.After(e.at) && s.at.Before(end) && s.status != 200)
 		}
-		t.Logf("%s: longest time without a 200 %s; first 200 %s after the promotion; /readyz not ready meanwhile: %t",
-			e.name, e.silent.Round(10*time.Millisecond), e.toFirst.Round(10*time.Millisecond), e.notReady)
+		promotion := "no promotion"
+		if e.promoted != e.at {
+			promotion = fmt.Sprintf("promoted %s after the event, first 200 %s after the promotion",
+				e.promoted.Sub(e.at).Round(10*time.Millisecond), e.toFirst.Round(time.Millisecond))
+		}
+		t.Logf("%s: longest time without a 200 %s; %s; /readyz not ready meanwhile: %t",
+			e.name, e.silent.Round(10*time.Millisecond), promotion, e.notReady)
 	}
 	if !events[0].notReady {
 		t.Error("/readyz never answered not ready while the primary was down")
