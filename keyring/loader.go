@@ -58,7 +58,8 @@ const DefaultLoadTimeout = 2 * time.Second
 
 // Loader keeps an envelope.KeySet equal to the active secrets of a Vault:
 // Reload loads once; Start runs Reload every Interval in the background
-// until Stop or the context ends.
+// (sooner after a failure, see RetryFirst, and on Kick) until Stop or the
+// context ends.
 //
 // Each load reads the whole (tiny) active set, decrypts it and hands it to
 // Keyring.Set, which keeps the trial order learned for keys that stay. There

@@ -209,26 +209,18 @@ func (f *formation) waitSQL(what string, do func(*pgx.Conn) error) {
 	f.t.Fatalf("%s: %v", what, last)
 }
 
-// states is each node's reported state, as the monitor knows it.
+// states is each node's reported state, as the monitor knows it, waiting
+// up to a minute for the monitor to answer.
 func (f *formation) states() map[string]string {
 	f.t.Helper()
-	got := map[string]string{}
-	f.waitSQL("the nodes' states", func(c *pgx.Conn) error {
-		rows, err := c.Query(context.Background(), "SELECT nodename, reportedstate::text FROM pgautofailover.node")
-		if err != nil {
-			return err
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		if got := f.statesOrNil(); got != nil {
+			return got
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var name, state string
-			if err := rows.Scan(&name, &state); err != nil {
-				return err
-			}
-			got[name] = state
+		if time.Now().After(deadline) {
+			f.t.Fatalf("the monitor does not answer; its log:\n%s", f.logTail("monitor"))
 		}
-		return rows.Err()
-	})
-	return got
+	}
 }
 
 // waitStates waits until each named node reports its state, and returns
@@ -249,20 +241,6 @@ func (f *formation) waitStates(within time.Duration, want map[string]string) tim
 			f.t.Fatalf("the formation's states %v, want %v within %s; monitor's log:\n%s", got, want, within, f.logTail("monitor"))
 		}
 		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// waitPrimary waits until node reports primary or wait_primary (it accepts
-// writes), and returns when it saw it.
-func (f *formation) waitPrimary(within time.Duration, node string) time.Time {
-	f.t.Helper()
-	for deadline := time.Now().Add(within); ; time.Sleep(20 * time.Millisecond) {
-		if s := f.states()[node]; s == "primary" || s == "wait_primary" {
-			return time.Now()
-		}
-		if time.Now().After(deadline) {
-			f.t.Fatalf("%s not promoted within %s: %v", node, within, f.states())
-		}
 	}
 }
 
@@ -306,9 +284,13 @@ func (f *formation) statesOrNil() map[string]string {
 	got := map[string]string{}
 	for rows.Next() {
 		var name, state string
-		if rows.Scan(&name, &state) == nil {
-			got[name] = state
+		if rows.Scan(&name, &state) != nil {
+			return nil
 		}
+		got[name] = state
+	}
+	if rows.Err() != nil {
+		return nil
 	}
 	return got
 }
