@@ -10,7 +10,9 @@
 //     and [Vault.Active], the decrypted active secrets.
 //   - [Loader]: loads [Vault.Active] into an envelope.KeySet once
 //     ([Loader.Reload]) and then every Interval, 2 s by default
-//     ([Loader.Start], [Loader.Stop]).
+//     ([Loader.Start], [Loader.Stop]); after a failed load it retries
+//     within RetryMax, and at once on [Loader.Kick] (a new database
+//     connection).
 //   - [Bootstrap]: at start-up, imports LEDGER_SIGNING_SECRETS and, in
 //     embedded mode with an empty keyring, generates a development secret
 //     into <LEDGER_DATA_DIR>/signing-secret.

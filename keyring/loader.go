@@ -13,13 +13,22 @@ import (
 	"time"
 
 	"github.com/provider-ledger/adapter/envelope"
-	"github.com/provider-ledger/adapter/internal/loop"
 )
 
 // DefaultInterval is how often a Loader reloads the keyring by default. A
 // change made through any replica reaches every replica's keyring within
 // one interval plus one load (contract §1: within 5 s).
 const DefaultInterval = 2 * time.Second
+
+// After a failed load the loop retries sooner than Interval: RetryFirst
+// after the first failure, doubling up to RetryMax, so that once a primary
+// answers again (a failover, a restart) the keyring is fresh within about
+// RetryMax plus one load, and the outage callbacks see is the database's
+// and not the keyring's.
+const (
+	RetryFirst = 250 * time.Millisecond
+	RetryMax   = time.Second
+)
 
 // failureLogEvery: while the database keeps failing, a Loader logs the first
 // failure and then one in this many, so an outage does not flood the log.
@@ -49,7 +58,8 @@ const DefaultLoadTimeout = 2 * time.Second
 
 // Loader keeps an envelope.KeySet equal to the active secrets of a Vault:
 // Reload loads once; Start runs Reload every Interval in the background
-// until Stop or the context ends.
+// (sooner after a failure, see RetryFirst, and on Kick) until Stop or the
+// context ends.
 //
 // Each load reads the whole (tiny) active set, decrypts it and hands it to
 // Keyring.Set, which keeps the trial order learned for keys that stay. There
@@ -66,9 +76,13 @@ type Loader struct {
 	lastLoad atomic.Int64 // UnixNano of the last successful load; 0 before the first
 	lastSet  string       // the IDs and fingerprints of the last key set logged
 	loaded   bool
-	failures int // consecutive failed loads of the background loop
+	failures atomic.Int64 // consecutive failed loads of the background loop
 
-	loop loop.Loop
+	kick chan struct{} // Kick's wake-up of the loop; capacity 1
+
+	runMu  sync.Mutex
+	cancel context.CancelFunc // of the running loop; nil when stopped
+	done   chan struct{}      // closed when the running loop returns
 }
 
 // NewLoader validates cfg, applies its defaults and returns a Loader.
@@ -87,7 +101,7 @@ func NewLoader(cfg Config) (*Loader, error) {
 	if cfg.LoadTimeout <= 0 {
 		cfg.LoadTimeout = DefaultLoadTimeout
 	}
-	l := &Loader{cfg: cfg, log: cfg.Logger}
+	l := &Loader{cfg: cfg, log: cfg.Logger, kick: make(chan struct{}, 1)}
 	if l.log == nil {
 		l.log = slog.New(slog.DiscardHandler)
 	}
@@ -154,21 +168,91 @@ func (l *Loader) logChange(keys []envelope.Key) {
 }
 
 // Start runs the background loop: a Reload every Interval until Stop is
-// called or ctx ends. A failed load is logged and the keyring keeps its last
-// good keys; a cancelled context is not an error. It does not load at once:
-// call Reload first. Start on a running Loader is an error.
+// called or ctx ends; after a failed load, retries after RetryFirst,
+// doubling up to RetryMax (never later than Interval), until one succeeds.
+// A failed load is logged and the keyring keeps its last good keys; a
+// cancelled context is not an error. It does not load at once: call Reload
+// first. Start on a running Loader is an error.
 func (l *Loader) Start(ctx context.Context) error {
-	if err := l.loop.Start(ctx, l.cfg.Interval, false, l.runOnce); err != nil {
-		return fmt.Errorf("keyring: Loader: %w", err)
+	l.runMu.Lock()
+	defer l.runMu.Unlock()
+	if l.cancel != nil {
+		return errors.New("keyring: Loader: already started")
 	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	l.cancel, l.done = cancel, done
+	go func() {
+		defer close(done)
+		l.run(ctx)
+	}()
 	return nil
 }
 
 // Stop ends the background loop and waits for it to return. It is a no-op
 // when the loop is not running; the Loader may be started again.
-func (l *Loader) Stop() { l.loop.Stop() }
+func (l *Loader) Stop() {
+	l.runMu.Lock()
+	cancel, done := l.cancel, l.done
+	l.cancel, l.done = nil, nil
+	l.runMu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel()
+	<-done
+}
 
-// runOnce is one tick of the loop: a Reload whose failure is logged, not
+// Kick tells the running loop that the database may answer again (a new
+// connection succeeded): while loads are failing, the loop loads at once
+// instead of waiting for its next retry. It never blocks, and does nothing
+// while loads succeed, so calling it on every new connection costs nothing.
+// ledgerd calls it from its pools' connect hook.
+func (l *Loader) Kick() {
+	select {
+	case l.kick <- struct{}{}:
+	default:
+	}
+}
+
+// run is the background loop: load, wait (Interval, or the retry delay
+// after a failure, cut short by Kick while failing), load again.
+func (l *Loader) run(ctx context.Context) {
+	t := time.NewTimer(l.cfg.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.kick:
+			if l.failures.Load() == 0 {
+				continue // healthy: the timer's load is soon enough
+			}
+			t.Stop()
+		case <-t.C:
+		}
+		l.runOnce(ctx)
+		t.Reset(l.nextDelay())
+	}
+}
+
+// nextDelay is the wait before the next load: Interval while loads
+// succeed, else RetryFirst doubled per consecutive failure up to RetryMax,
+// and never more than Interval.
+func (l *Loader) nextDelay() time.Duration {
+	n := l.failures.Load()
+	if n == 0 {
+		return l.cfg.Interval
+	}
+	d := RetryFirst << min(n-1, 8)
+	return min(d, RetryMax, l.cfg.Interval)
+}
+
+// Failures is the number of consecutive failed loads of the background
+// loop (0 once one succeeds).
+func (l *Loader) Failures() int { return int(l.failures.Load()) }
+
+// runOnce is one load of the loop: a Reload whose failure is logged, not
 // returned.
 func (l *Loader) runOnce(ctx context.Context) {
 	err := l.Reload(ctx)
@@ -176,15 +260,14 @@ func (l *Loader) runOnce(ctx context.Context) {
 		return // shutting down
 	}
 	if err == nil {
-		if l.failures > 0 {
-			l.log.Info("keyring reload recovered", "failedLoads", l.failures)
+		if n := l.failures.Swap(0); n > 0 {
+			l.log.Info("keyring reload recovered", "failedLoads", n)
 		}
-		l.failures = 0
 		return
 	}
-	l.failures++
-	if l.failures%failureLogEvery == 1 {
-		l.log.Warn("keyring reload failed; keeping the last loaded keys",
-			"err", err, "failedLoads", l.failures, "active", l.cfg.Keyring.Len())
+	n := l.failures.Add(1)
+	if n%failureLogEvery == 1 {
+		l.log.Warn("keyring reload failed; keeping the last loaded keys; retrying",
+			"err", err, "failedLoads", n, "active", l.cfg.Keyring.Len(), "retryIn", l.nextDelay())
 	}
 }

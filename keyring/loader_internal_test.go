@@ -35,24 +35,24 @@ func TestLoaderRunOnce(t *testing.T) {
 	}
 	ctx := context.Background()
 	l.runOnce(ctx)
-	if l.failures != 0 || strings.Contains(logs.String(), "reload failed") {
-		t.Fatalf("a good load counted as a failure: %d\n%s", l.failures, logs.String())
+	if l.failures.Load() != 0 || strings.Contains(logs.String(), "reload failed") {
+		t.Fatalf("a good load counted as a failure: %d\n%s", l.failures.Load(), logs.String())
 	}
 	pool.Close()
 	for range 2*failureLogEvery + 1 {
 		l.runOnce(ctx)
 	}
-	if l.failures != 2*failureLogEvery+1 {
-		t.Fatalf("failures = %d, want %d", l.failures, 2*failureLogEvery+1)
+	if l.failures.Load() != 2*failureLogEvery+1 {
+		t.Fatalf("failures = %d, want %d", l.failures.Load(), 2*failureLogEvery+1)
 	}
 	if c := strings.Count(logs.String(), "keyring reload failed"); c != 3 {
-		t.Fatalf("%d failure lines for %d failed loads, want 3 (the 1st, 31st and 61st):\n%s", c, l.failures, logs.String())
+		t.Fatalf("%d failure lines for %d failed loads, want 3 (the 1st, 31st and 61st):\n%s", c, l.failures.Load(), logs.String())
 	}
 
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	l.runOnce(cancelled)
-	if c := strings.Count(logs.String(), "keyring reload failed"); c != 3 || l.failures != 2*failureLogEvery+1 {
-		t.Fatalf("a load under a cancelled context counted as a failure (%d lines, %d failures)", c, l.failures)
+	if c := strings.Count(logs.String(), "keyring reload failed"); c != 3 || l.failures.Load() != 2*failureLogEvery+1 {
+		t.Fatalf("a load under a cancelled context counted as a failure (%d lines, %d failures)", c, l.failures.Load())
 	}
 }

@@ -65,7 +65,16 @@ func (d *daemon) startEmbedded(ctx context.Context) (string, error) {
 
 // storeOptions are the pool's options before the exec mode is known.
 func (d *daemon) storeOptions() store.Options {
-	return store.Options{MaxConns: DefaultPoolSize, ConnectTimeout: ConnectTimeout(d.cfg.RequestTimeout), Logger: d.log}
+	return store.Options{MaxConns: DefaultPoolSize, ConnectTimeout: ConnectTimeout(d.cfg.RequestTimeout), Logger: d.log,
+		OnConnect: d.connected}
+}
+
+// connected is the pools' connect hook: a new connection after an outage
+// kicks the keyring loader, which reloads at once while its loads fail.
+func (d *daemon) connected() {
+	if kick := d.kick.Load(); kick != nil {
+		(*kick)()
+	}
 }
 
 // waitForDatabase probes the database named by env (its URL url) until it

@@ -37,8 +37,9 @@ var refOf = map[string]string{claims.Authorize: "holdReference", claims.Capture:
 
 // storm sends payout lifecycles (authorize, capture) and credits from
 // workers, one account each, until stop is closed, and returns every
-// answer. Keys are unique: an answer is never a replay.
-func storm(t *testing.T, b *bank, workers int, stop <-chan struct{}) []answer {
+// answer; seen, when set, is called with each as it comes. Keys are unique:
+// an answer is never a replay.
+func storm(t *testing.T, b *bank, workers int, stop <-chan struct{}, seen func(answer)) []answer {
 	var mu sync.Mutex
 	var all []answer
 	var wg sync.WaitGroup
@@ -55,6 +56,9 @@ func storm(t *testing.T, b *bank, workers int, stop <-chan struct{}) []answer {
 		mu.Lock()
 		all = append(all, a)
 		mu.Unlock()
+		if seen != nil {
+			seen(a)
+		}
 		return a
 	}
 	for w := range workers {
@@ -170,7 +174,29 @@ func TestFailover(t *testing.T) {
 
 	all, killed, promoted, readyAfter := failOverUnderStorm(t, b, &d, primary, standby, workers)
 
-	// Only 200, 408, 429 and 503; ledgerd recovered without a restart.
+	counts, firstAfter := onlyRetryableUntilRecovered(t, all, promoted)
+	t.Logf("failover under %d workers: %d answers %v; primary killed, fenced and the standby promoted %s later; first 200 %s after the promotion; ready again %s after it",
+		workers, len(all), counts, promoted.Sub(killed).Round(time.Millisecond), firstAfter.Sub(promoted).Round(time.Millisecond),
+		readyAfter.Round(time.Millisecond))
+	if got := metric(t, d.admin, "ledgerd_db_primary_changes_total"); got != "1" {
+		t.Errorf("ledgerd_db_primary_changes_total = %q, want 1", got)
+	}
+
+	acked := resendAcknowledged(t, b, all, workers)
+	t.Logf("all %d acknowledged callbacks answer the same after the failover", acked)
+	for w := range workers {
+		b.lifecycle(fmt.Sprintf("after-%d", w), fmt.Sprintf("acc-f%d", w), fmt.Sprintf("owner-f%d", w))
+	}
+
+	splitBrainRefused(t, b, &d, primary, &log, workers)
+}
+
+// onlyRetryableUntilRecovered checks that the storm's answers were 200,
+// 408, 429 or 503 only, and that a callback succeeded after the promotion
+// (ledgerd recovered without a restart); it returns the answers by status
+// and the first 200 after the promotion.
+func onlyRetryableUntilRecovered(t *testing.T, all []answer, promoted time.Time) (map[int]int, time.Time) {
+	t.Helper()
 	counts := map[int]int{}
 	var firstAfter time.Time
 	for _, a := range all {
@@ -185,19 +211,7 @@ func TestFailover(t *testing.T) {
 	if firstAfter.IsZero() {
 		t.Fatalf("no callback succeeded after the promotion: %v", counts)
 	}
-	t.Logf("failover under %d workers: %d answers %v; primary killed, fenced and the standby promoted %s later; first 200 %s after the promotion; ready again %s after it",
-		workers, len(all), counts, promoted.Sub(killed).Round(time.Millisecond), firstAfter.Sub(promoted).Round(time.Millisecond),
-		readyAfter.Round(time.Millisecond))
-	if got := metric(t, d.admin, "ledgerd_db_primary_changes_total"); got != "1" {
-		t.Errorf("ledgerd_db_primary_changes_total = %q, want 1", got)
-	}
-
-	acknowledgedStayTheSame(t, b, all, workers)
-	for w := range workers {
-		b.lifecycle(fmt.Sprintf("after-%d", w), fmt.Sprintf("acc-f%d", w), fmt.Sprintf("owner-f%d", w))
-	}
-
-	splitBrainRefused(t, b, &d, primary, &log, workers)
+	return counts, firstAfter
 }
 
 // waitsForAStandby: a ledgerd given the standby alone waits for it to
@@ -262,7 +276,7 @@ func failOverUnderStorm(t *testing.T, b *bank, d *daemon, primary, standby *pgNo
 	// The storm; the primary dies under it.
 	stop := make(chan struct{})
 	answers := make(chan []answer, 1)
-	go func() { answers <- storm(t, b, workers, stop) }()
+	go func() { answers <- storm(t, b, workers, stop, nil) }()
 	time.Sleep(time.Second)
 	killed = time.Now()
 	primary.killPostmaster()
@@ -292,9 +306,40 @@ func failOverUnderStorm(t *testing.T, b *bank, d *daemon, primary, standby *pgNo
 	return all, killed, promoted, time.Duration(first200.Load())
 }
 
-// acknowledgedStayTheSame: nothing acknowledged was lost: every 200 of
-// all, sent again by workers senders, answers the same.
-func acknowledgedStayTheSame(t *testing.T, b *bank, all []answer, workers int) {
+// splitBrainRefused: the old primary comes back read-write beside the new
+// one; ledgerd turns not ready, counts and logs the split brain, writes
+// nothing to the old primary, and is ready again once it is fenced.
+func splitBrainRefused(t *testing.T, b *bank, d *daemon, primary *pgNode, log *syncbuf.Buffer, workers int) {
+	t.Helper()
+	primary.start()
+	noticed := waitReady(t, d.admin, http.StatusServiceUnavailable, 30*time.Second)
+	if got := metric(t, d.admin, "ledgerd_db_split_brains_total"); got != "1" {
+		t.Errorf("ledgerd_db_split_brains_total = %q, want 1", got)
+	}
+	for w := range workers {
+		b.lifecycle(fmt.Sprintf("split-%d", w), fmt.Sprintf("acc-f%d", w), fmt.Sprintf("owner-f%d", w))
+	}
+	var onOld int
+	if err := primary.scalar("ledger", `SELECT count(*) FROM holds WHERE payout_id LIKE 'p-split-%' OR payout_id LIKE 'p-after-%'`, &onOld); err != nil {
+		t.Fatal(err)
+	}
+	if onOld != 0 {
+		t.Fatalf("%d holds written to the old primary after the failover", onOld)
+	}
+	if !strings.Contains(log.String(), "split brain") {
+		t.Error("the split brain was not logged")
+	}
+	primary.kill() // fenced again
+	cleared := waitReady(t, d.admin, http.StatusOK, 60*time.Second)
+	t.Logf("split brain: the old primary restarted read-write was refused, /readyz failed %s after its start and recovered %s after it was stopped",
+		noticed.Round(time.Millisecond), cleared.Round(time.Millisecond))
+}
+
+// resendAcknowledged sends every callback answered 200 again, from workers,
+// and fails the test unless each answers the same (outcome and reference):
+// nothing acknowledged was lost, and nothing is applied twice. It returns
+// how many there were.
+func resendAcknowledged(t *testing.T, b *bank, all []answer, workers int) int {
 	t.Helper()
 	var lost atomic.Int64
 	var wg sync.WaitGroup
@@ -325,34 +370,5 @@ func acknowledgedStayTheSame(t *testing.T, b *bank, all []answer, workers int) {
 	if n := lost.Load(); n > 0 {
 		t.Fatalf("%d of %d acknowledged callbacks lost or changed across the failover", n, acked)
 	}
-	t.Logf("all %d acknowledged callbacks answer the same after the failover", acked)
-}
-
-// splitBrainRefused: the old primary comes back read-write beside the new
-// one; ledgerd turns not ready, counts and logs the split brain, writes
-// nothing to the old primary, and is ready again once it is fenced.
-func splitBrainRefused(t *testing.T, b *bank, d *daemon, primary *pgNode, log *syncbuf.Buffer, workers int) {
-	t.Helper()
-	primary.start()
-	noticed := waitReady(t, d.admin, http.StatusServiceUnavailable, 30*time.Second)
-	if got := metric(t, d.admin, "ledgerd_db_split_brains_total"); got != "1" {
-		t.Errorf("ledgerd_db_split_brains_total = %q, want 1", got)
-	}
-	for w := range workers {
-		b.lifecycle(fmt.Sprintf("split-%d", w), fmt.Sprintf("acc-f%d", w), fmt.Sprintf("owner-f%d", w))
-	}
-	var onOld int
-	if err := primary.scalar("ledger", `SELECT count(*) FROM holds WHERE payout_id LIKE 'p-split-%' OR payout_id LIKE 'p-after-%'`, &onOld); err != nil {
-		t.Fatal(err)
-	}
-	if onOld != 0 {
-		t.Fatalf("%d holds written to the old primary after the failover", onOld)
-	}
-	if !strings.Contains(log.String(), "split brain") {
-		t.Error("the split brain was not logged")
-	}
-	primary.kill() // fenced again
-	cleared := waitReady(t, d.admin, http.StatusOK, 60*time.Second)
-	t.Logf("split brain: the old primary restarted read-write was refused, /readyz failed %s after its start and recovered %s after it was stopped",
-		noticed.Round(time.Millisecond), cleared.Round(time.Millisecond))
+	return acked
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -74,8 +75,11 @@ type daemon struct {
 	keys    *envelope.KeySet
 	secrets *keyring.Vault
 	loader  *keyring.Loader
-	cb      *callbacks.Handler
-	stops   []func()
+	// kick is the loader's Kick once it exists: the pools' connect hook
+	// calls it, so that the keyring reloads as soon as a primary answers.
+	kick  atomic.Pointer[func()]
+	cb    *callbacks.Handler
+	stops []func()
 	// maxConns is the cap of open connections per listener.
 	maxConns int
 	readyLog readyLog
@@ -228,6 +232,8 @@ func (d *daemon) startKeyring(ctx context.Context) error {
 	if err := d.loader.Reload(ctx); err != nil {
 		return fmt.Errorf("loading the keyring: %w", err)
 	}
+	kick := d.loader.Kick
+	d.kick.Store(&kick)
 	if err := d.loader.Start(ctx); err != nil {
 		return err
 	}

@@ -79,6 +79,10 @@ type Options struct {
 	// Logger receives the pool's topology events: a promoted primary, a
 	// split brain. Nil discards them.
 	Logger *slog.Logger
+	// OnConnect, when set, is called after each new connection is set up
+	// (the database answers again after an outage): ledgerd kicks its
+	// keyring loader with it. It must not block.
+	OnConnect func()
 }
 
 // ExecModes are the values of Options.ExecMode (pgx's names).
@@ -128,8 +132,12 @@ func configure(url string, o Options) (*pgxpool.Config, *topology, error) {
 	if cfg.ConnConfig.ConnectTimeout == 0 && o.ConnectTimeout > 0 {
 		cfg.ConnConfig.ConnectTimeout = o.ConnectTimeout
 	}
+	onConnect := o.OnConnect
 	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
 		pgxdecimal.Register(conn.TypeMap())
+		if onConnect != nil {
+			onConnect()
+		}
 		return nil
 	}
 	cfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {

@@ -24,7 +24,8 @@ import (
 // program's own name. psql and pgbench come with the PostgreSQL packages
 // (apt-get install postgresql installs both), but not with server
 // binaries alone.
-var debianPackage = map[string]string{"promtool": "prometheus", "psql": "postgresql-client", "pgbench": "postgresql"}
+var debianPackage = map[string]string{"promtool": "prometheus", "psql": "postgresql-client", "pgbench": "postgresql",
+	"pg_autoctl": "pg-auto-failover-cli postgresql-15-auto-failover"}
 
 // Require returns the absolute path of the program name, looked up on PATH,
 // or else of the first of alternatives found: a bare name is looked up on
