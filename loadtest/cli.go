@@ -126,6 +126,8 @@ func driveFlags(cmd *cobra.Command, cfg *driveConfig, withDuration bool, duratio
 	fs.BoolVar(&cfg.json, "json", false, "print the report as JSON on stdout instead of the table")
 	fs.StringVar(&cfg.html, "html", "", "file to write the HTML report to: one self-contained page of charts")
 	fs.DurationVar(&cfg.reconcile, "reconcile-timeout", DefaultReconcileTimeout, "how long to wait for the final reconciliation run; past it the run says \"not checked\"")
+	fs.DurationVar(&cfg.giveUpAfter, "give-up-after", DefaultGiveUpAfter, "how long one request is retried (at most 30 attempts) before the storm gives it up and goes on; it is resent at the end of its phase")
+	fs.DurationVar(&cfg.resolveFor, "resolve-timeout", DefaultResolveTimeout, "how long the requests given up are resent, under their own keys, until answered; one still unanswered fails the run")
 	fs.DurationVar(&cfg.progress, "progress", 2*time.Second, "interval of the progress line on stderr (0: none)")
 	fs.DurationVar(&cfg.sample, "sample-every", 2*time.Second, "interval of the readings of ledgerd's /metrics (RSS, goroutines, pool)")
 	fs.Float64Var(&cfg.rssLimitMB, "rss-limit", 150, "soak (--duration of 1m or more): the RSS, in MB, ledgerd must stay under")
@@ -176,6 +178,9 @@ func (cfg *driveConfig) validateDrive(cmd *cobra.Command) error {
 	}
 	if cfg.duration < 0 || cfg.reconcile <= 0 || cfg.progress < 0 || cfg.sample < 100*time.Millisecond {
 		return cli.Usagef("--duration and --progress must not be negative, --reconcile-timeout must be positive, --sample-every at least 100ms")
+	}
+	if cfg.giveUpAfter <= 0 || cfg.resolveFor <= 0 {
+		return cli.Usagef("--give-up-after and --resolve-timeout must be positive")
 	}
 	if cfg.rssLimitMB <= 0 {
 		return cli.Usagef("--rss-limit must be positive")

@@ -180,7 +180,7 @@ type (
 // send posts one callback under the service's retry policy and returns
 // the 200 answer, or nil.
 func (w *cycleWorker) send(ctx context.Context, client *caller.Client, endpoint string, svc any) *caller.Reply {
-	deadline := time.Now().Add(maxRetryTime)
+	deadline := time.Now().Add(DefaultGiveUpAfter)
 	for attempt := 0; attempt < maxAttempts && ctx.Err() == nil; attempt++ {
 		reply, err := client.Send(ctx, endpoint, svc)
 		status := 0

@@ -105,10 +105,14 @@ type EndpointReport struct {
 	// OK 200 answers; Retried attempts after a lost or retryable answer;
 	// Replays deliberate repeats (in sequence or at once); Dropped answers
 	// discarded as lost.
-	Requests  int            `json:"requests"`
-	Sent      int            `json:"sent"`
-	OK        int            `json:"ok"`
-	Retried   int            `json:"retried"`
+	Requests int `json:"requests"`
+	Sent     int `json:"sent"`
+	OK       int `json:"ok"`
+	Retried  int `json:"retried"`
+	// GivenUp are requests given up after retries during the storm and
+	// resent at the end of their phase; Resolved those answered then.
+	GivenUp   int            `json:"givenUp"`
+	Resolved  int            `json:"resolved"`
 	Replays   int            `json:"replays"`
 	Dropped   int            `json:"dropped"`
 	Transport int            `json:"transportErrors"`
@@ -128,6 +132,15 @@ type Overall struct {
 	ThroughputOK  float64 `json:"throughputOkPerSec"`
 	ThroughputAll float64 `json:"throughputSentPerSec"`
 	LatencyMs     Latency `json:"latencyMs"`
+	// GivenUp are requests given up after retries (then resent), Resolved
+	// those answered once resent, Unresolved those never answered: they
+	// fail the run. Lost counts the accounts and holds whose ledger state
+	// differs from what the answers imply (the money checks' failures):
+	// given up is not lost.
+	GivenUp    int `json:"givenUp"`
+	Resolved   int `json:"resolved"`
+	Unresolved int `json:"unresolved"`
+	Lost       int `json:"lost"`
 	// AuthorizeOKPerSec is 200 answers per second of the authorize phases,
 	// which send nothing but first authorizes.
 	AuthorizeOKPerSec float64 `json:"authorizeOkPerSec"`
@@ -141,7 +154,7 @@ func (x *runner) endpointReports() ([]EndpointReport, Overall) {
 	var first, last time.Time
 	for i, ep := range endpoints {
 		s := x.stats[i]
-		er := EndpointReport{Endpoint: ep, Requests: s.requests, Sent: s.sent, OK: s.ok, Retried: s.retried, Replays: s.replays,
+		er := EndpointReport{Endpoint: ep, Requests: s.requests, Sent: s.sent, OK: s.ok, Retried: s.retried, GivenUp: s.givenUp, Resolved: s.resolved, Replays: s.replays,
 			Dropped: s.dropped, Transport: s.transport, Statuses: map[string]int{}, LatencyMs: latencyOf(s.hist)}
 		for code, n := range s.statuses {
 			er.Statuses[strconv.Itoa(code)] = n
@@ -158,6 +171,8 @@ func (x *runner) endpointReports() ([]EndpointReport, Overall) {
 		all.Requests += er.Requests
 		all.Sent += er.Sent
 		all.OK += er.OK
+		all.GivenUp += er.GivenUp
+		all.Resolved += er.Resolved
 		out = append(out, er)
 	}
 	if span := last.Sub(first); span > 0 {
@@ -166,6 +181,7 @@ func (x *runner) endpointReports() ([]EndpointReport, Overall) {
 		all.ThroughputAll = round(float64(all.Sent) / span.Seconds())
 	}
 	all.LatencyMs = latencyOf(x.all)
+	all.Unresolved = x.unresolved
 	if x.authorizeTime > 0 {
 		all.AuthorizeOKPerSec = round(float64(x.stats[endpointIndex(claims.Authorize)].ok) / x.authorizeTime.Seconds())
 	}
@@ -237,6 +253,8 @@ func (r *Report) printTraffic(w io.Writer) {
 		o.LatencyMs.P50, o.LatencyMs.P90, o.LatencyMs.P99, o.LatencyMs.Max, o.ThroughputOK)
 	_ = tw.Flush()
 	fmt.Fprintf(w, "\n%.2fs, %.1f answers/s, %.1f requests sent/s; authorize alone %.1f answers/s\n", o.Seconds, o.ThroughputOK, o.ThroughputAll, o.AuthorizeOKPerSec)
+	fmt.Fprintf(w, "given up after retries %d (resent once ledgerd answered again: %d answered, %d unresolved); lost %d (accounts and holds not as answered)\n",
+		o.GivenUp, o.Resolved, o.Unresolved, o.Lost)
 	if r.Settings.Loop == "open" {
 		fmt.Fprintln(w, "latencies are measured from each request's intended send time (open loop)")
 	}
@@ -290,7 +308,11 @@ func printChecks(w io.Writer, checks []Check) {
 		if c.NotChecked != "" {
 			fmt.Fprintf(w, "%s %s (%s)\n", mark, c.Name, c.NotChecked)
 		} else {
-			fmt.Fprintf(w, "%s %s (%d checked, %d failed)\n", mark, c.Name, c.Checked, c.Failed)
+			fmt.Fprintf(w, "%s %s (%d checked, %d failed", mark, c.Name, c.Checked, c.Failed)
+			if c.Unsettled > 0 {
+				fmt.Fprintf(w, ", %d left out: an unresolved request touches them", c.Unsettled)
+			}
+			fmt.Fprintln(w, ")")
 		}
 		for _, d := range c.Detail {
 			fmt.Fprintf(w, "       %s\n", d)

@@ -43,9 +43,11 @@ type driveConfig struct {
 	html       string
 	json       bool
 	reconcile  time.Duration
-	progress   time.Duration
-	sample     time.Duration
-	rssLimitMB float64
+	// giveUpAfter and resolveFor: see runner.
+	giveUpAfter, resolveFor time.Duration
+	progress                time.Duration
+	sample                  time.Duration
+	rssLimitMB              float64
 	// replay
 	in         string
 	prefixMode string // "auto", "fresh" (--reprefix) or "keep" (--keep-prefix)
@@ -286,6 +288,7 @@ func (s *session) storm(ctx context.Context, src *planSource, first Plan, m *mod
 	go smp.run(sctx)
 
 	st := stormResult{x: newRunner(client, cfg.loop, m, start)}
+	st.x.giveUpAfter, st.x.resolveFor, st.x.logf = cfg.giveUpAfter, cfg.resolveFor, s.logf
 	prog := newProgress(s.stderr, s.hooks.Terminal, cfg.progress, "loadtest "+cfg.cmd, st.x, start, cfg.duration)
 	prog.begin()
 	if s.chaos != nil {
@@ -370,11 +373,14 @@ func (s *session) check(ctx context.Context, rep *Report, st stormResult, first 
 	rep.Checks = append(rep.Checks, Check{Name: "replays: every 200 answer to one idempotency key decrypts to the same outcome, references and reason",
 		OK: nDiff == 0, Checked: repeated, Failed: nDiff, Detail: diffs})
 	x.mu.Lock()
-	rep.Checks = append(rep.Checks, Check{Name: "requests: every request answered 200 approved with its references (no terminal 4xx, none given up)",
+	rep.Checks = append(rep.Checks, Check{Name: "requests: every request answered 200 approved with its references (no terminal 4xx, none unresolved)",
 		OK: x.nProblem == 0, Checked: rep.Overall.Requests, Failed: x.nProblem, Detail: x.problems})
 	rep.Failures, rep.FailureCount = x.problems, x.nProblem
 	x.mu.Unlock()
 	rep.Checks = append(rep.Checks, ledger...)
+	for _, c := range ledger {
+		rep.Overall.Lost += c.Failed
+	}
 	s.logf("reconciling (up to %s)", cfg.reconcile)
 	rep.Reconciliation = reconcile(ctx, s.adm, m, cfg.reconcile)
 	rep.Checks = append(rep.Checks, rep.Reconciliation.check())
