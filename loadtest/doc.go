@@ -23,7 +23,9 @@
 //
 // With a duration the storm runs in rounds (GenerateRound): every round is
 // a plan of the same shape over the same accounts, which each round funds
-// again for its own payouts under fresh keys.
+// again for its own payouts under fresh keys. The duration bounds the
+// window requests start in: the requests not started by its end are
+// withdrawn from the model, and those in flight drain (window.go).
 //
 // Accounts are funded for every payout they send plus a margin, fraud
 // scores stay below any step-up threshold and every request is valid, so

@@ -91,6 +91,12 @@ type runner struct {
 	// resolveFor how long the requests given up are resent afterwards.
 	giveUpAfter, resolveFor time.Duration
 	logf                    func(format string, a ...any)
+	// deadline, when set (--duration), is when no more requests start:
+	// stop is closed then (see window.go); unsent counts the requests
+	// withdrawn.
+	deadline time.Time
+	stop     chan struct{}
+	unsent   atomic.Int64
 
 	mu    sync.Mutex
 	stats [numEndpoints]*endpointStats
@@ -207,6 +213,10 @@ func (x *runner) run(ctx context.Context, p Plan) error {
 			}
 		}
 		x.phase.Store(int64(ph))
+		if x.stopped() {
+			x.withdraw(reqs)
+			continue
+		}
 		start := time.Now()
 		if x.loop.rate > 0 {
 			x.openLoop(ctx, rs, reqs)
@@ -242,9 +252,12 @@ func (x *runner) closedLoop(ctx context.Context, rs *roundState, reqs []Request)
 		})
 	}
 feed:
-	for _, r := range reqs {
+	for i, r := range reqs {
 		select {
 		case work <- r:
+		case <-x.stop:
+			x.withdraw(reqs[i:])
+			break feed
 		case <-ctx.Done():
 			break feed
 		}
@@ -267,18 +280,28 @@ func (x *runner) openLoop(ctx context.Context, rs *roundState, reqs []Request) {
 			t := time.NewTimer(d)
 			select {
 			case <-t.C:
+			case <-x.stop:
 			case <-ctx.Done():
-				t.Stop()
 			}
+			t.Stop()
+		}
+		if x.stopped() {
+			x.withdraw(reqs[i:])
+			break
 		}
 		if ctx.Err() != nil {
 			break
 		}
 		select {
 		case sem <- struct{}{}:
+		case <-x.stop:
 		case <-ctx.Done():
 		}
 		if ctx.Err() != nil {
+			break
+		}
+		if x.stopped() {
+			x.withdraw(reqs[i:])
 			break
 		}
 		wg.Go(func() {

@@ -15,23 +15,31 @@ import (
 // Report is the JSON report of a run (--report), the source of the table
 // printed at the end and of the HTML report (--html).
 type Report struct {
-	Command           string           `json:"command"`
-	OK                bool             `json:"ok"`
-	Prefix            string           `json:"prefix"`
-	Seed              int64            `json:"seed"`
-	ProviderID        string           `json:"providerID"`
-	Callbacks         string           `json:"callbacks"`
-	Admin             string           `json:"admin"`
-	SecretFingerprint string           `json:"secretFingerprint"`
-	StartedAt         time.Time        `json:"startedAt"`
-	FinishedAt        time.Time        `json:"finishedAt"`
-	Settings          Settings         `json:"settings"`
-	Phases            []PhaseReport    `json:"phases"`
-	Rounds            int              `json:"rounds"`
-	Endpoints         []EndpointReport `json:"endpoints"`
-	Overall           Overall          `json:"overall"`
-	Checks            []Check          `json:"checks"`
-	Reconciliation    Reconciliation   `json:"reconciliation"`
+	Command           string        `json:"command"`
+	OK                bool          `json:"ok"`
+	Prefix            string        `json:"prefix"`
+	Seed              int64         `json:"seed"`
+	ProviderID        string        `json:"providerID"`
+	Callbacks         string        `json:"callbacks"`
+	Admin             string        `json:"admin"`
+	SecretFingerprint string        `json:"secretFingerprint"`
+	StartedAt         time.Time     `json:"startedAt"`
+	FinishedAt        time.Time     `json:"finishedAt"`
+	Settings          Settings      `json:"settings"`
+	Phases            []PhaseReport `json:"phases"`
+	Rounds            int           `json:"rounds"`
+	// WindowSeconds is the time requests were started in: with --duration
+	// at most that; DrainSeconds the time after it that the requests in
+	// flight took to finish (retries, and resending what was given up);
+	// Unsent the requests of the last round withdrawn, not started by the
+	// deadline (the checks leave them out).
+	WindowSeconds  float64          `json:"windowSeconds"`
+	DrainSeconds   float64          `json:"drainSeconds"`
+	Unsent         int              `json:"unsent"`
+	Endpoints      []EndpointReport `json:"endpoints"`
+	Overall        Overall          `json:"overall"`
+	Checks         []Check          `json:"checks"`
+	Reconciliation Reconciliation   `json:"reconciliation"`
 	// Notes are things a reader must know to read the figures (a replay
 	// of stored answers, a setting overridden).
 	Notes []string `json:"notes,omitempty"`
@@ -228,7 +236,8 @@ func (r *Report) printSettings(w io.Writer) {
 		fmt.Fprintf(w, "closed loop, concurrency %d", st.Concurrency)
 	}
 	if st.DurationSeconds > 0 {
-		fmt.Fprintf(w, ", %d rounds in %s", r.Rounds, time.Duration(st.DurationSeconds*float64(time.Second)))
+		fmt.Fprintf(w, ", --duration %s: %d rounds started in %.2fs, %d requests not started by then, %.2fs drain of those in flight",
+			time.Duration(st.DurationSeconds*float64(time.Second)), r.Rounds, r.WindowSeconds, r.Unsent, r.DrainSeconds)
 	}
 	fmt.Fprintln(w)
 	for _, p := range r.Phases {

@@ -272,6 +272,9 @@ type stormResult struct {
 	phaseRequests [numPhases]int
 	outages       []Outage
 	resources     Resources
+	// window is the time requests were started in (at most --duration);
+	// drain the time after it that in-flight work took to finish.
+	window, drain time.Duration
 }
 
 // storm sends the rounds (one, without --duration) with the progress line,
@@ -289,6 +292,9 @@ func (s *session) storm(ctx context.Context, src *planSource, first Plan, m *mod
 
 	st := stormResult{x: newRunner(client, cfg.loop, m, start)}
 	st.x.giveUpAfter, st.x.resolveFor, st.x.logf = cfg.giveUpAfter, cfg.resolveFor, s.logf
+	if cfg.duration > 0 {
+		st.x.setDeadline(start.Add(cfg.duration))
+	}
 	prog := newProgress(s.stderr, s.hooks.Terminal, cfg.progress, "loadtest "+cfg.cmd, st.x, start, cfg.duration)
 	prog.begin()
 	if s.chaos != nil {
@@ -315,6 +321,10 @@ func (s *session) storm(ctx context.Context, src *planSource, first Plan, m *mod
 		}
 	}
 	end := time.Since(start)
+	st.window, st.drain = end, 0
+	if cfg.duration > 0 && end > cfg.duration {
+		st.window, st.drain = cfg.duration, end-cfg.duration
+	}
 	prog.end()
 	if s.chaos != nil {
 		st.outages = s.chaos.wait(st.err != nil)
@@ -339,6 +349,7 @@ func (s *session) storm(ctx context.Context, src *planSource, first Plan, m *mod
 func (s *session) describe(rep *Report, st stormResult, first Plan) {
 	x := st.x
 	rep.Rounds = st.rounds
+	rep.WindowSeconds, rep.DrainSeconds, rep.Unsent = round2(st.window.Seconds()), round2(st.drain.Seconds()), int(x.unsent.Load())
 	rep.Settings = s.settings(first)
 	for ph := range numPhases {
 		rep.Phases = append(rep.Phases, PhaseReport{Name: phaseNames[ph], Requests: st.phaseRequests[ph], Seconds: round2(x.phases[ph].Seconds())})
