@@ -142,7 +142,8 @@ func TestHTMLReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"a note &lt;b&gt;not bold&lt;/b&gt;", "Against the ceiling", "ledgerd SIGKILL, restarted", "payout x: 2 holds, want 1", "not checked: no report within 5m0s"} {
+	for _, want := range []string{"a note &lt;b&gt;not bold&lt;/b&gt;", "Against the ceiling", "ledgerd SIGKILL, restarted", "payout x: 2 holds, want 1", "not checked: no report within 5m0s",
+		"<th class=\"num\">p95 ms</th>", "<th class=\"num\">p99.9 ms</th>", "p99.9", "p95"} {
 		if !bytes.Contains(b, []byte(want)) {
 			t.Errorf("the page lacks %q", want)
 		}

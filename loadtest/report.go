@@ -101,9 +101,11 @@ type PhaseReport struct {
 // Latency is a set of percentiles in milliseconds.
 type Latency struct {
 	P50 float64 `json:"p50"`
-	P90 float64 `json:"p90"`
-	P99 float64 `json:"p99"`
-	Max float64 `json:"max"`
+	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
 }
 
 // EndpointReport is one callback endpoint's traffic.
@@ -252,14 +254,13 @@ func (r *Report) printSettings(w io.Writer) {
 // the run's throughput.
 func (r *Report) printTraffic(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "endpoint\trequests\tsent\tok\tretried\treplays\tdropped\tp50 ms\tp90 ms\tp99 ms\tmax ms\tok/s\tstatuses\t")
+	fmt.Fprintln(tw, "endpoint\trequests\tsent\tok\tretried\treplays\tdropped\tp50 ms\tp90 ms\tp95 ms\tp99 ms\tp99.9 ms\tmax ms\tok/s\tstatuses\t")
 	for _, e := range r.Endpoints {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%s\t\n", e.Endpoint, e.Requests, e.Sent, e.OK, e.Retried,
-			e.Replays, e.Dropped, e.LatencyMs.P50, e.LatencyMs.P90, e.LatencyMs.P99, e.LatencyMs.Max, e.RatePerSec, statusCounts(e))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s%.1f\t%s\t\n", e.Endpoint, e.Requests, e.Sent, e.OK, e.Retried,
+			e.Replays, e.Dropped, latencyCells(e.LatencyMs), e.RatePerSec, statusCounts(e))
 	}
 	o := r.Overall
-	fmt.Fprintf(tw, "all\t%d\t%d\t%d\t\t\t\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t\t\n", o.Requests, o.Sent, o.OK,
-		o.LatencyMs.P50, o.LatencyMs.P90, o.LatencyMs.P99, o.LatencyMs.Max, o.ThroughputOK)
+	fmt.Fprintf(tw, "all\t%d\t%d\t%d\t\t\t\t%s%.1f\t\t\n", o.Requests, o.Sent, o.OK, latencyCells(o.LatencyMs), o.ThroughputOK)
 	_ = tw.Flush()
 	fmt.Fprintf(w, "\n%.2fs, %.1f answers/s, %.1f requests sent/s; authorize alone %.1f answers/s\n", o.Seconds, o.ThroughputOK, o.ThroughputAll, o.AuthorizeOKPerSec)
 	fmt.Fprintf(w, "given up after retries %d (resent once ledgerd answered again: %d answered, %d unresolved); lost %d (accounts and holds not as answered)\n",
@@ -267,6 +268,11 @@ func (r *Report) printTraffic(w io.Writer) {
 	if r.Settings.Loop == "open" {
 		fmt.Fprintln(w, "latencies are measured from each request's intended send time (open loop)")
 	}
+}
+
+// latencyCells are a Latency's percentiles as tab-ended table cells.
+func latencyCells(l Latency) string {
+	return fmt.Sprintf("%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t", l.P50, l.P90, l.P95, l.P99, l.P999, l.Max)
 }
 
 // statusCounts returns an endpoint's answers by status, and its transport

@@ -121,9 +121,11 @@ type Series struct {
 	SentPerSec []float64            `json:"sentPerSec"`
 	// P50 … Max are over every endpoint's measured attempts.
 	P50 []float64 `json:"p50Ms"`
-	P90 []float64 `json:"p90Ms"`
-	P99 []float64 `json:"p99Ms"`
-	Max []float64 `json:"maxMs"`
+	P90  []float64 `json:"p90Ms"`
+	P95  []float64 `json:"p95Ms"`
+	P99  []float64 `json:"p99Ms"`
+	P999 []float64 `json:"p999Ms"`
+	Max  []float64 `json:"maxMs"`
 	// Statuses counts non-200 answers by status ("503") and transport
 	// errors ("transport") per point; Retries the attempts that retried;
 	// Dropped the answers discarded as lost.
@@ -174,7 +176,9 @@ func (t *timeline) series() Series {
 		s.Dropped = append(s.Dropped, b.dropped)
 		s.P50 = append(s.P50, q(b.hist, 50))
 		s.P90 = append(s.P90, q(b.hist, 90))
+		s.P95 = append(s.P95, q(b.hist, 95))
 		s.P99 = append(s.P99, q(b.hist, 99))
+		s.P999 = append(s.P999, q(b.hist, 99.9))
 		if b.hist == nil || b.hist.TotalCount() == 0 {
 			s.Max = append(s.Max, -1)
 		} else {
