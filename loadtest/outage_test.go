@@ -141,3 +141,32 @@ func TestStormOutageUnresolved(t *testing.T) {
 		t.Fatalf("money checks %+v %+v", acc, holds)
 	}
 }
+
+// TestThresholds: the run completes, then each failed --threshold is
+// named and makes the exit status 1; passed ones are listed as checks; a
+// threshold that does not parse is a usage error before anything is sent.
+func TestThresholds(t *testing.T) {
+	tooltest.SkipShort(t, "storms a ledgerd")
+	t.Parallel()
+	l := startLedgerd(t)
+	report := filepath.Join(t.TempDir(), "report.json")
+	code, out, errs := run(t, stormArgs(l, report, "--threshold", "p99<3600s", "--threshold", "errors<=100%",
+		"--threshold", "authorize:p50<1us"), loadtest.Hooks{})
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errs)
+	}
+	r := readReport(t, report)
+	for name, ok := range map[string]bool{"threshold p99<3600s:": true, "threshold errors<=100%:": true, "threshold authorize:p50<1us:": false,
+		"accounts:": true, "holds:": true, "requests:": true} {
+		if c := check(r, name); c == nil || c.OK != ok {
+			t.Errorf("%s %+v, want ok %v", name, c, ok)
+		}
+	}
+	if !strings.Contains(out, "FAIL threshold authorize:p50<1us: p50 ") {
+		t.Errorf("the failed threshold is not named:\n%s", out)
+	}
+	code, out, errs = run(t, stormArgs(l, report, "--threshold", "p99<250"), loadtest.Hooks{})
+	if code != 2 || !strings.Contains(errs, "needs a unit") {
+		t.Fatalf("exit %d, want 2\n%s\n%s", code, out, errs)
+	}
+}

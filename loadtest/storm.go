@@ -45,6 +45,8 @@ type driveConfig struct {
 	reconcile  time.Duration
 	// giveUpAfter and resolveFor: see runner.
 	giveUpAfter, resolveFor time.Duration
+	thresholdExprs          []string
+	thresholds              []threshold
 	progress                time.Duration
 	sample                  time.Duration
 	rssLimitMB              float64
@@ -400,6 +402,9 @@ func (s *session) check(ctx context.Context, rep *Report, st stormResult, first 
 	}
 	if s.chaos != nil {
 		rep.Checks = append(rep.Checks, s.chaos.check(st.outages))
+	}
+	for _, t := range cfg.thresholds {
+		rep.Checks = append(rep.Checks, t.check(rep))
 	}
 	if s.ceiling != nil && ctx.Err() == nil {
 		rep.Ceiling = s.ceiling(ctx, s.key)
