@@ -157,7 +157,13 @@ func TestHTMLReport(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	AssertChartsDrew(t, BrowserDOM(t, path), 11)
+	dom := BrowserDOM(t, path)
+	AssertChartsDrew(t, dom, 15)
+	for _, ep := range endpoints {
+		if !regexp.MustCompile(`<canvas[^>]*class="chart eplat"[^>]*data-endpoint="` + ep + `"[^>]*data-drawn="[1-9]`).MatchString(dom) {
+			t.Errorf("no latency-over-time chart drawn for %s", ep)
+		}
+	}
 
 	bare := fullReport()
 	bare.Outages, bare.Resources, bare.Ceiling = nil, nil, nil
@@ -165,8 +171,8 @@ func TestHTMLReport(t *testing.T) {
 	if err := WriteHTML(path, bare); err != nil {
 		t.Fatal(err)
 	}
-	dom := BrowserDOM(t, path)
-	AssertChartsDrew(t, dom, 7)
+	dom = BrowserDOM(t, path)
+	AssertChartsDrew(t, dom, 11)
 	if !strings.Contains(dom, "No chaos in this run") || !strings.Contains(dom, "No readings of ledgerd") {
 		t.Error("a report without chaos or readings does not say so")
 	}

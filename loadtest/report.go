@@ -100,7 +100,7 @@ type PhaseReport struct {
 
 // Latency is a set of percentiles in milliseconds.
 type Latency struct {
-	P50 float64 `json:"p50"`
+	P50  float64 `json:"p50"`
 	P90  float64 `json:"p90"`
 	P95  float64 `json:"p95"`
 	P99  float64 `json:"p99"`
