@@ -101,7 +101,9 @@ func TestSpawnChaos(t *testing.T) {
 	if left := postgresOf(work); len(left) > 0 {
 		t.Errorf("processes of the spawn left running: %q", left)
 	}
-	loadtest.AssertChartsDrew(t, loadtest.BrowserDOM(t, html), 11)
+	// Throughput, latency, four latency-over-time charts (one per endpoint),
+	// four histograms, statuses, outages and three resource charts.
+	loadtest.AssertChartsDrew(t, loadtest.BrowserDOM(t, html), 15)
 }
 
 var scratchName = regexp.MustCompile(`scratch database (loadtest_[0-9a-f]+)`)
