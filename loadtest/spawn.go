@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/provider-ledger/adapter/callbacks/caller"
 
 	"github.com/spf13/cobra"
@@ -372,7 +374,7 @@ func (sp *spawned) configure(ctx context.Context, cfg spawnConfig) error {
 			return err
 		}
 		sp.serverURL = server
-		if err := psql(ctx, server, `CREATE DATABASE "`+name+`"`); err != nil {
+		if err := execSQL(ctx, server, `CREATE DATABASE "`+name+`"`); err != nil {
 			return fmt.Errorf("creating the scratch database %s: %w", name, err)
 		}
 		sp.scratch = append(sp.scratch, name)
@@ -427,18 +429,18 @@ func withDatabase(dbURL, name string) (string, string, error) {
 	return scratch.String(), server.String(), nil
 }
 
-// psql runs one statement through psql.
-func psql(ctx context.Context, dbURL, sql string) error {
+// execSQL runs one statement on dbURL over its own connection (CREATE and
+// DROP DATABASE cannot run in a transaction, nor through a pool's).
+func execSQL(ctx context.Context, dbURL, sql string) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql, dbURL).CombinedOutput()
-	if errors.Is(err, exec.ErrNotFound) {
-		return errors.New("psql is not on PATH: install the PostgreSQL client (Debian: postgresql-client)")
-	}
+	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
-		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+		return err
 	}
-	return nil
+	defer conn.Close(context.WithoutCancel(ctx))
+	_, err = conn.Exec(ctx, sql)
+	return err
 }
 
 // startLedgerd starts the ledgerd process, its output appended to the log.
@@ -585,7 +587,7 @@ func (sp *spawned) teardown(ctx context.Context) {
 // dropScratch drops the scratch databases (DATABASE_URL mode).
 func (sp *spawned) dropScratch(ctx context.Context) {
 	for _, name := range sp.scratch {
-		if err := psql(ctx, sp.serverURL, `DROP DATABASE IF EXISTS "`+name+`" WITH (FORCE)`); err != nil {
+		if err := execSQL(ctx, sp.serverURL, `DROP DATABASE IF EXISTS "`+name+`" WITH (FORCE)`); err != nil {
 			sp.logf("dropping the scratch database %s: %v", name, err)
 		}
 	}
@@ -616,11 +618,16 @@ func (sp *spawned) postgresVersion(ctx context.Context) string {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	out, err := exec.CommandContext(ctx, "psql", "-X", "-tAc", "SELECT version()", sp.serverURL).Output()
+	conn, err := pgx.Connect(ctx, sp.serverURL)
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(string(out))
+	defer conn.Close(context.WithoutCancel(ctx))
+	var v string
+	if conn.QueryRow(ctx, "SELECT version()").Scan(&v) != nil {
+		return ""
+	}
+	return v
 }
 
 // ceilingURL is a scratch database on the ledger's Postgres server for the
@@ -647,7 +654,7 @@ func (sp *spawned) ceilingURL(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := psql(ctx, sp.serverURL, `CREATE DATABASE "`+name+`"`); err != nil {
+	if err := execSQL(ctx, sp.serverURL, `CREATE DATABASE "`+name+`"`); err != nil {
 		return "", err
 	}
 	sp.scratch = append(sp.scratch, name)

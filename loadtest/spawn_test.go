@@ -114,6 +114,8 @@ var scratchName = regexp.MustCompile(`scratch database (loadtest_[0-9a-f]+)`)
 // the bench cycles against pgbench on the same server.
 func TestSpawnDatabaseURL(t *testing.T) {
 	tooltest.SkipShort(t, "builds ledgerd, storms it under chaos and measures the pgbench ceiling")
+	tooltest.Require(t, "pgbench") // --ceiling
+	tooltest.Require(t, "psql")
 	t.Parallel()
 	server := os.Getenv("TEST_DATABASE_URL")
 	if server == "" {
