@@ -20,8 +20,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/provider-ledger/adapter/callbacks/caller"
 
 	"github.com/spf13/cobra"
@@ -434,13 +432,7 @@ func withDatabase(dbURL, name string) (string, string, error) {
 func execSQL(ctx context.Context, dbURL, sql string) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, dbURL)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	_, err = conn.Exec(ctx, sql)
-	return err
+	return embedpg.Exec(ctx, dbURL, sql)
 }
 
 // startLedgerd starts the ledgerd process, its output appended to the log.
@@ -618,13 +610,8 @@ func (sp *spawned) postgresVersion(ctx context.Context) string {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	conn, err := pgx.Connect(ctx, sp.serverURL)
+	v, err := embedpg.Version(ctx, sp.serverURL)
 	if err != nil {
-		return ""
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	var v string
-	if conn.QueryRow(ctx, "SELECT version()").Scan(&v) != nil {
 		return ""
 	}
 	return v
