@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/provider-ledger/adapter/internal/datadir"
+
 	"github.com/provider-ledger/adapter/callbacks/caller"
 
 	"github.com/spf13/cobra"
@@ -308,23 +310,17 @@ func goTool() string {
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-// moduleRoot finds the adapter's module root from the working directory up.
+// moduleRoot finds the adapter's source tree from the working directory
+// up (internal/datadir.Root: its go.mod and cmd/ledgerd).
 func moduleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.Contains(string(b), "module github.com/provider-ledger/adapter\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("not inside a checkout of the adapter (no go.mod of github.com/provider-ledger/adapter above the working directory): run spawn from the checkout, or give --ledgerd-bin")
-		}
-		dir = parent
+	if root := datadir.Root(dir); root != "" {
+		return root, nil
 	}
+	return "", errors.New("not inside a checkout of the adapter (no go.mod with cmd/ledgerd above the working directory): run spawn from the checkout, or give --ledgerd-bin")
 }
 
 func freePort() (int, error) {
