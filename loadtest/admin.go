@@ -45,7 +45,7 @@ const adminCallTimeout = 30 * time.Second
 // Every call it retries is idempotent (reads, and writes with a key or of
 // a fixed state).
 func retryAdmin[T any](ctx context.Context, f func(ctx context.Context) (T, *adminapi.Response, error)) (T, *adminapi.Response, error) {
-	deadline := time.Now().Add(maxRetryTime)
+	deadline := time.Now().Add(DefaultGiveUpAfter)
 	for attempt := 0; ; attempt++ {
 		cctx, cancel := context.WithTimeout(ctx, adminCallTimeout)
 		v, resp, err := f(cctx)

@@ -126,6 +126,9 @@ func driveFlags(cmd *cobra.Command, cfg *driveConfig, withDuration bool, duratio
 	fs.BoolVar(&cfg.json, "json", false, "print the report as JSON on stdout instead of the table")
 	fs.StringVar(&cfg.html, "html", "", "file to write the HTML report to: one self-contained page of charts")
 	fs.DurationVar(&cfg.reconcile, "reconcile-timeout", DefaultReconcileTimeout, "how long to wait for the final reconciliation run; past it the run says \"not checked\"")
+	fs.DurationVar(&cfg.giveUpAfter, "give-up-after", DefaultGiveUpAfter, "how long one request is retried (at most 30 attempts) before the storm gives it up and goes on; it is resent at the end of its phase")
+	fs.DurationVar(&cfg.resolveFor, "resolve-timeout", DefaultResolveTimeout, "how long the requests given up are resent, under their own keys, until answered; one still unanswered fails the run")
+	fs.StringArrayVar(&cfg.thresholdExprs, "threshold", nil, "pass/fail criterion, repeatable: [endpoint:]metric op value, metric p50|p90|p95|p99|p99.9|max (value with us, ms or s) or errors (a percentage), e.g. 'p99<250ms', 'errors<0.1%', 'authorize:p99<50ms'; a failed one exits 1, naming it")
 	fs.DurationVar(&cfg.progress, "progress", 2*time.Second, "interval of the progress line on stderr (0: none)")
 	fs.DurationVar(&cfg.sample, "sample-every", 2*time.Second, "interval of the readings of ledgerd's /metrics (RSS, goroutines, pool)")
 	fs.Float64Var(&cfg.rssLimitMB, "rss-limit", 150, "soak (--duration of 1m or more): the RSS, in MB, ledgerd must stay under")
@@ -176,6 +179,17 @@ func (cfg *driveConfig) validateDrive(cmd *cobra.Command) error {
 	}
 	if cfg.duration < 0 || cfg.reconcile <= 0 || cfg.progress < 0 || cfg.sample < 100*time.Millisecond {
 		return cli.Usagef("--duration and --progress must not be negative, --reconcile-timeout must be positive, --sample-every at least 100ms")
+	}
+	if cfg.giveUpAfter <= 0 || cfg.resolveFor <= 0 {
+		return cli.Usagef("--give-up-after and --resolve-timeout must be positive")
+	}
+	cfg.thresholds = nil
+	for _, e := range cfg.thresholdExprs {
+		t, err := parseThreshold(e)
+		if err != nil {
+			return cli.Usagef("%v", err)
+		}
+		cfg.thresholds = append(cfg.thresholds, t)
 	}
 	if cfg.rssLimitMB <= 0 {
 		return cli.Usagef("--rss-limit must be positive")

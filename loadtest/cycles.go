@@ -64,7 +64,7 @@ func latencyOf(h *hdrhistogram.Histogram) Latency {
 		return Latency{}
 	}
 	q := func(p float64) float64 { return round(float64(h.ValueAtQuantile(p)) / 1000) }
-	return Latency{P50: q(50), P90: q(90), P99: q(99), Max: round(float64(h.Max()) / 1000)}
+	return Latency{P50: q(50), P90: q(90), P95: q(95), P99: q(99), P999: q(99.9), Max: round(float64(h.Max()) / 1000)}
 }
 
 // cycleWorker is one closed-loop client's tallies.
@@ -180,7 +180,7 @@ type (
 // send posts one callback under the service's retry policy and returns
 // the 200 answer, or nil.
 func (w *cycleWorker) send(ctx context.Context, client *caller.Client, endpoint string, svc any) *caller.Reply {
-	deadline := time.Now().Add(maxRetryTime)
+	deadline := time.Now().Add(DefaultGiveUpAfter)
 	for attempt := 0; attempt < maxAttempts && ctx.Err() == nil; attempt++ {
 		reply, err := client.Send(ctx, endpoint, svc)
 		status := 0

@@ -23,12 +23,14 @@
 //
 // With a duration the storm runs in rounds (GenerateRound): every round is
 // a plan of the same shape over the same accounts, which each round funds
-// again for its own payouts under fresh keys.
+// again for its own payouts under fresh keys. The duration bounds the
+// window requests start in: the requests not started by its end are
+// withdrawn from the model, and those in flight drain (window.go).
 //
 // Accounts are funded for every payout they send plus a margin, fraud
 // scores stay below any step-up threshold and every request is valid, so
 // every answer must be 200 approved with its reference: a denial, a
-// terminal 4xx or a request given up after retries fails the run.
+// terminal 4xx or a request unresolved (below) fails the run.
 //
 // # Delivery and measurement
 //
@@ -38,8 +40,14 @@
 // an answer read and ignored), after which the caller retries with the same
 // key. Every send follows the service's retry policy: 408, 429, 5xx and
 // transport errors are retried with the same key (exponential backoff with
-// jitter, Retry-After honoured up to 5 s, at most 30 attempts or 60 s); any
-// other 4xx is terminal. Two terminal answers abort the run at once, since
+// jitter, Retry-After honoured up to 5 s, at most 30 attempts or
+// --give-up-after); any other 4xx is terminal. A request given up is resent
+// under its own key at the end of its phase until answered (at most
+// --resolve-timeout), as the service, which retries for hours, would: the
+// model then holds exactly what the ledger must after any outage. One still
+// unanswered is unresolved: it fails the run, and the accounts and payouts
+// it touches are left out of the money checks. The report counts given up,
+// resolved, unresolved and lost (money checks' failures) apart. Two terminal answers abort the run at once, since
 // every later request would get them too: 403 wrong-provider and 400
 // undecryptable.
 //

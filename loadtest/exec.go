@@ -22,11 +22,13 @@ import (
 
 // The retry policy of the service (spec, "Ledger callbacks hosted by the
 // provider"): 408, 429, 5xx and transport errors are retried with the same
-// key; other 4xx are terminal. The service retries for hours; a load test
-// gives up after these bounds and counts the request as failed.
+// key; other 4xx are terminal. The service retries for hours; a storm gives
+// a request up after maxAttempts or its give-up time (--give-up-after,
+// DefaultGiveUpAfter) so the others go on, and at the end of the phase
+// resends each one it gave up under the same key until it is answered
+// (for --resolve-timeout at most): see runner.resolve.
 const (
 	maxAttempts   = 30
-	maxRetryTime  = 60 * time.Second
 	backoffBase   = 20 * time.Millisecond
 	backoffMax    = time.Second
 	retryAfterMax = 5 * time.Second
@@ -46,6 +48,8 @@ type endpointStats struct {
 	sent      int // HTTP attempts
 	ok        int // 200 answers
 	retried   int // attempts that retried a lost or retryable answer
+	givenUp   int // requests given up after retries, then resent
+	resolved  int // of those, answered once resent
 	replays   int // deliberate repeats: duplicates and concurrent second sends
 	dropped   int // answers discarded as lost
 	statuses  map[int]int
@@ -83,6 +87,16 @@ type runner struct {
 	loop   loop
 	model  *model
 	abort  context.CancelCauseFunc // set by run
+	// giveUpAfter bounds the retries of one send during the storm;
+	// resolveFor how long the requests given up are resent afterwards.
+	giveUpAfter, resolveFor time.Duration
+	logf                    func(format string, a ...any)
+	// deadline, when set (--duration), is when no more requests start:
+	// stop is closed then (see window.go); unsent counts the requests
+	// withdrawn.
+	deadline time.Time
+	stop     chan struct{}
+	unsent   atomic.Int64
 
 	mu    sync.Mutex
 	stats [numEndpoints]*endpointStats
@@ -90,10 +104,17 @@ type runner struct {
 	all   *hdrhistogram.Histogram // every measured attempt, for progress
 	// answers keeps the first 200 answer to each key that the delivery plan
 	// sends more than once (no other key can be answered 200 twice).
-	answers  map[string]*keyAnswers
-	problems []string // failures of the storm itself
-	nProblem int
-	phases   [numPhases]time.Duration
+	answers map[string]*keyAnswers
+	// lastGiveUp is the last answer of each request given up, by key.
+	lastGiveUp map[string]string
+	problems   []string // failures of the storm itself
+	nProblem   int
+	// pending are the requests of the current phase given up after
+	// retries, to be resent by resolve; unresolved counts those still
+	// unanswered after it.
+	pending    []Request
+	unresolved int
+	phases     [numPhases]time.Duration
 	// authorizeRate is the 200 answers to authorize per second of the
 	// authorize phases, which send nothing else.
 	authorizeOK   int
@@ -114,7 +135,8 @@ type keyAnswers struct {
 }
 
 func newRunner(client *caller.Client, l loop, m *model, start time.Time) *runner {
-	x := &runner{client: client, loop: l, model: m, tl: newTimeline(start), all: newHist(), answers: map[string]*keyAnswers{}}
+	x := &runner{client: client, loop: l, model: m, tl: newTimeline(start), all: newHist(), answers: map[string]*keyAnswers{}, lastGiveUp: map[string]string{},
+		giveUpAfter: DefaultGiveUpAfter, resolveFor: DefaultResolveTimeout, logf: func(string, ...any) {}}
 	for i := range x.stats {
 		x.stats[i] = &endpointStats{statuses: map[int]int{}, hist: newHist()}
 	}
@@ -191,12 +213,17 @@ func (x *runner) run(ctx context.Context, p Plan) error {
 			}
 		}
 		x.phase.Store(int64(ph))
+		if x.stopped() {
+			x.withdraw(reqs)
+			continue
+		}
 		start := time.Now()
 		if x.loop.rate > 0 {
 			x.openLoop(ctx, rs, reqs)
 		} else {
 			x.closedLoop(ctx, rs, reqs)
 		}
+		x.resolve(ctx, rs)
 		took := time.Since(start)
 		x.mu.Lock()
 		x.phases[ph] += took
@@ -225,9 +252,12 @@ func (x *runner) closedLoop(ctx context.Context, rs *roundState, reqs []Request)
 		})
 	}
 feed:
-	for _, r := range reqs {
+	for i, r := range reqs {
 		select {
 		case work <- r:
+		case <-x.stop:
+			x.withdraw(reqs[i:])
+			break feed
 		case <-ctx.Done():
 			break feed
 		}
@@ -250,18 +280,28 @@ func (x *runner) openLoop(ctx context.Context, rs *roundState, reqs []Request) {
 			t := time.NewTimer(d)
 			select {
 			case <-t.C:
+			case <-x.stop:
 			case <-ctx.Done():
-				t.Stop()
 			}
+			t.Stop()
+		}
+		if x.stopped() {
+			x.withdraw(reqs[i:])
+			break
 		}
 		if ctx.Err() != nil {
 			break
 		}
 		select {
 		case sem <- struct{}{}:
+		case <-x.stop:
 		case <-ctx.Done():
 		}
 		if ctx.Err() != nil {
+			break
+		}
+		if x.stopped() {
+			x.withdraw(reqs[i:])
 			break
 		}
 		wg.Go(func() {
@@ -302,6 +342,7 @@ func (x *runner) deliver(ctx context.Context, rs *roundState, r Request, intende
 	if r.HoldOf != "" {
 		ref := x.model.holdRef(r.HoldOf)
 		if ref == "" {
+			x.model.unsettled(r)
 			x.fail("seq %d %s: payout %s has no approved hold; not sent", r.Seq, r.Endpoint, r.HoldOf)
 			return
 		}
@@ -315,21 +356,26 @@ func (x *runner) deliver(ctx context.Context, rs *roundState, r Request, intende
 		intended = time.Time{} // the next send is a retry, measured from its own start
 	}
 	var final map[string]any
+	var gaveUp bool
 	if r.Delivery.Concurrent {
 		var wg sync.WaitGroup
 		var second map[string]any
-		wg.Go(func() { final = x.send(ctx, r, r.Delivery.Drop, intended, multi) })
-		wg.Go(func() { second = x.send(ctx, r, r.Delivery.Drop, intended, multi) })
+		var gaveUp2 bool
+		wg.Go(func() { final, gaveUp = x.send(ctx, r, r.Delivery.Drop, intended, multi) })
+		wg.Go(func() { second, gaveUp2 = x.send(ctx, r, r.Delivery.Drop, intended, multi) })
 		wg.Wait()
 		x.count(r.Endpoint, func(s *endpointStats) { s.replays++ })
 		if final == nil {
-			final = second
+			final, gaveUp = second, gaveUp || gaveUp2
 		}
 	} else {
-		final = x.send(ctx, r, r.Delivery.Drop, intended, multi)
+		final, gaveUp = x.send(ctx, r, r.Delivery.Drop, intended, multi)
 	}
 	if final == nil {
-		return // send recorded why
+		if gaveUp {
+			x.giveUp(r)
+		}
+		return // else send recorded why
 	}
 	if r.Delivery.Duplicate {
 		x.count(r.Endpoint, func(s *endpointStats) { s.replays++ })
@@ -379,28 +425,42 @@ func statusOr(r *caller.Reply) int {
 }
 
 // send delivers r under the retry policy and returns the opened service
-// claims of the 200 answer, or nil after recording why there is none.
-// retrying says the first attempt is already a retry (its answer was lost);
-// intended, when set, is the open loop's send time of the first attempt;
-// keep says the answer is kept for the replay-consistency check.
-func (x *runner) send(ctx context.Context, r Request, retrying bool, intended time.Time, keep bool) map[string]any {
-	deadline := time.Now().Add(maxRetryTime)
+// claims of the 200 answer. Without one it returns nil and whether it gave
+// r up after retries (the caller then queues it for resolve); any other
+// reason is recorded as a failure. retrying says the first attempt is
+// already a retry (its answer was lost); intended, when set, is the open
+// loop's send time of the first attempt; keep says the answer is kept for
+// the replay-consistency check.
+func (x *runner) send(ctx context.Context, r Request, retrying bool, intended time.Time, keep bool) (map[string]any, bool) {
+	return x.sendUntil(ctx, r, sendBounds{retrying: retrying, intended: intended, keep: keep,
+		deadline: time.Now().Add(x.giveUpAfter), attempts: maxAttempts})
+}
+
+// sendBounds are the options of one sendUntil.
+type sendBounds struct {
+	retrying, keep bool
+	intended       time.Time
+	deadline       time.Time // no attempt starts after it
+	attempts       int       // 0: no bound but deadline
+}
+
+func (x *runner) sendUntil(ctx context.Context, r Request, b sendBounds) (map[string]any, bool) {
 	var last string
-	for attempt := 0; attempt < maxAttempts; attempt++ {
-		if attempt > 0 || retrying {
+	for attempt := 0; b.attempts == 0 || attempt < b.attempts; attempt++ {
+		if attempt > 0 || b.retrying {
 			x.count(r.Endpoint, func(s *endpointStats) { s.retried++ })
 			x.mu.Lock()
 			x.tl.retry(time.Now())
 			x.mu.Unlock()
 		}
 		start := time.Now()
-		if attempt == 0 && !intended.IsZero() {
-			start = intended
+		if attempt == 0 && !b.intended.IsZero() {
+			start = b.intended
 		}
 		reply, err := x.client.Send(ctx, r.Endpoint, r.Service)
 		end := time.Now()
 		if ctx.Err() != nil {
-			return nil
+			return nil, false
 		}
 		x.attempt(r.Endpoint, start, end, statusOr(reply), err != nil && reply == nil, true)
 		var wait time.Duration
@@ -409,14 +469,14 @@ func (x *runner) send(ctx context.Context, r Request, retrying bool, intended ti
 			// A 200 whose answer does not open or is not a proper response:
 			// the caller cannot trust it, and a retry would get the same.
 			x.fail("seq %d %s: status %d with an unusable answer: %v", r.Seq, r.Endpoint, reply.Status, err)
-			return nil
+			return nil, false
 		case err != nil:
 			last = "transport error: " + err.Error()
 		case reply.Status == http.StatusOK:
-			if keep {
+			if b.keep {
 				x.record(r, reply.Service)
 			}
-			return reply.Service
+			return reply.Service, false
 		case reply.Retryable():
 			last = fmt.Sprintf("status %d %s", reply.Status, problemType(reply))
 			if s, perr := strconv.Atoi(strings.TrimSpace(reply.RetryAfter)); perr == nil && s >= 0 {
@@ -424,24 +484,39 @@ func (x *runner) send(ctx context.Context, r Request, retrying bool, intended ti
 			}
 		default:
 			x.terminal(r, reply)
-			return nil
+			return nil, false
 		}
-		backoff := min(backoffBase<<min(attempt, 10), backoffMax)
-		backoff = backoff/2 + rand.N(backoff/2+1)
-		wait = max(wait, backoff)
-		if time.Now().Add(wait).After(deadline) {
+		if !x.backoff(ctx, attempt, wait, b.deadline) {
 			break
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		}
 	}
-	x.fail("seq %d %s key %s: gave up after retries; last: %s", r.Seq, r.Endpoint, str(r.Service, "idempotencyKey"), last)
-	return nil
+	if ctx.Err() != nil {
+		return nil, false
+	}
+	x.mu.Lock()
+	x.lastGiveUp[str(r.Service, "idempotencyKey")] = last
+	x.mu.Unlock()
+	return nil, true
+}
+
+// backoff waits before the next attempt: exponential with jitter, at least
+// wait (a Retry-After). It returns false when the next attempt would start
+// after deadline, or ctx ended.
+func (x *runner) backoff(ctx context.Context, attempt int, wait time.Duration, deadline time.Time) bool {
+	backoff := min(backoffBase<<min(attempt, 10), backoffMax)
+	backoff = backoff/2 + rand.N(backoff/2+1)
+	wait = max(wait, backoff)
+	if time.Now().Add(wait).After(deadline) {
+		return false
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // terminal records a terminal answer. Two refusals say that every request

@@ -90,7 +90,7 @@ func TestRetryPolicy(t *testing.T) {
 		t.Parallel()
 		f := &fakeLedger{script: []int{503, 429, 408, 500}}
 		x := testRunner(t, f)
-		svc := x.send(context.Background(), authorizeRequest(), false, time.Time{}, true)
+		svc, _ := x.send(context.Background(), authorizeRequest(), false, time.Time{}, true)
 		st := authStats(x)
 		if svc == nil || str(svc, "holdReference") != "hold-1" || f.calls != 5 || st.retried != 4 || st.sent != 5 || st.ok != 1 || x.nProblem != 0 {
 			t.Fatalf("svc %v calls %d stats %+v problems %v", svc, f.calls, st, x.problems)
@@ -104,7 +104,7 @@ func TestRetryPolicy(t *testing.T) {
 			t.Parallel()
 			f := &fakeLedger{script: []int{status}}
 			x := testRunner(t, f)
-			if svc := x.send(context.Background(), authorizeRequest(), false, time.Time{}, true); svc != nil || f.calls != 1 || x.nProblem != 1 ||
+			if svc, _ := x.send(context.Background(), authorizeRequest(), false, time.Time{}, true); svc != nil || f.calls != 1 || x.nProblem != 1 ||
 				!strings.Contains(x.problems[0], "terminal status") {
 				t.Fatalf("svc %v calls %d problems %v", svc, f.calls, x.problems)
 			}
@@ -115,7 +115,7 @@ func TestRetryPolicy(t *testing.T) {
 		x := newRunner(&caller.Client{BaseURL: "http://127.0.0.1:1/ledger", Key: envelope.Key{Secret: bytes.Repeat([]byte{7}, 32)}}, loop{conc: 1}, nil, time.Now())
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
-		if svc := x.send(ctx, authorizeRequest(), false, time.Time{}, true); svc != nil {
+		if svc, _ := x.send(ctx, authorizeRequest(), false, time.Time{}, true); svc != nil {
 			t.Fatal("an answer from nowhere")
 		}
 		if st := authStats(x); st.transport < 2 || st.retried < 1 {

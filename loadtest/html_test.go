@@ -142,7 +142,8 @@ func TestHTMLReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"a note &lt;b&gt;not bold&lt;/b&gt;", "Against the ceiling", "ledgerd SIGKILL, restarted", "payout x: 2 holds, want 1", "not checked: no report within 5m0s"} {
+	for _, want := range []string{"a note &lt;b&gt;not bold&lt;/b&gt;", "Against the ceiling", "ledgerd SIGKILL, restarted", "payout x: 2 holds, want 1", "not checked: no report within 5m0s",
+		"<th class=\"num\">p95 ms</th>", "<th class=\"num\">p99.9 ms</th>", "p99.9", "p95"} {
 		if !bytes.Contains(b, []byte(want)) {
 			t.Errorf("the page lacks %q", want)
 		}
@@ -156,7 +157,13 @@ func TestHTMLReport(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	AssertChartsDrew(t, BrowserDOM(t, path), 11)
+	dom := BrowserDOM(t, path)
+	AssertChartsDrew(t, dom, 15)
+	for _, ep := range endpoints {
+		if !regexp.MustCompile(`<canvas[^>]*class="chart eplat"[^>]*data-endpoint="` + ep + `"[^>]*data-drawn="[1-9]`).MatchString(dom) {
+			t.Errorf("no latency-over-time chart drawn for %s", ep)
+		}
+	}
 
 	bare := fullReport()
 	bare.Outages, bare.Resources, bare.Ceiling = nil, nil, nil
@@ -164,8 +171,8 @@ func TestHTMLReport(t *testing.T) {
 	if err := WriteHTML(path, bare); err != nil {
 		t.Fatal(err)
 	}
-	dom := BrowserDOM(t, path)
-	AssertChartsDrew(t, dom, 7)
+	dom = BrowserDOM(t, path)
+	AssertChartsDrew(t, dom, 11)
 	if !strings.Contains(dom, "No chaos in this run") || !strings.Contains(dom, "No readings of ledgerd") {
 		t.Error("a report without chaos or readings does not say so")
 	}

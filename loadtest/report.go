@@ -15,23 +15,31 @@ import (
 // Report is the JSON report of a run (--report), the source of the table
 // printed at the end and of the HTML report (--html).
 type Report struct {
-	Command           string           `json:"command"`
-	OK                bool             `json:"ok"`
-	Prefix            string           `json:"prefix"`
-	Seed              int64            `json:"seed"`
-	ProviderID        string           `json:"providerID"`
-	Callbacks         string           `json:"callbacks"`
-	Admin             string           `json:"admin"`
-	SecretFingerprint string           `json:"secretFingerprint"`
-	StartedAt         time.Time        `json:"startedAt"`
-	FinishedAt        time.Time        `json:"finishedAt"`
-	Settings          Settings         `json:"settings"`
-	Phases            []PhaseReport    `json:"phases"`
-	Rounds            int              `json:"rounds"`
-	Endpoints         []EndpointReport `json:"endpoints"`
-	Overall           Overall          `json:"overall"`
-	Checks            []Check          `json:"checks"`
-	Reconciliation    Reconciliation   `json:"reconciliation"`
+	Command           string        `json:"command"`
+	OK                bool          `json:"ok"`
+	Prefix            string        `json:"prefix"`
+	Seed              int64         `json:"seed"`
+	ProviderID        string        `json:"providerID"`
+	Callbacks         string        `json:"callbacks"`
+	Admin             string        `json:"admin"`
+	SecretFingerprint string        `json:"secretFingerprint"`
+	StartedAt         time.Time     `json:"startedAt"`
+	FinishedAt        time.Time     `json:"finishedAt"`
+	Settings          Settings      `json:"settings"`
+	Phases            []PhaseReport `json:"phases"`
+	Rounds            int           `json:"rounds"`
+	// WindowSeconds is the time requests were started in: with --duration
+	// at most that; DrainSeconds the time after it that the requests in
+	// flight took to finish (retries, and resending what was given up);
+	// Unsent the requests of the last round withdrawn, not started by the
+	// deadline (the checks leave them out).
+	WindowSeconds  float64          `json:"windowSeconds"`
+	DrainSeconds   float64          `json:"drainSeconds"`
+	Unsent         int              `json:"unsent"`
+	Endpoints      []EndpointReport `json:"endpoints"`
+	Overall        Overall          `json:"overall"`
+	Checks         []Check          `json:"checks"`
+	Reconciliation Reconciliation   `json:"reconciliation"`
 	// Notes are things a reader must know to read the figures (a replay
 	// of stored answers, a setting overridden).
 	Notes []string `json:"notes,omitempty"`
@@ -92,10 +100,12 @@ type PhaseReport struct {
 
 // Latency is a set of percentiles in milliseconds.
 type Latency struct {
-	P50 float64 `json:"p50"`
-	P90 float64 `json:"p90"`
-	P99 float64 `json:"p99"`
-	Max float64 `json:"max"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	P999 float64 `json:"p999"`
+	Max  float64 `json:"max"`
 }
 
 // EndpointReport is one callback endpoint's traffic.
@@ -105,10 +115,14 @@ type EndpointReport struct {
 	// OK 200 answers; Retried attempts after a lost or retryable answer;
 	// Replays deliberate repeats (in sequence or at once); Dropped answers
 	// discarded as lost.
-	Requests  int            `json:"requests"`
-	Sent      int            `json:"sent"`
-	OK        int            `json:"ok"`
-	Retried   int            `json:"retried"`
+	Requests int `json:"requests"`
+	Sent     int `json:"sent"`
+	OK       int `json:"ok"`
+	Retried  int `json:"retried"`
+	// GivenUp are requests given up after retries during the storm and
+	// resent at the end of their phase; Resolved those answered then.
+	GivenUp   int            `json:"givenUp"`
+	Resolved  int            `json:"resolved"`
 	Replays   int            `json:"replays"`
 	Dropped   int            `json:"dropped"`
 	Transport int            `json:"transportErrors"`
@@ -128,6 +142,15 @@ type Overall struct {
 	ThroughputOK  float64 `json:"throughputOkPerSec"`
 	ThroughputAll float64 `json:"throughputSentPerSec"`
 	LatencyMs     Latency `json:"latencyMs"`
+	// GivenUp are requests given up after retries (then resent), Resolved
+	// those answered once resent, Unresolved those never answered: they
+	// fail the run. Lost counts the accounts and holds whose ledger state
+	// differs from what the answers imply (the money checks' failures):
+	// given up is not lost.
+	GivenUp    int `json:"givenUp"`
+	Resolved   int `json:"resolved"`
+	Unresolved int `json:"unresolved"`
+	Lost       int `json:"lost"`
 	// AuthorizeOKPerSec is 200 answers per second of the authorize phases,
 	// which send nothing but first authorizes.
 	AuthorizeOKPerSec float64 `json:"authorizeOkPerSec"`
@@ -141,7 +164,7 @@ func (x *runner) endpointReports() ([]EndpointReport, Overall) {
 	var first, last time.Time
 	for i, ep := range endpoints {
 		s := x.stats[i]
-		er := EndpointReport{Endpoint: ep, Requests: s.requests, Sent: s.sent, OK: s.ok, Retried: s.retried, Replays: s.replays,
+		er := EndpointReport{Endpoint: ep, Requests: s.requests, Sent: s.sent, OK: s.ok, Retried: s.retried, GivenUp: s.givenUp, Resolved: s.resolved, Replays: s.replays,
 			Dropped: s.dropped, Transport: s.transport, Statuses: map[string]int{}, LatencyMs: latencyOf(s.hist)}
 		for code, n := range s.statuses {
 			er.Statuses[strconv.Itoa(code)] = n
@@ -158,6 +181,8 @@ func (x *runner) endpointReports() ([]EndpointReport, Overall) {
 		all.Requests += er.Requests
 		all.Sent += er.Sent
 		all.OK += er.OK
+		all.GivenUp += er.GivenUp
+		all.Resolved += er.Resolved
 		out = append(out, er)
 	}
 	if span := last.Sub(first); span > 0 {
@@ -166,6 +191,7 @@ func (x *runner) endpointReports() ([]EndpointReport, Overall) {
 		all.ThroughputAll = round(float64(all.Sent) / span.Seconds())
 	}
 	all.LatencyMs = latencyOf(x.all)
+	all.Unresolved = x.unresolved
 	if x.authorizeTime > 0 {
 		all.AuthorizeOKPerSec = round(float64(x.stats[endpointIndex(claims.Authorize)].ok) / x.authorizeTime.Seconds())
 	}
@@ -212,7 +238,8 @@ func (r *Report) printSettings(w io.Writer) {
 		fmt.Fprintf(w, "closed loop, concurrency %d", st.Concurrency)
 	}
 	if st.DurationSeconds > 0 {
-		fmt.Fprintf(w, ", %d rounds in %s", r.Rounds, time.Duration(st.DurationSeconds*float64(time.Second)))
+		fmt.Fprintf(w, ", --duration %s: %d rounds started in %.2fs, %d requests not started by then, %.2fs drain of those in flight",
+			time.Duration(st.DurationSeconds*float64(time.Second)), r.Rounds, r.WindowSeconds, r.Unsent, r.DrainSeconds)
 	}
 	fmt.Fprintln(w)
 	for _, p := range r.Phases {
@@ -227,19 +254,25 @@ func (r *Report) printSettings(w io.Writer) {
 // the run's throughput.
 func (r *Report) printTraffic(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "endpoint\trequests\tsent\tok\tretried\treplays\tdropped\tp50 ms\tp90 ms\tp99 ms\tmax ms\tok/s\tstatuses\t")
+	fmt.Fprintln(tw, "endpoint\trequests\tsent\tok\tretried\treplays\tdropped\tp50 ms\tp90 ms\tp95 ms\tp99 ms\tp99.9 ms\tmax ms\tok/s\tstatuses\t")
 	for _, e := range r.Endpoints {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t%s\t\n", e.Endpoint, e.Requests, e.Sent, e.OK, e.Retried,
-			e.Replays, e.Dropped, e.LatencyMs.P50, e.LatencyMs.P90, e.LatencyMs.P99, e.LatencyMs.Max, e.RatePerSec, statusCounts(e))
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s%.1f\t%s\t\n", e.Endpoint, e.Requests, e.Sent, e.OK, e.Retried,
+			e.Replays, e.Dropped, latencyCells(e.LatencyMs), e.RatePerSec, statusCounts(e))
 	}
 	o := r.Overall
-	fmt.Fprintf(tw, "all\t%d\t%d\t%d\t\t\t\t%.2f\t%.2f\t%.2f\t%.2f\t%.1f\t\t\n", o.Requests, o.Sent, o.OK,
-		o.LatencyMs.P50, o.LatencyMs.P90, o.LatencyMs.P99, o.LatencyMs.Max, o.ThroughputOK)
+	fmt.Fprintf(tw, "all\t%d\t%d\t%d\t\t\t\t%s%.1f\t\t\n", o.Requests, o.Sent, o.OK, latencyCells(o.LatencyMs), o.ThroughputOK)
 	_ = tw.Flush()
 	fmt.Fprintf(w, "\n%.2fs, %.1f answers/s, %.1f requests sent/s; authorize alone %.1f answers/s\n", o.Seconds, o.ThroughputOK, o.ThroughputAll, o.AuthorizeOKPerSec)
+	fmt.Fprintf(w, "given up after retries %d (resent once ledgerd answered again: %d answered, %d unresolved); lost %d (accounts and holds not as answered)\n",
+		o.GivenUp, o.Resolved, o.Unresolved, o.Lost)
 	if r.Settings.Loop == "open" {
 		fmt.Fprintln(w, "latencies are measured from each request's intended send time (open loop)")
 	}
+}
+
+// latencyCells are a Latency's percentiles as tab-ended table cells.
+func latencyCells(l Latency) string {
+	return fmt.Sprintf("%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t", l.P50, l.P90, l.P95, l.P99, l.P999, l.Max)
 }
 
 // statusCounts returns an endpoint's answers by status, and its transport
@@ -290,7 +323,11 @@ func printChecks(w io.Writer, checks []Check) {
 		if c.NotChecked != "" {
 			fmt.Fprintf(w, "%s %s (%s)\n", mark, c.Name, c.NotChecked)
 		} else {
-			fmt.Fprintf(w, "%s %s (%d checked, %d failed)\n", mark, c.Name, c.Checked, c.Failed)
+			fmt.Fprintf(w, "%s %s (%d checked, %d failed", mark, c.Name, c.Checked, c.Failed)
+			if c.Unsettled > 0 {
+				fmt.Fprintf(w, ", %d left out: an unresolved request touches them", c.Unsettled)
+			}
+			fmt.Fprintln(w, ")")
 		}
 		for _, d := range c.Detail {
 			fmt.Fprintf(w, "       %s\n", d)

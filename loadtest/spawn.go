@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/provider-ledger/adapter/internal/datadir"
+
 	"github.com/provider-ledger/adapter/callbacks/caller"
 
 	"github.com/spf13/cobra"
@@ -308,23 +310,17 @@ func goTool() string {
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 
-// moduleRoot finds the adapter's module root from the working directory up.
+// moduleRoot finds the adapter's source tree from the working directory
+// up (internal/datadir.Root: its go.mod and cmd/ledgerd).
 func moduleRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.Contains(string(b), "module github.com/provider-ledger/adapter\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("not inside a checkout of the adapter (no go.mod of github.com/provider-ledger/adapter above the working directory): run spawn from the checkout, or give --ledgerd-bin")
-		}
-		dir = parent
+	if root := datadir.Root(dir); root != "" {
+		return root, nil
 	}
+	return "", errors.New("not inside a checkout of the adapter (no go.mod with cmd/ledgerd above the working directory): run spawn from the checkout, or give --ledgerd-bin")
 }
 
 func freePort() (int, error) {
@@ -372,7 +368,7 @@ func (sp *spawned) configure(ctx context.Context, cfg spawnConfig) error {
 			return err
 		}
 		sp.serverURL = server
-		if err := psql(ctx, server, `CREATE DATABASE "`+name+`"`); err != nil {
+		if err := execSQL(ctx, server, `CREATE DATABASE "`+name+`"`); err != nil {
 			return fmt.Errorf("creating the scratch database %s: %w", name, err)
 		}
 		sp.scratch = append(sp.scratch, name)
@@ -427,18 +423,12 @@ func withDatabase(dbURL, name string) (string, string, error) {
 	return scratch.String(), server.String(), nil
 }
 
-// psql runs one statement through psql.
-func psql(ctx context.Context, dbURL, sql string) error {
+// execSQL runs one statement on dbURL over its own connection (CREATE and
+// DROP DATABASE cannot run in a transaction, nor through a pool's).
+func execSQL(ctx context.Context, dbURL, sql string) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", sql, dbURL).CombinedOutput()
-	if errors.Is(err, exec.ErrNotFound) {
-		return errors.New("psql is not on PATH: install the PostgreSQL client (Debian: postgresql-client)")
-	}
-	if err != nil {
-		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
-	}
-	return nil
+	return embedpg.Exec(ctx, dbURL, sql)
 }
 
 // startLedgerd starts the ledgerd process, its output appended to the log.
@@ -585,7 +575,7 @@ func (sp *spawned) teardown(ctx context.Context) {
 // dropScratch drops the scratch databases (DATABASE_URL mode).
 func (sp *spawned) dropScratch(ctx context.Context) {
 	for _, name := range sp.scratch {
-		if err := psql(ctx, sp.serverURL, `DROP DATABASE IF EXISTS "`+name+`" WITH (FORCE)`); err != nil {
+		if err := execSQL(ctx, sp.serverURL, `DROP DATABASE IF EXISTS "`+name+`" WITH (FORCE)`); err != nil {
 			sp.logf("dropping the scratch database %s: %v", name, err)
 		}
 	}
@@ -616,11 +606,11 @@ func (sp *spawned) postgresVersion(ctx context.Context) string {
 		}
 		return strings.TrimSpace(string(out))
 	}
-	out, err := exec.CommandContext(ctx, "psql", "-X", "-tAc", "SELECT version()", sp.serverURL).Output()
+	v, err := embedpg.Version(ctx, sp.serverURL)
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(string(out))
+	return v
 }
 
 // ceilingURL is a scratch database on the ledger's Postgres server for the
@@ -647,7 +637,7 @@ func (sp *spawned) ceilingURL(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := psql(ctx, sp.serverURL, `CREATE DATABASE "`+name+`"`); err != nil {
+	if err := execSQL(ctx, sp.serverURL, `CREATE DATABASE "`+name+`"`); err != nil {
 		return "", err
 	}
 	sp.scratch = append(sp.scratch, name)

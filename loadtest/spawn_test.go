@@ -101,7 +101,9 @@ func TestSpawnChaos(t *testing.T) {
 	if left := postgresOf(work); len(left) > 0 {
 		t.Errorf("processes of the spawn left running: %q", left)
 	}
-	loadtest.AssertChartsDrew(t, loadtest.BrowserDOM(t, html), 11)
+	// Throughput, latency, four latency-over-time charts (one per endpoint),
+	// four histograms, statuses, outages and three resource charts.
+	loadtest.AssertChartsDrew(t, loadtest.BrowserDOM(t, html), 15)
 }
 
 var scratchName = regexp.MustCompile(`scratch database (loadtest_[0-9a-f]+)`)
@@ -112,6 +114,8 @@ var scratchName = regexp.MustCompile(`scratch database (loadtest_[0-9a-f]+)`)
 // the bench cycles against pgbench on the same server.
 func TestSpawnDatabaseURL(t *testing.T) {
 	tooltest.SkipShort(t, "builds ledgerd, storms it under chaos and measures the pgbench ceiling")
+	tooltest.Require(t, "pgbench") // --ceiling
+	tooltest.Require(t, "psql")
 	t.Parallel()
 	server := os.Getenv("TEST_DATABASE_URL")
 	if server == "" {

@@ -43,9 +43,13 @@ type driveConfig struct {
 	html       string
 	json       bool
 	reconcile  time.Duration
-	progress   time.Duration
-	sample     time.Duration
-	rssLimitMB float64
+	// giveUpAfter and resolveFor: see runner.
+	giveUpAfter, resolveFor time.Duration
+	thresholdExprs          []string
+	thresholds              []threshold
+	progress                time.Duration
+	sample                  time.Duration
+	rssLimitMB              float64
 	// replay
 	in         string
 	prefixMode string // "auto", "fresh" (--reprefix) or "keep" (--keep-prefix)
@@ -270,6 +274,9 @@ type stormResult struct {
 	phaseRequests [numPhases]int
 	outages       []Outage
 	resources     Resources
+	// window is the time requests were started in (at most --duration);
+	// drain the time after it that in-flight work took to finish.
+	window, drain time.Duration
 }
 
 // storm sends the rounds (one, without --duration) with the progress line,
@@ -286,6 +293,10 @@ func (s *session) storm(ctx context.Context, src *planSource, first Plan, m *mod
 	go smp.run(sctx)
 
 	st := stormResult{x: newRunner(client, cfg.loop, m, start)}
+	st.x.giveUpAfter, st.x.resolveFor, st.x.logf = cfg.giveUpAfter, cfg.resolveFor, s.logf
+	if cfg.duration > 0 {
+		st.x.setDeadline(start.Add(cfg.duration))
+	}
 	prog := newProgress(s.stderr, s.hooks.Terminal, cfg.progress, "loadtest "+cfg.cmd, st.x, start, cfg.duration)
 	prog.begin()
 	if s.chaos != nil {
@@ -312,6 +323,10 @@ func (s *session) storm(ctx context.Context, src *planSource, first Plan, m *mod
 		}
 	}
 	end := time.Since(start)
+	st.window, st.drain = end, 0
+	if cfg.duration > 0 && end > cfg.duration {
+		st.window, st.drain = cfg.duration, end-cfg.duration
+	}
 	prog.end()
 	if s.chaos != nil {
 		st.outages = s.chaos.wait(st.err != nil)
@@ -336,6 +351,7 @@ func (s *session) storm(ctx context.Context, src *planSource, first Plan, m *mod
 func (s *session) describe(rep *Report, st stormResult, first Plan) {
 	x := st.x
 	rep.Rounds = st.rounds
+	rep.WindowSeconds, rep.DrainSeconds, rep.Unsent = round2(st.window.Seconds()), round2(st.drain.Seconds()), int(x.unsent.Load())
 	rep.Settings = s.settings(first)
 	for ph := range numPhases {
 		rep.Phases = append(rep.Phases, PhaseReport{Name: phaseNames[ph], Requests: st.phaseRequests[ph], Seconds: round2(x.phases[ph].Seconds())})
@@ -370,11 +386,14 @@ func (s *session) check(ctx context.Context, rep *Report, st stormResult, first 
 	rep.Checks = append(rep.Checks, Check{Name: "replays: every 200 answer to one idempotency key decrypts to the same outcome, references and reason",
 		OK: nDiff == 0, Checked: repeated, Failed: nDiff, Detail: diffs})
 	x.mu.Lock()
-	rep.Checks = append(rep.Checks, Check{Name: "requests: every request answered 200 approved with its references (no terminal 4xx, none given up)",
+	rep.Checks = append(rep.Checks, Check{Name: "requests: every request answered 200 approved with its references (no terminal 4xx, none unresolved)",
 		OK: x.nProblem == 0, Checked: rep.Overall.Requests, Failed: x.nProblem, Detail: x.problems})
 	rep.Failures, rep.FailureCount = x.problems, x.nProblem
 	x.mu.Unlock()
 	rep.Checks = append(rep.Checks, ledger...)
+	for _, c := range ledger {
+		rep.Overall.Lost += c.Failed
+	}
 	s.logf("reconciling (up to %s)", cfg.reconcile)
 	rep.Reconciliation = reconcile(ctx, s.adm, m, cfg.reconcile)
 	rep.Checks = append(rep.Checks, rep.Reconciliation.check())
@@ -383,6 +402,9 @@ func (s *session) check(ctx context.Context, rep *Report, st stormResult, first 
 	}
 	if s.chaos != nil {
 		rep.Checks = append(rep.Checks, s.chaos.check(st.outages))
+	}
+	for _, t := range cfg.thresholds {
+		rep.Checks = append(rep.Checks, t.check(rep))
 	}
 	if s.ceiling != nil && ctx.Err() == nil {
 		rep.Ceiling = s.ceiling(ctx, s.key)

@@ -30,6 +30,8 @@ type bucket struct {
 	// hist holds the measured latencies, in µs, with two significant
 	// digits (a 1 % error: enough for a chart, and ~20 KB).
 	hist *hdrhistogram.Histogram
+	// eph is each endpoint's share of hist.
+	eph [numEndpoints]*hdrhistogram.Histogram
 }
 
 func (b *bucket) merge(o *bucket) {
@@ -48,6 +50,14 @@ func (b *bucket) merge(o *bucket) {
 			b.hist = newBucketHist()
 		}
 		b.hist.Merge(o.hist)
+	}
+	for e, h := range o.eph {
+		if h != nil {
+			if b.eph[e] == nil {
+				b.eph[e] = newBucketHist()
+			}
+			b.eph[e].Merge(h)
+		}
 	}
 }
 
@@ -102,6 +112,10 @@ func (t *timeline) attempt(ep int, end time.Time, status int, transportErr, meas
 			b.hist = newBucketHist()
 		}
 		_ = b.hist.RecordValue(max(latMicros, 1))
+		if b.eph[ep] == nil {
+			b.eph[ep] = newBucketHist()
+		}
+		_ = b.eph[ep].RecordValue(max(latMicros, 1))
 	}
 }
 
@@ -119,11 +133,10 @@ type Series struct {
 	// HTTP attempt per second.
 	OKPerSec   map[string][]float64 `json:"okPerSec"`
 	SentPerSec []float64            `json:"sentPerSec"`
-	// P50 … Max are over every endpoint's measured attempts.
-	P50 []float64 `json:"p50Ms"`
-	P90 []float64 `json:"p90Ms"`
-	P99 []float64 `json:"p99Ms"`
-	Max []float64 `json:"maxMs"`
+	// LatencySeries is over every endpoint's measured attempts;
+	// ByEndpoint over each endpoint's.
+	LatencySeries
+	ByEndpoint map[string]LatencySeries `json:"latencyByEndpoint"`
 	// Statuses counts non-200 answers by status ("503") and transport
 	// errors ("transport") per point; Retries the attempts that retried;
 	// Dropped the answers discarded as lost.
@@ -132,10 +145,36 @@ type Series struct {
 	Dropped  []int            `json:"dropped"`
 }
 
+// LatencySeries are latency percentiles over time, in milliseconds, -1
+// where a point has no measured attempt.
+type LatencySeries struct {
+	P50  []float64 `json:"p50Ms"`
+	P90  []float64 `json:"p90Ms"`
+	P95  []float64 `json:"p95Ms"`
+	P99  []float64 `json:"p99Ms"`
+	P999 []float64 `json:"p999Ms"`
+	Max  []float64 `json:"maxMs"`
+}
+
+// add appends the percentiles of h (-1 each when h is empty).
+func (l *LatencySeries) add(h *hdrhistogram.Histogram) {
+	q := func(p float64) float64 {
+		if h == nil || h.TotalCount() == 0 {
+			return -1
+		}
+		if p == 100 {
+			return msOf(h.Max())
+		}
+		return msOf(h.ValueAtQuantile(p))
+	}
+	l.P50, l.P90, l.P95 = append(l.P50, q(50)), append(l.P90, q(90)), append(l.P95, q(95))
+	l.P99, l.P999, l.Max = append(l.P99, q(99)), append(l.P999, q(99.9)), append(l.Max, q(100))
+}
+
 // series turns the timeline into Series.
 func (t *timeline) series() Series {
 	width := t.width.Seconds()
-	s := Series{BucketSeconds: width, OKPerSec: map[string][]float64{}, Statuses: map[string][]int{}}
+	s := Series{BucketSeconds: width, OKPerSec: map[string][]float64{}, Statuses: map[string][]int{}, ByEndpoint: map[string]LatencySeries{}}
 	n := len(t.buckets)
 	for _, b := range t.buckets {
 		for c := range b.statuses {
@@ -149,12 +188,6 @@ func (t *timeline) series() Series {
 	}
 	for _, ep := range endpoints {
 		s.OKPerSec[ep] = make([]float64, n)
-	}
-	q := func(h *hdrhistogram.Histogram, p float64) float64 {
-		if h == nil || h.TotalCount() == 0 {
-			return -1
-		}
-		return msOf(h.ValueAtQuantile(p))
 	}
 	for i, b := range t.buckets {
 		sent := 0
@@ -172,13 +205,11 @@ func (t *timeline) series() Series {
 		s.SentPerSec = append(s.SentPerSec, round(float64(sent)/width))
 		s.Retries = append(s.Retries, b.retries)
 		s.Dropped = append(s.Dropped, b.dropped)
-		s.P50 = append(s.P50, q(b.hist, 50))
-		s.P90 = append(s.P90, q(b.hist, 90))
-		s.P99 = append(s.P99, q(b.hist, 99))
-		if b.hist == nil || b.hist.TotalCount() == 0 {
-			s.Max = append(s.Max, -1)
-		} else {
-			s.Max = append(s.Max, msOf(b.hist.Max()))
+		s.LatencySeries.add(b.hist)
+		for e, ep := range endpoints {
+			l := s.ByEndpoint[ep]
+			l.add(b.eph[e])
+			s.ByEndpoint[ep] = l
 		}
 	}
 	return s

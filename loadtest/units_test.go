@@ -3,6 +3,7 @@ package loadtest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -282,5 +283,42 @@ func TestProgress(t *testing.T) {
 	p.print(true)
 	if bar := buf.String(); !strings.HasPrefix(bar, "\r\033[K[") || !strings.Contains(bar, "round 1") || !strings.Contains(bar, "[ledgerd killed]") || !strings.HasSuffix(bar, "\n") {
 		t.Errorf("bar %q", bar)
+	}
+}
+
+// TestPercentiles: p50, p90, p95, p99, p99.9 and max are computed from the
+// histograms and shown in the JSON, the table and the timeline.
+func TestPercentiles(t *testing.T) {
+	t.Parallel()
+	x := newRunner(nil, loop{conc: 1}, nil, time.Now())
+	start := time.Now()
+	for i := 1; i <= 1000; i++ { // 1 ms … 1000 ms, one each
+		x.attempt(claims.Authorize, start, start.Add(time.Duration(i)*time.Millisecond), http.StatusOK, false, true)
+	}
+	eps, all := x.endpointReports()
+	near := func(got, want float64) bool { return got >= want*0.99 && got <= want*1.01 }
+	for _, l := range []Latency{eps[0].LatencyMs, all.LatencyMs} {
+		if !near(l.P50, 500) || !near(l.P90, 900) || !near(l.P95, 950) || !near(l.P99, 990) || !near(l.P999, 999) || !near(l.Max, 1000) {
+			t.Fatalf("latency %+v", l)
+		}
+	}
+	b, _ := json.Marshal(all.LatencyMs)
+	for _, k := range []string{`"p50"`, `"p90"`, `"p95"`, `"p99"`, `"p999"`, `"max"`} {
+		if !strings.Contains(string(b), k) {
+			t.Errorf("JSON %s lacks %s", b, k)
+		}
+	}
+	x.mu.Lock()
+	s := x.tl.series()
+	x.mu.Unlock()
+	if len(s.P95) == 0 || len(s.P999) != len(s.P95) || s.P999[len(s.P999)-1] < s.P95[len(s.P95)-1] {
+		t.Fatalf("timeline p95 %v p99.9 %v", s.P95, s.P999)
+	}
+	var out bytes.Buffer
+	(&Report{Endpoints: eps, Overall: all}).Print(&out)
+	for _, h := range []string{"p50 ms", "p90 ms", "p95 ms", "p99 ms", "p99.9 ms", "max ms", "950.", "999."} {
+		if !strings.Contains(out.String(), h) {
+			t.Errorf("the table lacks %q:\n%s", h, out.String())
+		}
 	}
 }
