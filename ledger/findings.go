@@ -57,6 +57,9 @@ type ReconcileSnapshot struct {
 	DuplicateCreditAttempts []Subject
 	// AuditChain: the breaks of the audit trail's hash chain.
 	AuditChain []Subject
+	// CreditConflicts: the requests for payment credited for one amount
+	// and asked again for another (credit row 2a), by requestID.
+	CreditConflicts []Subject
 	// Candidates: every held hold, and captured and released holds placed
 	// since the cutoff, ordered by owner (when asked for).
 	Candidates []Candidate

@@ -66,6 +66,11 @@ const (
 	// edited or deleted (its hash chain no longer verifies): someone
 	// changed the database behind the adapter's back.
 	KindAuditChainBroken = "audit_chain_broken"
+	// KindCreditAmountMismatch: the service asked for a request for
+	// payment credited here to be credited again for another amount or
+	// currency (answered 422 credit-amount-mismatch): it may believe the
+	// other amount reached the customer.
+	KindCreditAmountMismatch = "credit_amount_mismatch"
 )
 
 // warningKinds are the kinds of severity warning; every other kind, the
@@ -84,7 +89,8 @@ var warningKinds = map[string]bool{
 // an issue of these kinds that a run does not see is resolved.
 var databaseKinds = []string{"balance_drift", "journal_account_mismatch", "held_drift", "negative_available",
 	"unbalanced_transaction", "hold_journal_mismatch", "duplicate_effect", "duplicate_credit", "currency_imbalance",
-	KindStaleHold, KindOrphanCapture, KindOrphanRelease, KindDuplicateCreditAttempt, KindAuditChainBroken}
+	KindStaleHold, KindOrphanCapture, KindOrphanRelease, KindDuplicateCreditAttempt, KindAuditChainBroken,
+	KindCreditAmountMismatch}
 
 // providerKinds are the kinds of the comparison with the service: resolved
 // only by a run that compared every participant.
@@ -471,6 +477,7 @@ func (r *Reconciler) snapshot(ctx context.Context, now time.Time) (snapshot, err
 		{KindOrphanRelease, snap.OrphanReleases},
 		{KindDuplicateCreditAttempt, snap.DuplicateCreditAttempts},
 		{KindAuditChainBroken, snap.AuditChain},
+		{KindCreditAmountMismatch, snap.CreditConflicts},
 	} {
 		for _, x := range q.rows {
 			s.findings = append(s.findings, newFinding(q.kind, x.Subject, x.Detail))
