@@ -11,7 +11,10 @@ const (
 	customersSQL = `SELECT DISTINCT owner_external_id FROM accounts
 WHERE kind = 'customer' AND owner_external_id > $1 ORDER BY owner_external_id LIMIT $2`
 
-	holdsByPayoutSQL = `SELECT ` + holdColumns + ` FROM hold_states WHERE payout_id = ANY ($1::text[])`
+	// Driven by the payouts given (a few score per list), so that each is
+	// one probe of holds_payout_id_key and of hold_settlements_pkey, never
+	// a scan of the settlements.
+	holdsByPayoutSQL = `SELECT ` + holdColumns + ` FROM unnest($1::text[]) p(id) JOIN hold_states h ON h.payout_id = p.id`
 )
 
 // Customers returns a page of the owners (ownerExternalID) of customer
