@@ -121,7 +121,7 @@ type LastRun struct {
 
 // Candidate is a hold to compare with the service's view of its payout:
 // only what the comparison needs, since a run holds every candidate (a
-// finding's detail reads the hold again, HoldsByReference). Owner and
+// list's payouts' holds are read again, HoldsByPayout). Owner and
 // Status share one string per value.
 type Candidate struct {
 	HoldReference string
