@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http/httptest"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/shopspring/decimal"
@@ -317,6 +318,29 @@ func TestCreditTable(t *testing.T) {
 			t.Fatalf("replay %v, want %v", again.Service, first.Service)
 		}
 		storetest.AssertBalances(t, b.db, "d-open", "12.34", "0", "12.34")
+	})
+	t.Run("Row2aRequestCreditedForAnotherAmount", func(t *testing.T) {
+		t.Parallel()
+		b, _ := creditFixture(t)
+		for _, c := range []any{
+			creditClaims("req-1", "ck-2", "carol", "dst-open", "20.00"),
+			creditClaims("req-1", "ck-2", "carol", "dst-open", "20.00"), // its retry: the same answer
+			creditClaims("req-1", "ck-3", "carol", "dst-open", "12.33"),
+		} {
+			r := b.send(t, claims.CreditAccount, c)
+			check(t, r, want{status: 422}, "creditReference")
+			if typ, _ := r.Problem["type"].(string); !strings.HasSuffix(typ, ":credit-amount-mismatch") {
+				t.Fatalf("problem %+v, want credit-amount-mismatch", r.Problem)
+			}
+		}
+		storetest.AssertBalances(t, b.db, "d-open", "12.34", "0", "12.34") // credited once, for the first amount
+		storetest.AssertInvariants(t, b.db)
+		var attempts, keys int
+		if err := b.pool.QueryRow(context.Background(),
+			`SELECT coalesce(sum(attempts), 0), count(*) FROM credit_conflicts WHERE request_id = 'req-1'`).Scan(&attempts, &keys); err != nil ||
+			attempts != 3 || keys != 2 {
+			t.Fatalf("credit_conflicts: %d attempts under %d keys (%v), want 3 under 2", attempts, keys, err)
+		}
 	})
 	t.Run("Row2RequestAlreadyCreditedOtherKey", func(t *testing.T) {
 		t.Parallel()

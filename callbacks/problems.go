@@ -16,6 +16,7 @@ const (
 	SlugTimeout           = "request-timeout"          // 408
 	SlugBodyTimeout       = "body-timeout"             // 408
 	SlugKeyMismatch       = "idempotency-key-mismatch" // 422
+	SlugCreditAmount      = "credit-amount-mismatch"   // 422
 	SlugTooManyRequests   = "too-many-requests"        // 429
 	SlugInternal          = "internal"                 // 500
 	SlugUnavailable       = "database-unavailable"     // 503

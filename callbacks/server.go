@@ -330,6 +330,10 @@ func (s *Handler) process(r *http.Request, endpoint string, raw []byte, start ti
 	case ledger.StateMismatch:
 		a.problem = problem.New(SlugKeyMismatch, http.StatusUnprocessableEntity, "the idempotency key was used with different claims")
 		return a
+	case ledger.StateAmountMismatch:
+		a.problem = problem.New(SlugCreditAmount, http.StatusUnprocessableEntity,
+			"the request for payment was credited for another amount; nothing was credited")
+		return a
 	case ledger.StateInvalid:
 		a.problem = problem.New(SlugInvalidClaims, http.StatusBadRequest, "fraudScore must be from 0 to 1").
 			WithField("/service/fraudScore", "fraudScore must be from 0 to 1")

@@ -16,6 +16,10 @@ const (
 	StateReplay   AnswerState = "replay"   // the stored answer of an earlier request with this key
 	StateMismatch AnswerState = "mismatch" // the key was used with other business claims (422)
 	StateInvalid  AnswerState = "invalid"  // a new key whose request is invalid (authorize row 2); nothing stored
+	// StateAmountMismatch: credit row 2a, the requestID was credited for
+	// another amount or currency (422); nothing credited, the attempt
+	// recorded for reconciliation.
+	StateAmountMismatch AnswerState = "amount_mismatch"
 )
 
 // Answer is what a callback's decision statement answered: how (State),

@@ -57,6 +57,9 @@ type ReconcileSnapshot struct {
 	DuplicateCreditAttempts []Subject
 	// AuditChain: the breaks of the audit trail's hash chain.
 	AuditChain []Subject
+	// CreditConflicts: the requests for payment credited for one amount
+	// and asked again for another (credit row 2a), by requestID.
+	CreditConflicts []Subject
 	// Candidates: every held hold, and captured and released holds placed
 	// since the cutoff, ordered by owner (when asked for).
 	Candidates []Candidate
@@ -118,7 +121,7 @@ type LastRun struct {
 
 // Candidate is a hold to compare with the service's view of its payout:
 // only what the comparison needs, since a run holds every candidate (a
-// finding's detail reads the hold again, HoldsByReference). Owner and
+// list's payouts' holds are read again, HoldsByPayout). Owner and
 // Status share one string per value.
 type Candidate struct {
 	HoldReference string

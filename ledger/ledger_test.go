@@ -320,11 +320,11 @@ func TestCreditTable(t *testing.T) {
 		t.Parallel()
 		_, b := setupCredit(t)
 		first := credit(t, b, "k1", "r1", "dst-open", "carol", "100.00")
-		// A requestID is credited once (I5): again under another key, even
-		// to a refused destination, answers the first reference and moves
-		// nothing.
+		// A requestID is credited once (I5): again under another key for
+		// the same amount, even to a refused destination, answers the first
+		// reference and moves nothing.
 		for i, dest := range []string{"dst-open", "dst-frozen", "dst-nope"} {
-			again := credit(t, b, fmt.Sprintf("k2-%d", i), "r1", dest, "carol", "5")
+			again := credit(t, b, fmt.Sprintf("k2-%d", i), "r1", dest, "carol", "100")
 			if again.State != ledger.StateNew || !again.Approved() || again.Reference != first.Reference {
 				t.Fatalf("second credit of r1 via %s = %+v, want %s", dest, again, first.Reference)
 			}
@@ -345,6 +345,23 @@ func refusedByDatabase(t *testing.T, b bundle, constraintOrCode string, sql stri
 	if !strings.Contains(err.Error(), constraintOrCode) {
 		t.Fatalf("%s: %v, want %s", sql, err, constraintOrCode)
 	}
+}
+
+// TestCreditRow2aAnotherAmount: credit row 2a of contract §2.6: a requestID
+// credited for one amount, asked again under another key for another.
+func TestCreditRow2aAnotherAmount(t *testing.T) {
+	t.Parallel()
+	_, b := setupCredit(t)
+	credit(t, b, "k1", "r1", "dst-open", "carol", "1.00")
+	// Another amount under another key: no approval, nothing moved.
+	for _, key := range []string{"k2", "k2", "k3"} {
+		again := credit(t, b, key, "r1", "dst-open", "carol", "2.00")
+		if again.State != ledger.StateAmountMismatch || again.Approved() || again.Reference != "" {
+			t.Fatalf("credit of r1 for 2.00 under %s = %+v, want amount_mismatch", key, again)
+		}
+	}
+	storetest.AssertBalances(t, b.store, "cr-open", "1.00", "0", "1.00")
+	storetest.AssertInvariants(t, b.store)
 }
 
 // TestDatabaseGuards bypasses the Go code: raw SQL must not be able to

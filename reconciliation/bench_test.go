@@ -324,7 +324,7 @@ func seedService(b *testing.B, s shape, now time.Time) (*providertest.Service, *
 			continue
 		}
 		if _, err := fake.SeedPayout(pid, providertest.Payout{PayoutID: "bench-pay-" + strconv.Itoa(j),
-			SenderExternalID: "bench-own-" + strconv.Itoa(s.sender(j)), Amount: providertest.USD("1.00"), Status: there,
+			SenderExternalID: "bench-own-" + strconv.Itoa(s.sender(j)), Amount: providertest.USD(strconv.Itoa(1+j%50) + ".25"), Status: there,
 			CreatedOn: placedAt(j, s.payouts, now)}); err != nil {
 			b.Fatal(err)
 		}

@@ -2,6 +2,7 @@ package reconciliation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -16,7 +17,7 @@ import (
 // fix needs to know.
 type discrepancy struct {
 	finding      ledger.Finding
-	hold         candidate // zero for provider_unreachable and missing_credit
+	hold         candidate // zero but for the kinds of classify
 	payoutStatus string
 }
 
@@ -31,35 +32,34 @@ const (
 	statusCompleted    = "completed"
 )
 
-// compare reads each participant's payments list once: the senders of the
-// candidate holds (is each hold where its payout says it should be?) and
-// the recipients (owners of destination instruments: was every request
-// for payment the service completed credited?). Up to
-// Config.ProviderConcurrency lists are read at a time; the discrepancies
-// come out in the participants' order whatever the order of the reads.
-// complete is false when a list could not be read.
+// compare reads the payments list of every customer this ledger knows
+// (the owners of customer accounts, a page of them at a time, with the
+// senders of the candidate holds and the recipients), each once: is every
+// payout the service reports where its hold here says it should be, and
+// every hold where its payout says (a held hold's list is read back to
+// its placing), and was every request for payment the service completed
+// credited? Up to Config.ProviderConcurrency lists are read at a time;
+// the discrepancies come out in the participants' order whatever the
+// order of the reads. complete is false when a list could not be read.
 func (r *Reconciler) compare(ctx context.Context, snap snapshot) (out []discrepancy, complete bool, err error) {
 	bySender := groupByOwner(snap.candidates)
-	owners := make([]string, 0, len(bySender)+len(snap.recipients))
-	for o := range bySender {
-		owners = append(owners, o)
+	owners, err := r.owners(ctx, bySender, snap.recipients)
+	if err != nil {
+		return nil, false, err
 	}
-	for o := range snap.recipients {
-		if _, ok := bySender[o]; !ok {
-			owners = append(owners, o)
-		}
-	}
-	slices.Sort(owners)
+	since := r.now().Add(-r.cfg.PayoutLookback)
 	creditsSince := r.now().Add(-r.cfg.CreditLookback)
 	found := make([][]discrepancy, len(owners))
 	unread := make([]bool, len(owners))
+	errs := make([]error, len(owners))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(r.cfg.ProviderConcurrency, len(owners)) {
 		wg.Go(func() {
 			for i := range next {
 				credited, recipient := snap.recipients[owners[i]]
-				found[i], unread[i] = r.compareOne(ctx, owners[i], bySender[owners[i]], credited, recipient, creditsSince)
+				found[i], unread[i], errs[i] = r.compareOne(ctx, owners[i], bySender[owners[i]], credited, recipient,
+					bounds{payouts: since, credits: creditsSince, snapshot: snap.at})
 			}
 		})
 	}
@@ -76,15 +76,54 @@ feed:
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
 	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, false, fmt.Errorf("reconciliation: read the holds of the listed payouts: %w", err)
+	}
 	complete = true
 	for i := range owners {
 		out = append(out, found[i]...)
 		complete = complete && !unread[i]
 	}
-	if err := r.describe(ctx, out); err != nil {
-		return nil, false, err
-	}
 	return out, complete, nil
+}
+
+// customersPage is how many customers a run reads from the database at a
+// time.
+const customersPage = 1000
+
+// owners returns, in order and each once, every customer of the ledger
+// (read a page at a time), the senders of the candidates and the
+// recipients.
+func (r *Reconciler) owners(ctx context.Context, bySender map[string][]candidate, recipients map[string]map[string]bool) ([]string, error) {
+	seen := make(map[string]bool, len(bySender)+len(recipients))
+	var owners []string
+	add := func(o string) {
+		if !seen[o] {
+			seen[o] = true
+			owners = append(owners, o)
+		}
+	}
+	for after := ""; ; {
+		page, err := r.cfg.DB.Customers(ctx, after, customersPage)
+		if err != nil {
+			return nil, fmt.Errorf("reconciliation: read the customers: %w", err)
+		}
+		for _, o := range page {
+			add(o)
+		}
+		if len(page) < customersPage {
+			break
+		}
+		after = page[len(page)-1]
+	}
+	for o := range bySender {
+		add(o)
+	}
+	for o := range recipients {
+		add(o)
+	}
+	slices.Sort(owners)
+	return owners, nil
 }
 
 // groupByOwner groups the candidates by owner, without copying the runs
@@ -106,29 +145,50 @@ func groupByOwner(cs []candidate) map[string][]candidate {
 	return by
 }
 
+// bounds are how far back a run reads the payments lists: a sender's
+// payouts since payouts (or further, to a candidate hold's placing), a
+// recipient's completed requests for payment since credits.
+type bounds struct {
+	payouts, credits time.Time
+	// snapshot is when the snapshot of the candidates was taken.
+	snapshot time.Time
+}
+
 // compareOne reads owner's payments list and returns the discrepancies of
-// its candidate holds (group) and, for a recipient, of the requests for
-// payment it was paid; unread is true when the list could not be read
-// (then the one discrepancy is provider_unreachable).
+// the payouts it lists (and, through them, of its candidate holds, group)
+// and, for a recipient, of the requests for payment it was paid; unread is
+// true when the list could not be read (then the one discrepancy is
+// provider_unreachable). A participant the service does not know (404)
+// with no candidate hold and no destination has nothing to compare. err is
+// the database's.
 func (r *Reconciler) compareOne(ctx context.Context, owner string, group []candidate, credited map[string]bool,
-	recipient bool, creditsSince time.Time) (out []discrepancy, unread bool) {
-	seen, err := r.payments(ctx, owner, group, recipient, creditsSince)
+	recipient bool, b bounds) (out []discrepancy, unread bool, err error) {
+	seen, err := r.payments(ctx, owner, group, recipient, b)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, true // the run ends with ctx's error
+			return nil, true, nil // the run ends with ctx's error
+		}
+		if errors.Is(err, provider.ErrNotFound) && len(group) == 0 && !recipient {
+			return nil, false, nil
 		}
 		r.log.Warn("reconciliation: payments list not read", "participant", owner, "err", err)
 		return []discrepancy{{finding: newFinding(KindProviderUnreachable, owner,
-			fmt.Sprintf("payments list not read (holds not compared: %d): %v", len(group), err))}}, true
+			fmt.Sprintf("payments list not read (holds not compared: %d): %v", len(group), err))}}, true, nil
 	}
+	ids := make([]string, len(seen.payouts))
+	for i, p := range seen.payouts {
+		ids[i] = p.ID
+	}
+	hs, err := r.cfg.DB.HoldsByPayout(ctx, ids)
+	if err != nil {
+		return nil, false, err
+	}
+	byPayout := make(map[string]candidate, len(group))
 	for _, c := range group {
-		st, ok := seen.payouts[c.PayoutID]
-		if !ok {
-			continue // not listed: nothing to compare
-		}
-		if kind := classify(c.Status, st); kind != "" {
-			out = append(out, discrepancy{finding: newFinding(kind, c.HoldReference, ""), hold: c, payoutStatus: st})
-		}
+		byPayout[c.PayoutID] = c
+	}
+	for _, p := range seen.payouts {
+		out = append(out, payoutDiscrepancies(owner, p, hs, byPayout, b.snapshot)...)
 	}
 	for _, p := range seen.requests {
 		if !credited[p.ID] {
@@ -137,53 +197,119 @@ func (r *Reconciler) compareOne(ctx context.Context, owner string, group []candi
 				p.ID, p.Amount.Value.String(), p.Amount.Currency.Code, owner, p.CreatedOn.UTC().Format(time.RFC3339)))})
 		}
 	}
-	return out, false
+	return out, false, nil
 }
 
-// listed is what one participant's payments list showed: the status of
-// each candidate payout, and the completed requests for payment received.
+// payoutDiscrepancies compares payout p of owner's list with its hold
+// here, if any (hs, by payoutID, read after the list). The hold's status
+// compared is the snapshot's (candidates, by payoutID), read before the
+// list, so that a callback landing while the list is read is no
+// discrepancy; a hold that is no candidate is compared when it was placed
+// before the snapshot (then it is settled, and a settled hold never
+// changes), and left to the next run otherwise.
+func payoutDiscrepancies(owner string, p *provider.Payment, hs map[string]holds.Hold, candidates map[string]candidate,
+	snapshotAt time.Time) []discrepancy {
+	amount := ledger.FormatAmount(p.Amount.Currency.Code, p.Amount.Value) + " " + p.Amount.Currency.Code
+	h, ok := hs[p.ID]
+	if !ok {
+		kind := unheldKind(p.Status)
+		if kind == "" {
+			return nil
+		}
+		return []discrepancy{{finding: newFinding(kind, p.ID, fmt.Sprintf(
+			"payout %s of %s from participant %s is %s at the service (created %s); no hold of it here",
+			p.ID, amount, owner, p.Status, p.CreatedOn.UTC().Format(time.RFC3339)))}}
+	}
+	var out []discrepancy
+	if !h.Amount.Equal(p.Amount.Value) || h.Currency != p.Amount.Currency.Code {
+		out = append(out, discrepancy{finding: newFinding(KindPayoutAmountMismatch, p.ID, fmt.Sprintf(
+			"payout %s is %s at the service for %s; its hold %s here is %s %s (%s)",
+			p.ID, p.Status, amount, h.HoldReference, ledger.FormatAmount(h.Currency, h.Amount), h.Currency, h.Status))})
+	}
+	c, ok := candidates[p.ID]
+	if !ok {
+		if !h.PlacedAt.Before(snapshotAt) {
+			return out
+		}
+		c = candidate{HoldReference: h.HoldReference, PayoutID: h.PayoutID, Owner: owner, Status: h.Status, PlacedAt: h.PlacedAt}
+	}
+	if c.Status == holds.StatusReleased && reserved(p.Status) {
+		out = append(out, discrepancy{finding: newFinding(KindPayoutNotHeld, p.ID, fmt.Sprintf(
+			"payout %s of %s from participant %s is %s at the service; its hold %s here was released",
+			p.ID, amount, owner, p.Status, h.HoldReference))})
+	}
+	if kind := classify(c.Status, p.Status); kind != "" {
+		out = append(out, discrepancy{finding: newFinding(kind, h.HoldReference, detail(kind, c, h, p.Status)), hold: c,
+			payoutStatus: p.Status})
+	}
+	return out
+}
+
+// reserved reports whether a payout in status has money reserved for it
+// at the service's word: a hold must be held here.
+func reserved(status string) bool {
+	switch status {
+	case "authorized", "accepted", "claiming", "payout_failed":
+		return true
+	}
+	return false
+}
+
+// unheldKind is the kind of finding for a payout in status with no hold
+// here at all: "" when none is needed (initiated, or ended without money
+// moving).
+func unheldKind(status string) string {
+	switch {
+	case status == statusCompleted || status == "claiming":
+		// A capture of an unknown hold is approved (spec): a claim pays
+		// out money never debited here.
+		return KindPayoutNotDebited
+	case reserved(status):
+		return KindPayoutNotHeld
+	}
+	return ""
+}
+
+// listed is what one participant's payments list showed: its payouts
+// (sent), newest first, and the completed requests for payment received.
 type listed struct {
-	payouts  map[string]string
+	payouts  []*provider.Payment
 	requests []*provider.Payment
 }
 
 // ListSlack is how much older than its hold a payout may be listed: a
 // payout is created when its authorize is sent, so a sender's list is read
-// no further back than this before the oldest candidate hold (a payout the
-// list does not show by then is not listed: nothing to compare), instead
-// of to the end of the sender's history.
+// back to this before the oldest candidate hold when that is older than
+// the payout lookback.
 const ListSlack = 24 * time.Hour
 
-// payments reads owner's payments list, newest first: until every payout
-// of group is seen or the list is ListSlack past the oldest hold of group,
-// and, for a recipient, past creditsSince (completed requests since
-// creditsSince are kept).
-func (r *Reconciler) payments(ctx context.Context, owner string, group []candidate, recipient bool, creditsSince time.Time) (listed, error) {
-	want := make(map[string]bool, len(group))
-	var payoutsSince time.Time
-	for i, c := range group {
-		want[c.PayoutID] = true
-		if i == 0 || c.PlacedAt.Before(payoutsSince) {
-			payoutsSince = c.PlacedAt
+// payments reads owner's payments list, newest first, back to b.payouts
+// (or ListSlack before the oldest hold of group, if older) and, for a
+// recipient, back to b.credits (completed requests since b.credits are
+// kept).
+func (r *Reconciler) payments(ctx context.Context, owner string, group []candidate, recipient bool, b bounds) (listed, error) {
+	payoutsSince := b.payouts
+	for _, c := range group {
+		if at := c.PlacedAt.Add(-ListSlack); at.Before(payoutsSince) {
+			payoutsSince = at
 		}
 	}
-	payoutsSince = payoutsSince.Add(-ListSlack)
-	got := listed{payouts: make(map[string]string, len(group))}
+	var got listed
 	for p, err := range r.cfg.Provider.Payments.ListIter(ctx, owner, &provider.ListOptions{Limit: pageSize}) {
 		if err != nil {
 			return listed{}, err
 		}
 		switch {
 		case p.Type == paymentTypeRequest && p.Direction == directionReceived:
-			if recipient && p.Status == statusCompleted && !p.CreatedOn.Before(creditsSince) {
+			if recipient && p.Status == statusCompleted && !p.CreatedOn.Before(b.credits) {
 				got.requests = append(got.requests, p)
 			}
-		case p.Direction != directionReceived && want[p.ID]:
+		case p.Type != paymentTypeRequest && p.Direction != directionReceived && !p.CreatedOn.Before(payoutsSince):
 			// A payment to the participant is never its payout.
-			got.payouts[p.ID] = p.Status
+			got.payouts = append(got.payouts, p)
 		}
-		sent := len(got.payouts) == len(want) || p.CreatedOn.Before(payoutsSince)
-		received := !recipient || p.CreatedOn.Before(creditsSince)
+		sent := p.CreatedOn.Before(payoutsSince)
+		received := !recipient || p.CreatedOn.Before(b.credits)
 		if sent && received {
 			break
 		}
@@ -209,35 +335,10 @@ func classify(status, payoutStatus string) string {
 	return ""
 }
 
-// describe writes the detail of each discrepancy about a hold, reading
-// those holds (and only those) again: their amounts and accounts never
-// change.
-func (r *Reconciler) describe(ctx context.Context, ds []discrepancy) error {
-	var refs []string
-	for _, d := range ds {
-		if d.hold.HoldReference != "" {
-			refs = append(refs, d.hold.HoldReference)
-		}
-	}
-	hs, err := r.cfg.DB.HoldsByReference(ctx, refs)
-	if err != nil {
-		return fmt.Errorf("reconciliation: read the holds found: %w", err)
-	}
-	for i := range ds {
-		if d := &ds[i]; d.hold.HoldReference != "" {
-			d.finding.Detail = detail(d.finding.Kind, d.hold, hs[d.hold.HoldReference], d.payoutStatus)
-		}
-	}
-	return nil
-}
-
 // detail says what a discrepancy of kind is about: the payout, its status,
-// and the hold h (zero when it could not be read).
+// and the hold h.
 func detail(kind string, c candidate, h holds.Hold, payoutStatus string) string {
-	what := "hold " + c.HoldReference
-	if h.HoldReference != "" {
-		what = fmt.Sprintf("hold of %s %s on account %s", ledger.FormatAmount(h.Currency, h.Amount), h.Currency, h.AccountID)
-	}
+	what := fmt.Sprintf("hold of %s %s on account %s", ledger.FormatAmount(h.Currency, h.Amount), h.Currency, h.AccountID)
 	switch kind {
 	case KindMissedCapture:
 		return fmt.Sprintf("payout %s is completed at the service; %s is still held", c.PayoutID, what)

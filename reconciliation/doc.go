@@ -26,6 +26,10 @@
 //	capture_release_conflict  critical  the payout completed at the service, the hold is released
 //	capture_cancel_conflict   critical  the payout is cancelled, expired, denied or failed, the hold captured
 //	missing_credit            critical  a request for payment completed at the service, never credited here
+//	payout_not_debited        critical  a payout completed or claiming at the service, no hold of it here
+//	payout_not_held           critical  a payout authorized, accepted, claiming or payout_failed, its hold missing or released
+//	payout_amount_mismatch    critical  a payout's amount at the service is not its hold's
+//	credit_amount_mismatch    critical  a requestID credited for one amount, asked again for another (credit row 2a)
 //	missed_capture            warning   the payout completed, the hold is still held
 //	missed_release            warning   the payout is cancelled, expired, denied or failed, the hold is held
 //	stale_hold                warning   a hold held longer than HoldMaxAge
@@ -39,14 +43,25 @@
 //
 // # Comparison with the service
 //
+// Both directions: every customer of the ledger (the owners of customer
+// accounts, read a page at a time) has its payments list read back to
+// Config.PayoutLookback, and every payout listed is matched to its hold
+// here by payoutID (HoldsByPayout): no hold for a completed or claiming
+// payout is payout_not_debited, none (or a released one) for an
+// authorized, accepted, claiming or payout_failed payout is
+// payout_not_held, another amount is payout_amount_mismatch. The hold's
+// status compared is the snapshot's; a hold placed since is left to the
+// next run. A participant the service does not know (404) with no hold
+// and no destination has nothing to compare.
+//
 // The candidates are every held hold, and every captured or released hold
 // placed within HoldMaxAge (a payout completes within its 10-day expiry of
 // the authorize, so an older settled hold cannot meet a new completion).
-// Each sender's payments list (the account's ownerExternalID as the
-// participant) is read once per run, page after page, until every
-// candidate payout of that sender is seen or the list ends; a recipient's
-// (an owner of a destination instrument) to the end of the credit
-// lookback. Up to ProviderConcurrency lists are read at a time; findings
+// Each customer's payments list (the account's ownerExternalID as the
+// participant) is read once per run, page after page, back to the payout
+// lookback or a day before the sender's oldest candidate hold, whichever
+// is older; a recipient's (an owner of a destination instrument) to the
+// end of the credit lookback. Up to ProviderConcurrency lists are read at a time; findings
 // come out in the participants' order all the same. A payout absent from
 // the list yields no finding. payout_failed is not a release: a failed
 // claim keeps the hold. A participant whose list cannot be read yields
@@ -62,7 +77,7 @@
 // payments page per 100 payouts of a sender, and at least one per
 // participant. In memory it holds the candidates (a hold reference and a
 // payout ID each, owners and statuses shared: about 100 bytes a hold) and
-// the lists being read; a finding's detail reads its hold again.
+// the lists being read, and reads the holds of each list's payouts.
 // BenchmarkReconcile measures it (see the README for the figures); Report
 // Stages says where a run's time went.
 //

@@ -32,7 +32,8 @@ func TestKinds(t *testing.T) {
 	for _, k := range []string{reconciliation.KindStaleHold, reconciliation.KindOrphanCapture, reconciliation.KindOrphanRelease,
 		reconciliation.KindDuplicateCreditAttempt, reconciliation.KindMissedRelease, reconciliation.KindMissedCapture,
 		reconciliation.KindCaptureReleaseConflict, reconciliation.KindCaptureCancelConflict, reconciliation.KindMissingCredit,
-		reconciliation.KindProviderUnreachable} {
+		reconciliation.KindProviderUnreachable, reconciliation.KindPayoutNotDebited, reconciliation.KindPayoutNotHeld,
+		reconciliation.KindPayoutAmountMismatch} {
 		if !seen[k] {
 			t.Errorf("Kinds lacks %s", k)
 		}

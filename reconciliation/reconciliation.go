@@ -51,10 +51,26 @@ const (
 	// payer paid and the requester was never credited.
 	KindMissingCredit       = "missing_credit"
 	KindProviderUnreachable = "provider_unreachable"
+	// KindPayoutNotDebited: the service reports a payout completed (or
+	// being claimed) and there is no hold of it here: the recipient is
+	// paid money the sender was never debited.
+	KindPayoutNotDebited = "payout_not_debited"
+	// KindPayoutNotHeld: the service reports a payout authorized,
+	// accepted, claiming or payout_failed (money reserved for it) and its
+	// hold here is missing or released.
+	KindPayoutNotHeld = "payout_not_held"
+	// KindPayoutAmountMismatch: a payout's amount at the service is not
+	// its hold's here.
+	KindPayoutAmountMismatch = "payout_amount_mismatch"
 	// KindAuditChainBroken: a record of the admin API's audit trail was
 	// edited or deleted (its hash chain no longer verifies): someone
 	// changed the database behind the adapter's back.
 	KindAuditChainBroken = "audit_chain_broken"
+	// KindCreditAmountMismatch: the service asked for a request for
+	// payment credited here to be credited again for another amount or
+	// currency (answered 422 credit-amount-mismatch): it may believe the
+	// other amount reached the customer.
+	KindCreditAmountMismatch = "credit_amount_mismatch"
 )
 
 // warningKinds are the kinds of severity warning; every other kind, the
@@ -73,12 +89,14 @@ var warningKinds = map[string]bool{
 // an issue of these kinds that a run does not see is resolved.
 var databaseKinds = []string{"balance_drift", "journal_account_mismatch", "held_drift", "negative_available",
 	"unbalanced_transaction", "hold_journal_mismatch", "duplicate_effect", "duplicate_credit", "currency_imbalance",
-	KindStaleHold, KindOrphanCapture, KindOrphanRelease, KindDuplicateCreditAttempt, KindAuditChainBroken}
+	KindStaleHold, KindOrphanCapture, KindOrphanRelease, KindDuplicateCreditAttempt, KindAuditChainBroken,
+	KindCreditAmountMismatch}
 
 // providerKinds are the kinds of the comparison with the service: resolved
 // only by a run that compared every participant.
 var providerKinds = []string{KindMissedCapture, KindMissedRelease, KindCaptureReleaseConflict,
-	KindCaptureCancelConflict, KindMissingCredit, KindProviderUnreachable}
+	KindCaptureCancelConflict, KindMissingCredit, KindPayoutNotDebited, KindPayoutNotHeld, KindPayoutAmountMismatch,
+	KindProviderUnreachable}
 
 // Kinds returns every kind of finding a run reports, each once: the
 // invariant checks' and the other checks' (databaseKinds), then the
@@ -152,12 +170,14 @@ func StatusOf(findings []ledger.Finding) string {
 }
 
 // Store is what a reconciliation needs of the ledger's database: the one
-// snapshot of its checks, the holds it names, the lease of the one run in
+// snapshot of its checks, its customers and the holds of the payouts the
+// service lists, the lease of the one run in
 // progress, the run and its findings, fixes and acknowledgements
 // (*store.DB implements it).
 type Store interface {
 	Reconcile(ctx context.Context, p ledger.ReconcileParams) (ledger.ReconcileSnapshot, error)
-	HoldsByReference(ctx context.Context, refs []string) (map[string]holds.Hold, error)
+	Customers(ctx context.Context, after string, limit int) ([]string, error)
+	HoldsByPayout(ctx context.Context, payoutIDs []string) (map[string]holds.Hold, error)
 	AcquireLease(ctx context.Context, runID, holder string, ttl time.Duration) (ok bool, current string, err error)
 	RenewLease(ctx context.Context, runID string, ttl time.Duration) error
 	ReleaseLease(ctx context.Context, runID string) error
@@ -195,6 +215,11 @@ type Config struct {
 	// requests for payment (default 31 days: the 30-day request expiry
 	// and a day).
 	CreditLookback time.Duration
+	// PayoutLookback is how far back the comparison reads every
+	// customer's payouts (further for a held hold: to its placing);
+	// default DefaultPayoutLookback. A finding about a payout older than
+	// it is no longer seen, and resolved.
+	PayoutLookback time.Duration
 	// Holder names this replica in the lease of a run (default host:pid).
 	Holder string
 	// ProviderConcurrency is how many payments lists the comparison reads
@@ -225,6 +250,10 @@ type RunningError struct{ RunID string }
 func (e *RunningError) Error() string {
 	return "reconciliation run " + e.RunID + " is in progress; one run at a time"
 }
+
+// DefaultPayoutLookback is Config.PayoutLookback when unset: 31 days, as
+// the credits' lookback, so that a payout's finding stays in view a month.
+const DefaultPayoutLookback = 31 * 24 * time.Hour
 
 // DefaultHoldMaxAge is HoldMaxAge when unset: the 10-day payout expiry plus
 // a day.
@@ -265,6 +294,9 @@ func New(cfg Config) (*Reconciler, error) {
 	}
 	if cfg.CreditLookback <= 0 {
 		cfg.CreditLookback = 31 * 24 * time.Hour
+	}
+	if cfg.PayoutLookback <= 0 {
+		cfg.PayoutLookback = DefaultPayoutLookback
 	}
 	if cfg.Holder == "" {
 		host, _ := os.Hostname()
@@ -404,6 +436,8 @@ func (r *Reconciler) Acknowledge(ctx context.Context, findingID, note string) (l
 type candidate = ledger.Candidate
 
 type snapshot struct {
+	// at is when it was taken.
+	at         time.Time
 	findings   []ledger.Finding
 	candidates []candidate
 	// recipients are the owners of destination instruments, with the
@@ -416,7 +450,7 @@ type snapshot struct {
 // snapshot reads every database check and the comparison's candidates from
 // one consistent, read-only snapshot.
 func (r *Reconciler) snapshot(ctx context.Context, now time.Time) (snapshot, error) {
-	var s snapshot
+	s := snapshot{at: now}
 	start := time.Now()
 	snap, err := r.cfg.DB.Reconcile(ctx, ledger.ReconcileParams{Now: now, StaleBefore: now.Add(-r.cfg.HoldMaxAge),
 		ComparedSince: now.Add(-r.cfg.HoldMaxAge), CreditsSince: now.Add(-r.cfg.CreditLookback),
@@ -443,6 +477,7 @@ func (r *Reconciler) snapshot(ctx context.Context, now time.Time) (snapshot, err
 		{KindOrphanRelease, snap.OrphanReleases},
 		{KindDuplicateCreditAttempt, snap.DuplicateCreditAttempts},
 		{KindAuditChainBroken, snap.AuditChain},
+		{KindCreditAmountMismatch, snap.CreditConflicts},
 	} {
 		for _, x := range q.rows {
 			s.findings = append(s.findings, newFinding(q.kind, x.Subject, x.Detail))

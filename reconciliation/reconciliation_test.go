@@ -158,7 +158,7 @@ func (b *bundle) sender(t *testing.T, ownerPrefix, funds string) sender {
 }
 
 type hold struct {
-	ref, payoutID string
+	ref, payoutID, amount string
 }
 
 // hold places a hold of amount for a new payout, at the given time (zero:
@@ -176,14 +176,19 @@ func (b *bundle) hold(t *testing.T, s sender, amount string, at time.Time) hold 
 	if err != nil || !d.Approved() {
 		t.Fatalf("place: %+v %v", d, err)
 	}
-	return hold{ref: d.Reference, payoutID: payout}
+	return hold{ref: d.Reference, payoutID: payout, amount: amount}
 }
 
-// payout seeds the hold's payout at the fake with a status.
+// payout seeds the hold's payout at the fake with a status, for the hold's
+// amount (1.00 for a payout without a hold here).
 func (b *bundle) payout(t *testing.T, s sender, h hold, status string, created time.Time) {
 	t.Helper()
+	amount := h.amount
+	if amount == "" {
+		amount = "1.00"
+	}
 	if _, err := b.fake.SeedPayout(b.fake.ProviderID(), providertest.Payout{PayoutID: h.payoutID,
-		SenderExternalID: s.account.OwnerExternalID, Amount: providertest.USD("1.00"), Status: status, CreatedOn: created}); err != nil {
+		SenderExternalID: s.account.OwnerExternalID, Amount: providertest.USD(amount), Status: status, CreatedOn: created}); err != nil {
 		t.Fatalf("seed payout: %v", err)
 	}
 }
@@ -523,7 +528,7 @@ func TestReconcilerComparesHoldsWithPayoutStatuses(t *testing.T) {
 	storetest.AssertBalances(t, b.db, s.account.AccountID, "960.00", "110.00", "850.00") // nothing applied without fix
 }
 
-func TestReconcilerReadsEveryPageOnceAndStopsWhenAllAreSeen(t *testing.T) {
+func TestReconcilerReadsEveryPageOnceBackToTheLookback(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{})
 	s := b.sender(t, "pages-", "100.00")
@@ -531,7 +536,8 @@ func TestReconcilerReadsEveryPageOnceAndStopsWhenAllAreSeen(t *testing.T) {
 	deep, shallow := b.hold(t, s, "10.00", time.Time{}), b.hold(t, s, "10.00", time.Time{})
 	b.payout(t, s, deep, providertest.PayoutCompleted, old) // the oldest: on page 2
 	for i := range 150 {
-		b.payout(t, s, hold{payoutID: fmt.Sprintf("pay-noise-%03d", i)}, providertest.PayoutCompleted, old.Add(time.Duration(i+1)*time.Second))
+		// Cancelled with no hold here: nothing to say.
+		b.payout(t, s, hold{payoutID: fmt.Sprintf("pay-noise-%03d", i)}, providertest.PayoutCancelled, old.Add(time.Duration(i+1)*time.Second))
 	}
 	b.payout(t, s, shallow, providertest.PayoutCancelled, b.clock()) // the newest: on page 1
 	rep := b.run(t, false)
@@ -539,46 +545,37 @@ func TestReconcilerReadsEveryPageOnceAndStopsWhenAllAreSeen(t *testing.T) {
 	if n := b.paymentsRequests(); n != 2 {
 		t.Errorf("payments pages read %d, want 2", n)
 	}
-
 }
 
-func TestReconcilerStopsReadingWhenEveryPayoutIsSeen(t *testing.T) {
-	t.Parallel()
-	b := setup(t, setupOpts{})
-	s := b.sender(t, "pages-", "100.00")
-	old := b.clock().Add(-time.Hour)
-	// Captured before HoldMaxAge: not compared any more.
-	past := b.hold(t, s, "10.00", b.clock().Add(-reconciliation.DefaultHoldMaxAge-time.Hour))
-	b.capture(t, past)
-	b.payout(t, s, past, providertest.PayoutCompleted, old)
-	for i := range 150 {
-		b.payout(t, s, hold{payoutID: fmt.Sprintf("pay-noise-%03d", i)}, providertest.PayoutCompleted, old.Add(time.Duration(i+1)*time.Second))
-	}
-	shallow := b.hold(t, s, "10.00", time.Time{})
-	b.payout(t, s, shallow, providertest.PayoutCancelled, b.clock()) // the newest: on page 1
-	rep := b.run(t, false)
-	if n := b.paymentsRequests(); n != 1 {
-		t.Errorf("payments pages read %d, want 1", n)
-	}
-	wantMap(t, kinds(rep), map[string]string{shallow.ref: "missed_release warning false"})
-}
-
-func TestReconcilerStopsReadingPastTheOldestHold(t *testing.T) {
+func TestReconcilerStopsReadingPastTheLookback(t *testing.T) {
 	t.Parallel()
 	b := setup(t, setupOpts{})
 	s := b.sender(t, "hist-", "100.00")
-	b.hold(t, s, "10.00", b.clock()) // its payout is not listed
-	history := b.clock().Add(-reconciliation.ListSlack - time.Hour)
+	recent := b.hold(t, s, "10.00", b.clock())
+	b.payout(t, s, recent, providertest.PayoutCancelled, b.clock())
+	// Completed payouts with no hold here, but past the lookback: not read.
+	history := b.clock().Add(-reconciliation.DefaultPayoutLookback - time.Hour)
 	for i := range 250 {
 		b.payout(t, s, hold{payoutID: fmt.Sprintf("pay-history-%03d", i)}, providertest.PayoutCompleted,
 			history.Add(-time.Duration(i)*time.Minute))
 	}
 	rep := b.run(t, false)
-	if len(rep.Findings) != 0 {
-		t.Errorf("findings %+v, want none", rep.Findings)
-	}
+	wantMap(t, kinds(rep), map[string]string{recent.ref: "missed_release warning false"})
 	if n := b.paymentsRequests(); n != 1 {
 		t.Errorf("payments pages read %d, want 1 (3 is the whole history)", n)
+	}
+}
+
+func TestReconcilerReadsBackToTheOldestHeldHold(t *testing.T) {
+	t.Parallel()
+	b := setup(t, setupOpts{})
+	s := b.sender(t, "hist-", "100.00")
+	placed := b.clock().Add(-reconciliation.DefaultPayoutLookback - 48*time.Hour)
+	old := b.hold(t, s, "10.00", placed)
+	b.payout(t, s, old, providertest.PayoutExpired, placed)
+	rep := b.run(t, false)
+	if got := kinds(rep)[old.ref]; got != "missed_release warning false" {
+		t.Errorf("hold held past the lookback: finding %q, want missed_release", got)
 	}
 }
 

@@ -308,6 +308,7 @@ CREATE FUNCTION public.cb_credit(p_key text, p_fingerprint bytea, p_key_fingerpr
 DECLARE
     r callback_credit%ROWTYPE;
     a accounts%ROWTYPE;
+    prior credits%ROWTYPE;
 BEGIN
     -- Credits of one payment request (under other keys) run one after the
     -- other, so that a second one always sees the first's credit (row 2).
@@ -359,9 +360,16 @@ BEGIN
         RETURN;
     END IF;
     state := 'new';
-    SELECT c.credit_reference INTO reference FROM credits c WHERE c.request_id = p_request_id;
-    IF FOUND THEN
-        outcome := 'approved';                                   -- row 2
+    SELECT * INTO prior FROM credits x WHERE x.request_id = p_request_id;
+    IF FOUND AND (prior.amount <> p_amount OR prior.currency <> p_currency) THEN
+        INSERT INTO credit_conflicts AS k (request_id, idempotency_key, currency, amount, received_at, last_received_at)
+        VALUES (p_request_id, p_key, p_currency, p_amount, p_now, p_now)
+        ON CONFLICT (request_id, idempotency_key)
+        DO UPDATE SET attempts = k.attempts + 1, last_received_at = p_now;
+        state := 'amount_mismatch';                              -- row 2a
+        RETURN;
+    ELSIF FOUND THEN
+        outcome := 'approved'; reference := prior.credit_reference;  -- row 2
     ELSE
         SELECT x.* INTO a FROM instruments i JOIN accounts x ON x.account_id = i.account_id
         WHERE i.token = p_destination AND i.kind = 'destination'
@@ -979,6 +987,17 @@ UNION ALL
     callback_credit.attempts
    FROM public.callback_credit;
 
+-- Name: credit_conflicts; Type: TABLE; Schema: public
+CREATE TABLE public.credit_conflicts (
+    request_id text NOT NULL COLLATE pg_catalog."C",
+    idempotency_key text NOT NULL COLLATE pg_catalog."C",
+    currency text NOT NULL,
+    amount numeric NOT NULL,
+    received_at timestamp with time zone NOT NULL,
+    last_received_at timestamp with time zone NOT NULL,
+    attempts integer DEFAULT 1 NOT NULL
+);
+
 -- Name: credits; Type: TABLE; Schema: public
 CREATE TABLE public.credits (
     request_id text NOT NULL COLLATE pg_catalog."C",
@@ -1263,6 +1282,10 @@ ALTER TABLE ONLY public.callback_credit
 -- Name: callback_release callback_release_pkey; Type: CONSTRAINT; Schema: public
 ALTER TABLE ONLY public.callback_release
     ADD CONSTRAINT callback_release_pkey PRIMARY KEY (scope, idempotency_key);
+
+-- Name: credit_conflicts credit_conflicts_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.credit_conflicts
+    ADD CONSTRAINT credit_conflicts_pkey PRIMARY KEY (request_id, idempotency_key);
 
 -- Name: credits credits_credit_reference_key; Type: CONSTRAINT; Schema: public
 ALTER TABLE ONLY public.credits

@@ -94,6 +94,18 @@ GROUP BY r.subject
 HAVING count(DISTINCT r.idempotency_key) > 1
 ORDER BY r.subject`
 
+	// Requests for payment asked again for another amount (credit row 2a).
+	creditConflictsSQL = `SELECT k.request_id,
+       format('request for payment %s was credited %s %s here (%s); the service asked for it again for %s '
+              '(%s attempts, last on %s): answered 422 credit-amount-mismatch, nothing credited',
+              k.request_id, min(c.amount), min(c.currency), min(c.credit_reference),
+              string_agg(DISTINCT k.amount::text || ' ' || k.currency, ', '), sum(k.attempts),
+              to_char(max(k.last_received_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'))
+FROM credit_conflicts k
+JOIN credits c ON c.request_id = k.request_id
+GROUP BY k.request_id
+ORDER BY k.request_id`
+
 	// $1: captured and released holds placed since.
 	candidatesSQL = `SELECT h.hold_reference, h.payout_id, a.owner_external_id, h.status, h.placed_at
 FROM hold_states h
@@ -327,6 +339,7 @@ func reconcileQueries(p ledger.ReconcileParams, s *ledger.ReconcileSnapshot) []r
 		{name: "orphan_releases", read: subjects(&s.OrphanReleases, orphansSQL, "release")},
 		{name: "duplicate_credit_attempts", read: subjects(&s.DuplicateCreditAttempts, duplicateCreditAttemptsSQL)},
 		{name: "audit_chain", read: subjects(&s.AuditChain, auditChainSQL)},
+		{name: "credit_conflicts", read: subjects(&s.CreditConflicts, creditConflictsSQL)},
 		{name: "recipients", skip: !p.WithProvider, read: func(ctx context.Context, tx pgx.Tx) (err error) {
 			s.Recipients, err = recipients(ctx, tx, p.CreditsSince)
 			return err

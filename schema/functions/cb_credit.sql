@@ -7,6 +7,9 @@
 --       'mismatch' (422) with other claims
 --   2   the requestID was credited (under another key): approved, the
 --       original creditReference
+--   2a  ... for another amount or currency: 'amount_mismatch' (422
+--       credit-amount-mismatch), nothing credited or stored as the key's
+--       answer; the attempt is recorded in credit_conflicts
 --   3   fundingDestination is not a registered destination:
 --       destination_unavailable unknown_destination
 --   4   the account is closed: destination_unavailable account_closed
@@ -33,7 +36,9 @@
 -- the locked account, as the table reads.
 --
 -- state is 'new' (decided now, the answer stored), 'replay' (the stored
--- answer of this key) or 'mismatch' (the key was used with other claims).
+-- answer of this key), 'mismatch' (the key was used with other claims) or
+-- 'amount_mismatch' (row 2a: the requestID was credited for another
+-- amount).
 --
 -- The signature is declared in schema/migrations/; this file defines the
 -- body (schema/README.md says how each changes).
@@ -47,6 +52,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     r callback_credit%ROWTYPE;
     a accounts%ROWTYPE;
+    prior credits%ROWTYPE;
 BEGIN
     -- Credits of one payment request (under other keys) run one after the
     -- other, so that a second one always sees the first's credit (row 2).
@@ -98,9 +104,16 @@ BEGIN
         RETURN;
     END IF;
     state := 'new';
-    SELECT c.credit_reference INTO reference FROM credits c WHERE c.request_id = p_request_id;
-    IF FOUND THEN
-        outcome := 'approved';                                   -- row 2
+    SELECT * INTO prior FROM credits x WHERE x.request_id = p_request_id;
+    IF FOUND AND (prior.amount <> p_amount OR prior.currency <> p_currency) THEN
+        INSERT INTO credit_conflicts AS k (request_id, idempotency_key, currency, amount, received_at, last_received_at)
+        VALUES (p_request_id, p_key, p_currency, p_amount, p_now, p_now)
+        ON CONFLICT (request_id, idempotency_key)
+        DO UPDATE SET attempts = k.attempts + 1, last_received_at = p_now;
+        state := 'amount_mismatch';                              -- row 2a
+        RETURN;
+    ELSIF FOUND THEN
+        outcome := 'approved'; reference := prior.credit_reference;  -- row 2
     ELSE
         SELECT x.* INTO a FROM instruments i JOIN accounts x ON x.account_id = i.account_id
         WHERE i.token = p_destination AND i.kind = 'destination'
