@@ -5,16 +5,6 @@ package floors
 // many. Split one, and lower or remove its line here: the list only
 // shrinks.
 var longTests = map[string]int{
-	"admin/input_test.go TestPathAndQueryValues":                                        1,
-	"admin/readback_test.go TestReadbackAPI":                                            1,
-	"admin/readback_test.go TestReadbackAPI literal":                                    1,
-	"admin/wire_test.go TestWireBytes":                                                  1,
-	"adminapi/client_test.go TestErrors":                                                1,
-	"adminapi/client_test.go TestHoldPages":                                             1,
-	"adminapi/client_test.go TestRequests":                                              1,
-	"adminapi/readback_test.go TestReadbackAgainstLedgerd":                              1,
-	"adminapi/readback_test.go TestReadbackRequests":                                    1,
-	"adminapi/server_test.go TestAgainstLedgerd":                                        1,
 	"cmd/ledgerctl/admin_test.go TestAdminCommands":                                     1,
 	"cmd/ledgerctl/help_test.go TestHelp":                                               1,
 	"cmd/ledgerctl/provider_test.go TestProviderCommands":                               1,
