@@ -5,10 +5,6 @@ package floors
 // many. Split one, and lower or remove its line here: the list only
 // shrinks.
 var longTests = map[string]int{
-	"cmd/ledgerctl/admin_test.go TestAdminCommands":                                     1,
-	"cmd/ledgerctl/help_test.go TestHelp":                                               1,
-	"cmd/ledgerctl/provider_test.go TestProviderCommands":                               1,
-	"cmd/ledgerctl/readback_test.go TestReadbackCommands":                               1,
 	"cmd/ledgerctl/reconcile_test.go TestReconcileCommandExitsOnTheWorstUnfixedFinding": 1,
 	"keyring/bootstrap_test.go TestBootstrap":                                           1,
 	"keyring/loader_test.go TestLoader":                                                 1,
