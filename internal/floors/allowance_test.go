@@ -6,10 +6,6 @@ package floors
 // shrinks.
 var longTests = map[string]int{
 	"cmd/ledgerctl/reconcile_test.go TestReconcileCommandExitsOnTheWorstUnfixedFinding": 1,
-	"keyring/bootstrap_test.go TestBootstrap":                                           1,
-	"keyring/loader_test.go TestLoader":                                                 1,
-	"keyring/rekey_test.go TestKEKRotation":                                             1,
-	"keyring/vault_test.go TestVault":                                                   1,
 	"loadtest/loadtest_test.go TestStorm":                                               1,
 	"provider/client_test.go TestWire":                                                  1,
 	"provider/resources_test.go TestLimitGroups":                                        1,
