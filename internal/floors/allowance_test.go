@@ -10,7 +10,4 @@ var longTests = map[string]int{
 	"provider/client_test.go TestWire":                                                  1,
 	"provider/resources_test.go TestLimitGroups":                                        1,
 	"provider/retry_test.go TestRetries":                                                1,
-	"server/config_test.go TestLoadConfig":                                              1,
-	"server/listener_test.go TestConnLimit":                                             1,
-	"server/secretfiles_test.go TestSecretFiles":                                        1,
 }
