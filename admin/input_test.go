@@ -145,7 +145,7 @@ func TestPathAndQueryValues(t *testing.T) {
 }
 
 // checkHoldCursors: the holds list pages by its cursor, and refuses any cursor
-// it did not issue (garbage, padding, a non-canonical or out-of-range time,
+// it did not hand out (garbage, padding, a non-canonical or out-of-range time,
 // no reference, NUL, invalid UTF-8) as invalid-request at /cursor.
 func checkHoldCursors(t *testing.T, b bundle) {
 	cursor := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
