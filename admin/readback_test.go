@@ -127,170 +127,193 @@ func TestReadbackAPI(t *testing.T) {
 			stream := uint64(0)
 			newRand := func() *rand.Rand { stream++; return rand.New(rand.NewPCG(seed, stream)) }
 
-			t.Run("Accounts", func(t *testing.T) {
-				rng := newRand()
-				t.Parallel()
-				var got []string
-				cursor := ""
-				for {
-					page := decodeJSON[adminapi.AccountList](t, b.get(t, "/v1/accounts?"+q("limit", fmt.Sprint(1+rng.IntN(3)), "cursor", cursor)))
-					for _, a := range page.Accounts {
-						got = append(got, a.AccountID)
-					}
-					if !page.HasMore {
-						break
-					}
-					cursor = page.NextCursor
-				}
-				var want []string
-				for _, a := range b.w.Accounts {
-					want = append(want, a.AccountID)
-				}
-				want = append(want, longID)
-				slices.Sort(want)
-				if !slices.Equal(got, want) {
-					t.Fatalf("accounts %v, want %v", got, want)
-				}
-				a := b.w.Accounts[1]
-				page := decodeJSON[adminapi.AccountList](t, b.get(t, "/v1/accounts?"+q("currency", a.Currency, "ownerExternalID", a.OwnerExternalID, "status", "open")))
-				now, err := b.db.GetAccount(t.Context(), a.AccountID)
-				if err != nil || len(page.Accounts) != 1 || page.Accounts[0].AccountID != a.AccountID || page.HasMore || page.NextCursor != "" {
-					t.Fatalf("filtered %+v %v", page, err)
-				}
-				wantAmount(t, "balance", page.Accounts[0].Balance, a.Currency, now.Balance)
-				wantAmount(t, "available", page.Accounts[0].Available, a.Currency, now.Available)
-			})
+			t.Run("Accounts", func(t *testing.T) { readbackAccounts(t, b, newRand()) })
 
-			t.Run("HoldsOfAnAccount", func(t *testing.T) {
-				rng := newRand()
-				t.Parallel()
-				a := b.w.Accounts[rng.IntN(len(b.w.Accounts))]
-				viaAccount := decodeJSON[adminapi.HoldList](t, b.get(t, "/v1/accounts/"+a.AccountID+"/holds?limit=100"))
-				viaFilter := decodeJSON[adminapi.HoldList](t, b.get(t, "/v1/holds?"+q("accountID", a.AccountID, "limit", "100")))
-				if len(viaAccount.Holds) == 0 || !slices.EqualFunc(viaAccount.Holds, viaFilter.Holds, func(x, y adminapi.Hold) bool { return x.HoldReference == y.HoldReference }) {
-					t.Fatalf("%d holds by the account's route, %d by the filter", len(viaAccount.Holds), len(viaFilter.Holds))
-				}
-				for _, h := range viaAccount.Holds {
-					if h.AccountID != a.AccountID {
-						t.Fatalf("hold %+v of another account", h)
-					}
-				}
-				held := decodeJSON[adminapi.HoldList](t, b.get(t, "/v1/accounts/"+a.AccountID+"/holds?status=held&limit=100"))
-				sum := decimal.Zero
-				for _, h := range held.Holds {
-					d, _ := h.Amount.Decimal()
-					sum = sum.Add(d)
-				}
-				now, _ := b.db.GetAccount(t.Context(), a.AccountID)
-				if !sum.Equal(now.Held) {
-					t.Fatalf("held holds sum to %s, the account holds %s", sum, now.Held)
-				}
-				empty := decodeJSON[adminapi.HoldList](t, b.get(t, "/v1/holds?accountID=nobody"))
-				if len(empty.Holds) != 0 {
-					t.Fatalf("holds of nobody: %+v", empty)
-				}
-			})
+			t.Run("HoldsOfAnAccount", func(t *testing.T) { readbackHoldsOfAnAccount(t, b, newRand()) })
 
-			t.Run("EntriesOfAnAccount", func(t *testing.T) {
-				rng := newRand()
-				t.Parallel()
-				for range 5 {
-					a := b.w.Accounts[rng.IntN(len(b.w.Accounts))]
-					from, to := window(rng, b.w)
-					var got []adminapi.JournalEntry
-					cursor := ""
-					for {
-						page := decodeJSON[adminapi.JournalEntryList](t, b.get(t, "/v1/journal/entries?"+
-							q("accountID", a.AccountID, "from", stamp(from), "to", stamp(to), "cursor", cursor, "limit", fmt.Sprint(1+rng.IntN(20)))))
-						got = append(got, page.Entries...)
-						if !page.HasMore {
-							break
-						}
-						cursor = page.NextCursor
-					}
-					want := b.w.EntriesOf(a.AccountID, from, to)
-					if len(got) != len(want) {
-						t.Fatalf("%s [%s, %s): %d entries, want %d", a.AccountID, from, to, len(got), len(want))
-					}
-					for i, e := range got {
-						w := want[i]
-						if e.TransactionID != w.TransactionID || e.AccountID != w.AccountID || e.ContraAccountID != w.ContraAccountID ||
-							e.Kind != w.Kind || e.Reference != w.Reference || e.Memo != w.Memo || !e.CreatedAt.Equal(w.CreatedAt) {
-							t.Fatalf("entry %d %+v, want %+v", i, e, w)
-						}
-						wantAmount(t, e.TransactionID, e.Amount, w.Currency, w.Amount)
-					}
-				}
-			})
+			t.Run("EntriesOfAnAccount", func(t *testing.T) { readbackEntriesOfAnAccount(t, b, newRand()) })
 
-			t.Run("TransactionsBalance", func(t *testing.T) {
-				t.Parallel()
-				var n, extra int
-				cursor := ""
-				for {
-					page := decodeJSON[adminapi.JournalTransactionList](t, b.get(t, "/v1/journal/transactions?"+q("limit", "100", "cursor", cursor)))
-					for _, tx := range page.Transactions {
-						if tx.Entries[0].AccountID == longID {
-							extra++
-							continue
-						}
-						if n >= len(b.w.Entries) {
-							t.Fatalf("more transactions than the workload made: %+v", tx)
-						}
-						w := b.w.Entries[n]
-						if len(tx.Entries) != 2 || tx.TransactionID != w.TransactionID || tx.Entries[0].AccountID != w.AccountID || tx.Entries[1].AccountID != w.ContraAccountID {
-							t.Fatalf("transaction %+v, want %+v", tx, w)
-						}
-						wantAmount(t, "customer side", tx.Entries[0].Amount, w.Currency, w.Amount)
-						wantAmount(t, "system side", tx.Entries[1].Amount, w.Currency, w.Amount.Neg())
-						n++
-					}
-					if !page.HasMore {
-						break
-					}
-					cursor = page.NextCursor
-				}
-				// The long-ID account's funding is the one transaction the
-				// workload did not record.
-				if n != len(b.w.Entries) || extra != 1 {
-					t.Fatalf("%d transactions and %d more, the workload made %d", n, extra, len(b.w.Entries))
-				}
-			})
+			t.Run("TransactionsBalance", func(t *testing.T) { readbackTransactionsBalance(t, b) })
 
-			t.Run("StatementCSV", func(t *testing.T) {
-				rng := newRand()
-				t.Parallel()
-				for range 10 {
-					a := b.w.Accounts[rng.IntN(len(b.w.Accounts))]
-					from, to := window(rng, b.w)
-					rec := b.get(t, "/v1/accounts/"+a.AccountID+"/statement?"+q("from", stamp(from), "to", stamp(to)))
-					checkCSVStatement(t, rec, b.w, a, from, to)
-				}
-			})
+			t.Run("StatementCSV", func(t *testing.T) { readbackStatementCSV(t, b, newRand()) })
 
-			t.Run("StatementCamt053", func(t *testing.T) {
-				rng := newRand()
-				t.Parallel()
-				for range 10 {
-					a := b.w.Accounts[rng.IntN(len(b.w.Accounts))]
-					from, to := window(rng, b.w)
-					rec := b.get(t, "/v1/accounts/"+a.AccountID+"/statement?"+q("from", stamp(from), "to", stamp(to), "format", "camt053"))
-					checkCamtStatement(t, rec, b.w, a, from, to)
-				}
-			})
+			t.Run("StatementCamt053", func(t *testing.T) { readbackStatementCamt053(t, b, newRand()) })
 
-			t.Run("StatementOfDates", func(t *testing.T) {
-				t.Parallel()
-				a := b.w.Accounts[0]
-				day := b.w.Times[len(b.w.Times)/2].Truncate(24 * time.Hour)
-				rec := b.get(t, "/v1/accounts/"+a.AccountID+"/statement?"+q("from", day.Format(time.DateOnly), "to", day.AddDate(0, 0, 1).Format(time.DateOnly)))
-				checkCSVStatement(t, rec, b.w, a, day, day.AddDate(0, 0, 1))
-				if cd := rec.Header().Get("Content-Disposition"); cd != `attachment; filename="statement-`+a.AccountID+"-"+day.Format("20060102")+"T000000Z-"+day.AddDate(0, 0, 1).Format("20060102")+`T000000Z.csv"` {
-					t.Fatalf("Content-Disposition %q", cd)
-				}
-			})
+			t.Run("StatementOfDates", func(t *testing.T) { readbackStatementOfDates(t, b) })
 		})
 	}
+}
+
+// readbackStatementOfDates: a statement of dates covers whole UTC days and
+// is named by them.
+func readbackStatementOfDates(t *testing.T, b readback) {
+	t.Parallel()
+	a := b.w.Accounts[0]
+	day := b.w.Times[len(b.w.Times)/2].Truncate(24 * time.Hour)
+	rec := b.get(t, "/v1/accounts/"+a.AccountID+"/statement?"+q("from", day.Format(time.DateOnly), "to", day.AddDate(0, 0, 1).Format(time.DateOnly)))
+	checkCSVStatement(t, rec, b.w, a, day, day.AddDate(0, 0, 1))
+	if cd := rec.Header().Get("Content-Disposition"); cd != `attachment; filename="statement-`+a.AccountID+"-"+day.Format("20060102")+"T000000Z-"+day.AddDate(0, 0, 1).Format("20060102")+`T000000Z.csv"` {
+		t.Fatalf("Content-Disposition %q", cd)
+	}
+}
+
+// readbackStatementCamt053: camt.053 statements of random windows hold the
+// workload's entries.
+func readbackStatementCamt053(t *testing.T, b readback, rng *rand.Rand) {
+	t.Parallel()
+	for range 10 {
+		a := b.w.Accounts[rng.IntN(len(b.w.Accounts))]
+		from, to := window(rng, b.w)
+		rec := b.get(t, "/v1/accounts/"+a.AccountID+"/statement?"+q("from", stamp(from), "to", stamp(to), "format", "camt053"))
+		checkCamtStatement(t, rec, b.w, a, from, to)
+	}
+}
+
+// readbackStatementCSV: CSV statements of random windows hold the
+// workload's entries.
+func readbackStatementCSV(t *testing.T, b readback, rng *rand.Rand) {
+	t.Parallel()
+	for range 10 {
+		a := b.w.Accounts[rng.IntN(len(b.w.Accounts))]
+		from, to := window(rng, b.w)
+		rec := b.get(t, "/v1/accounts/"+a.AccountID+"/statement?"+q("from", stamp(from), "to", stamp(to)))
+		checkCSVStatement(t, rec, b.w, a, from, to)
+	}
+}
+
+// readbackTransactionsBalance: every transaction has two balancing sides
+// and is one the workload made (the long-ID account's funding aside).
+func readbackTransactionsBalance(t *testing.T, b readback) {
+	t.Parallel()
+	var n, extra int
+	cursor := ""
+	for {
+		page := decodeJSON[adminapi.JournalTransactionList](t, b.get(t, "/v1/journal/transactions?"+q("limit", "100", "cursor", cursor)))
+		for _, tx := range page.Transactions {
+			if tx.Entries[0].AccountID == longID {
+				extra++
+				continue
+			}
+			if n >= len(b.w.Entries) {
+				t.Fatalf("more transactions than the workload made: %+v", tx)
+			}
+			w := b.w.Entries[n]
+			if len(tx.Entries) != 2 || tx.TransactionID != w.TransactionID || tx.Entries[0].AccountID != w.AccountID || tx.Entries[1].AccountID != w.ContraAccountID {
+				t.Fatalf("transaction %+v, want %+v", tx, w)
+			}
+			wantAmount(t, "customer side", tx.Entries[0].Amount, w.Currency, w.Amount)
+			wantAmount(t, "system side", tx.Entries[1].Amount, w.Currency, w.Amount.Neg())
+			n++
+		}
+		if !page.HasMore {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	// The long-ID account's funding is the one transaction the
+	// workload did not record.
+	if n != len(b.w.Entries) || extra != 1 {
+		t.Fatalf("%d transactions and %d more, the workload made %d", n, extra, len(b.w.Entries))
+	}
+}
+
+// readbackEntriesOfAnAccount: an account's journal entries in a window,
+// paged at random limits, are the workload's, field by field.
+func readbackEntriesOfAnAccount(t *testing.T, b readback, rng *rand.Rand) {
+	t.Parallel()
+	for range 5 {
+		a := b.w.Accounts[rng.IntN(len(b.w.Accounts))]
+		from, to := window(rng, b.w)
+		var got []adminapi.JournalEntry
+		cursor := ""
+		for {
+			page := decodeJSON[adminapi.JournalEntryList](t, b.get(t, "/v1/journal/entries?"+
+				q("accountID", a.AccountID, "from", stamp(from), "to", stamp(to), "cursor", cursor, "limit", fmt.Sprint(1+rng.IntN(20)))))
+			got = append(got, page.Entries...)
+			if !page.HasMore {
+				break
+			}
+			cursor = page.NextCursor
+		}
+		want := b.w.EntriesOf(a.AccountID, from, to)
+		if len(got) != len(want) {
+			t.Fatalf("%s [%s, %s): %d entries, want %d", a.AccountID, from, to, len(got), len(want))
+		}
+		for i, e := range got {
+			w := want[i]
+			if e.TransactionID != w.TransactionID || e.AccountID != w.AccountID || e.ContraAccountID != w.ContraAccountID ||
+				e.Kind != w.Kind || e.Reference != w.Reference || e.Memo != w.Memo || !e.CreatedAt.Equal(w.CreatedAt) {
+				t.Fatalf("entry %d %+v, want %+v", i, e, w)
+			}
+			wantAmount(t, e.TransactionID, e.Amount, w.Currency, w.Amount)
+		}
+	}
+}
+
+// readbackHoldsOfAnAccount: an account's holds are the same by its route
+// and by the filter, all its own; its held holds sum to its held amount.
+func readbackHoldsOfAnAccount(t *testing.T, b readback, rng *rand.Rand) {
+	t.Parallel()
+	a := b.w.Accounts[rng.IntN(len(b.w.Accounts))]
+	viaAccount := decodeJSON[adminapi.HoldList](t, b.get(t, "/v1/accounts/"+a.AccountID+"/holds?limit=100"))
+	viaFilter := decodeJSON[adminapi.HoldList](t, b.get(t, "/v1/holds?"+q("accountID", a.AccountID, "limit", "100")))
+	if len(viaAccount.Holds) == 0 || !slices.EqualFunc(viaAccount.Holds, viaFilter.Holds, func(x, y adminapi.Hold) bool { return x.HoldReference == y.HoldReference }) {
+		t.Fatalf("%d holds by the account's route, %d by the filter", len(viaAccount.Holds), len(viaFilter.Holds))
+	}
+	for _, h := range viaAccount.Holds {
+		if h.AccountID != a.AccountID {
+			t.Fatalf("hold %+v of another account", h)
+		}
+	}
+	held := decodeJSON[adminapi.HoldList](t, b.get(t, "/v1/accounts/"+a.AccountID+"/holds?status=held&limit=100"))
+	sum := decimal.Zero
+	for _, h := range held.Holds {
+		d, _ := h.Amount.Decimal()
+		sum = sum.Add(d)
+	}
+	now, _ := b.db.GetAccount(t.Context(), a.AccountID)
+	if !sum.Equal(now.Held) {
+		t.Fatalf("held holds sum to %s, the account holds %s", sum, now.Held)
+	}
+	empty := decodeJSON[adminapi.HoldList](t, b.get(t, "/v1/holds?accountID=nobody"))
+	if len(empty.Holds) != 0 {
+		t.Fatalf("holds of nobody: %+v", empty)
+	}
+}
+
+// readbackAccounts: the accounts list, paged at random limits, is every
+// account, in order; its filters select one, with its balances.
+func readbackAccounts(t *testing.T, b readback, rng *rand.Rand) {
+	t.Parallel()
+	var got []string
+	cursor := ""
+	for {
+		page := decodeJSON[adminapi.AccountList](t, b.get(t, "/v1/accounts?"+q("limit", fmt.Sprint(1+rng.IntN(3)), "cursor", cursor)))
+		for _, a := range page.Accounts {
+			got = append(got, a.AccountID)
+		}
+		if !page.HasMore {
+			break
+		}
+		cursor = page.NextCursor
+	}
+	var want []string
+	for _, a := range b.w.Accounts {
+		want = append(want, a.AccountID)
+	}
+	want = append(want, longID)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("accounts %v, want %v", got, want)
+	}
+	a := b.w.Accounts[1]
+	page := decodeJSON[adminapi.AccountList](t, b.get(t, "/v1/accounts?"+q("currency", a.Currency, "ownerExternalID", a.OwnerExternalID, "status", "open")))
+	now, err := b.db.GetAccount(t.Context(), a.AccountID)
+	if err != nil || len(page.Accounts) != 1 || page.Accounts[0].AccountID != a.AccountID || page.HasMore || page.NextCursor != "" {
+		t.Fatalf("filtered %+v %v", page, err)
+	}
+	wantAmount(t, "balance", page.Accounts[0].Balance, a.Currency, now.Balance)
+	wantAmount(t, "available", page.Accounts[0].Available, a.Currency, now.Available)
 }
 
 // checkCSVStatement parses a CSV statement and holds it to the record:

@@ -87,24 +87,7 @@ func TestRequests(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 
-	t.Run("TokenAndHeaders", func(t *testing.T) {
-		t.Parallel()
-		c, mux := setup(t, adminapi.WithToken("s3cret"), adminapi.WithUserAgent("test/1"))
-		mux.HandleFunc("/v1/accounts/acc-1", func(w http.ResponseWriter, r *http.Request) {
-			wantRequest(t, r, "GET", "")
-			if r.Header.Get("Authorization") != "Bearer s3cret" || r.Header.Get("User-Agent") != "test/1" || r.Header.Get("Accept") != "application/json" {
-				t.Errorf("headers %v", r.Header)
-			}
-			fmt.Fprint(w, `{"accountID":"acc-1","currency":"USD","balance":"10.50","held":"0.50","available":"10.00","status":"open"}`)
-		})
-		a, resp, err := c.Accounts.Get(ctx, "acc-1")
-		if err != nil || resp.StatusCode != 200 || a.Available != "10.00" {
-			t.Fatalf("%+v %v", a, err)
-		}
-		if d, err := a.Balance.Decimal(); err != nil || !d.Equal(decimal.RequireFromString("10.5")) {
-			t.Fatalf("balance %v %v", d, err)
-		}
-	})
+	t.Run("TokenAndHeaders", func(t *testing.T) { requestsTokenAndHeaders(t, ctx) })
 
 	t.Run("NoTokenNoHeader", func(t *testing.T) {
 		t.Parallel()
@@ -136,66 +119,7 @@ func TestRequests(t *testing.T) {
 		}
 	})
 
-	t.Run("Bodies", func(t *testing.T) {
-		t.Parallel()
-		c, mux := setup(t)
-		mux.HandleFunc("/v1/accounts", func(w http.ResponseWriter, r *http.Request) {
-			wantRequest(t, r, "POST", `{"accountID":"a","ownerExternalID":"o","currency":"EUR"}`)
-			w.WriteHeader(201)
-			fmt.Fprint(w, `{"accountID":"a","ownerExternalID":"o","currency":"EUR","balance":"0.00","held":"0.00","available":"0.00","status":"open"}`)
-		})
-		mux.HandleFunc("/v1/accounts/a", func(w http.ResponseWriter, r *http.Request) {
-			wantRequest(t, r, "PATCH", `{"status":"frozen"}`)
-			fmt.Fprint(w, `{"accountID":"a","status":"frozen"}`)
-		})
-		mux.HandleFunc("/v1/accounts/a/adjustments", func(w http.ResponseWriter, r *http.Request) {
-			wantRequest(t, r, "POST", `{"amount":"-5.25","idempotencyKey":"fee-1"}`)
-			w.WriteHeader(201)
-			fmt.Fprint(w, `{"available":"1.00","balance":"1.00","held":"0.00","transactionID":"t"}`)
-		})
-		mux.HandleFunc("/v1/instruments", func(w http.ResponseWriter, r *http.Request) {
-			wantRequest(t, r, "POST", `{"accountID":"a","kind":"source","token":"card"}`)
-			fmt.Fprint(w, `{"accountID":"a","kind":"source","token":"card"}`)
-		})
-		mux.HandleFunc("/v1/signing-secrets", func(w http.ResponseWriter, r *http.Request) {
-			wantRequest(t, r, "POST", `{"generate":true}`)
-			w.WriteHeader(201)
-			fmt.Fprint(w, `{"secretID":"ks","fingerprint":"fp","secret":"c2VjcmV0"}`)
-		})
-		mux.HandleFunc("/v1/signing-secrets/ks", func(w http.ResponseWriter, r *http.Request) {
-			wantRequest(t, r, "DELETE", "")
-			w.WriteHeader(204)
-		})
-		mux.HandleFunc("/v1/reconciliation/runs", func(w http.ResponseWriter, r *http.Request) {
-			// fix is always sent: the server's default is false, but a
-			// reader of the request should not have to know it.
-			wantRequest(t, r, "POST", `{"fix":false}`)
-			w.WriteHeader(201)
-			fmt.Fprint(w, `{"runID":"rec_1","status":"clean","findings":[]}`)
-		})
-		if a, resp, err := c.Accounts.Create(ctx, &adminapi.AccountCreateRequest{AccountID: "a", OwnerExternalID: "o", Currency: "EUR"}); err != nil || resp.StatusCode != 201 || a.Balance != "0.00" {
-			t.Fatalf("create %+v %v", a, err)
-		}
-		if a, _, err := c.Accounts.Update(ctx, "a", &adminapi.AccountUpdateRequest{Status: adminapi.Ptr(adminapi.AccountFrozen)}); err != nil || a.Status != "frozen" {
-			t.Fatalf("update %+v %v", a, err)
-		}
-		amt := adminapi.NewAmount(decimal.RequireFromString("-5.25"))
-		if adj, _, err := c.Accounts.Adjust(ctx, "a", &adminapi.AdjustmentRequest{Amount: &amt, IdempotencyKey: "fee-1"}); err != nil || adj.TransactionID != "t" {
-			t.Fatalf("adjust %+v %v", adj, err)
-		}
-		if in, resp, err := c.Instruments.Add(ctx, &adminapi.Instrument{Token: "card", Kind: adminapi.KindSource, AccountID: "a"}); err != nil || resp.StatusCode != 200 || in.Token != "card" {
-			t.Fatalf("instrument %+v %v", in, err)
-		}
-		if s, _, err := c.SigningSecrets.Create(ctx, &adminapi.SigningSecretRequest{Generate: true}); err != nil || s.Secret != "c2VjcmV0" {
-			t.Fatalf("generate %+v %v", s, err)
-		}
-		if resp, err := c.SigningSecrets.Retire(ctx, "ks"); err != nil || resp.StatusCode != 204 {
-			t.Fatalf("retire %v", err)
-		}
-		if run, _, err := c.Reconciliation.Run(ctx, nil); err != nil || run.RunID != "rec_1" || run.Status != adminapi.StatusClean {
-			t.Fatalf("run %+v %v", run, err)
-		}
-	})
+	t.Run("Bodies", func(t *testing.T) { requestsBodies(t, ctx) })
 
 	t.Run("DoWritesRawBodiesToAWriter", func(t *testing.T) {
 		t.Parallel()
@@ -222,58 +146,118 @@ func TestRequests(t *testing.T) {
 		}
 	})
 
-	t.Run("ContextEndsTheCall", func(t *testing.T) {
-		t.Parallel()
-		c, mux := setup(t)
-		release := make(chan struct{})
-		t.Cleanup(func() { close(release) })
-		mux.HandleFunc("/v1/accounts/slow", func(w http.ResponseWriter, r *http.Request) {
-			select {
-			case <-release:
-			case <-r.Context().Done():
-			}
-		})
-		cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-		defer cancel()
-		if _, _, err := c.Accounts.Get(cctx, "slow"); !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("err %v, want the deadline", err)
+	t.Run("ContextEndsTheCall", func(t *testing.T) { requestsContextEndsTheCall(t, ctx) })
+}
+
+// requestsContextEndsTheCall: a call whose context ends returns the
+// context's error.
+func requestsContextEndsTheCall(t *testing.T, ctx context.Context) {
+	t.Parallel()
+	c, mux := setup(t)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	mux.HandleFunc("/v1/accounts/slow", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
 		}
 	})
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, _, err := c.Accounts.Get(cctx, "slow"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err %v, want the deadline", err)
+	}
+}
+
+// requestsTokenAndHeaders: the token, user agent and Accept headers are
+// sent, and amounts decode as decimals.
+func requestsTokenAndHeaders(t *testing.T, ctx context.Context) {
+	t.Parallel()
+	c, mux := setup(t, adminapi.WithToken("s3cret"), adminapi.WithUserAgent("test/1"))
+	mux.HandleFunc("/v1/accounts/acc-1", func(w http.ResponseWriter, r *http.Request) {
+		wantRequest(t, r, "GET", "")
+		if r.Header.Get("Authorization") != "Bearer s3cret" || r.Header.Get("User-Agent") != "test/1" || r.Header.Get("Accept") != "application/json" {
+			t.Errorf("headers %v", r.Header)
+		}
+		fmt.Fprint(w, `{"accountID":"acc-1","currency":"USD","balance":"10.50","held":"0.50","available":"10.00","status":"open"}`)
+	})
+	a, resp, err := c.Accounts.Get(ctx, "acc-1")
+	if err != nil || resp.StatusCode != 200 || a.Available != "10.00" {
+		t.Fatalf("%+v %v", a, err)
+	}
+	if d, err := a.Balance.Decimal(); err != nil || !d.Equal(decimal.RequireFromString("10.5")) {
+		t.Fatalf("balance %v %v", d, err)
+	}
+}
+
+// requestsBodies: each write sends its method and JSON body and decodes the
+// answer (fix is always sent with a reconciliation run).
+func requestsBodies(t *testing.T, ctx context.Context) {
+	t.Parallel()
+	c, mux := setup(t)
+	mux.HandleFunc("/v1/accounts", func(w http.ResponseWriter, r *http.Request) {
+		wantRequest(t, r, "POST", `{"accountID":"a","ownerExternalID":"o","currency":"EUR"}`)
+		w.WriteHeader(201)
+		fmt.Fprint(w, `{"accountID":"a","ownerExternalID":"o","currency":"EUR","balance":"0.00","held":"0.00","available":"0.00","status":"open"}`)
+	})
+	mux.HandleFunc("/v1/accounts/a", func(w http.ResponseWriter, r *http.Request) {
+		wantRequest(t, r, "PATCH", `{"status":"frozen"}`)
+		fmt.Fprint(w, `{"accountID":"a","status":"frozen"}`)
+	})
+	mux.HandleFunc("/v1/accounts/a/adjustments", func(w http.ResponseWriter, r *http.Request) {
+		wantRequest(t, r, "POST", `{"amount":"-5.25","idempotencyKey":"fee-1"}`)
+		w.WriteHeader(201)
+		fmt.Fprint(w, `{"available":"1.00","balance":"1.00","held":"0.00","transactionID":"t"}`)
+	})
+	mux.HandleFunc("/v1/instruments", func(w http.ResponseWriter, r *http.Request) {
+		wantRequest(t, r, "POST", `{"accountID":"a","kind":"source","token":"card"}`)
+		fmt.Fprint(w, `{"accountID":"a","kind":"source","token":"card"}`)
+	})
+	mux.HandleFunc("/v1/signing-secrets", func(w http.ResponseWriter, r *http.Request) {
+		wantRequest(t, r, "POST", `{"generate":true}`)
+		w.WriteHeader(201)
+		fmt.Fprint(w, `{"secretID":"ks","fingerprint":"fp","secret":"c2VjcmV0"}`)
+	})
+	mux.HandleFunc("/v1/signing-secrets/ks", func(w http.ResponseWriter, r *http.Request) {
+		wantRequest(t, r, "DELETE", "")
+		w.WriteHeader(204)
+	})
+	mux.HandleFunc("/v1/reconciliation/runs", func(w http.ResponseWriter, r *http.Request) {
+		// fix is always sent: the server's default is false, but a
+		// reader of the request should not have to know it.
+		wantRequest(t, r, "POST", `{"fix":false}`)
+		w.WriteHeader(201)
+		fmt.Fprint(w, `{"runID":"rec_1","status":"clean","findings":[]}`)
+	})
+	if a, resp, err := c.Accounts.Create(ctx, &adminapi.AccountCreateRequest{AccountID: "a", OwnerExternalID: "o", Currency: "EUR"}); err != nil || resp.StatusCode != 201 || a.Balance != "0.00" {
+		t.Fatalf("create %+v %v", a, err)
+	}
+	if a, _, err := c.Accounts.Update(ctx, "a", &adminapi.AccountUpdateRequest{Status: adminapi.Ptr(adminapi.AccountFrozen)}); err != nil || a.Status != "frozen" {
+		t.Fatalf("update %+v %v", a, err)
+	}
+	amt := adminapi.NewAmount(decimal.RequireFromString("-5.25"))
+	if adj, _, err := c.Accounts.Adjust(ctx, "a", &adminapi.AdjustmentRequest{Amount: &amt, IdempotencyKey: "fee-1"}); err != nil || adj.TransactionID != "t" {
+		t.Fatalf("adjust %+v %v", adj, err)
+	}
+	if in, resp, err := c.Instruments.Add(ctx, &adminapi.Instrument{Token: "card", Kind: adminapi.KindSource, AccountID: "a"}); err != nil || resp.StatusCode != 200 || in.Token != "card" {
+		t.Fatalf("instrument %+v %v", in, err)
+	}
+	if s, _, err := c.SigningSecrets.Create(ctx, &adminapi.SigningSecretRequest{Generate: true}); err != nil || s.Secret != "c2VjcmV0" {
+		t.Fatalf("generate %+v %v", s, err)
+	}
+	if resp, err := c.SigningSecrets.Retire(ctx, "ks"); err != nil || resp.StatusCode != 204 {
+		t.Fatalf("retire %v", err)
+	}
+	if run, _, err := c.Reconciliation.Run(ctx, nil); err != nil || run.RunID != "rec_1" || run.Status != adminapi.StatusClean {
+		t.Fatalf("run %+v %v", run, err)
+	}
 }
 
 func TestErrors(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 
-	t.Run("ProblemIsDecoded", func(t *testing.T) {
-		t.Parallel()
-		c, mux := setup(t)
-		mux.HandleFunc("/v1/accounts", func(w http.ResponseWriter, r *http.Request) {
-			problem(w, 400, `{"type":"urn:provider-ledger:problem:invalid-request","title":"Bad Request","status":400,`+
-				`"detail":"currency code must be three uppercase letters","errors":[{"pointer":"/currency","detail":"currency code must be three uppercase letters"},{"pointer":"/status","detail":"unknown status"}]}`)
-		})
-		_, resp, err := c.Accounts.Create(ctx, &adminapi.AccountCreateRequest{AccountID: "a", Currency: "usd"})
-		var e *adminapi.Error
-		if !errors.As(err, &e) || resp == nil || resp.StatusCode != 400 {
-			t.Fatalf("err %T %v", err, err)
-		}
-		if e.Status != 400 || e.Type != adminapi.TypeBase+"invalid-request" || e.Slug() != "invalid-request" || e.Title != "Bad Request" ||
-			len(e.Errors) != 2 || e.Response.Request.Method != "POST" {
-			t.Fatalf("%+v", e)
-		}
-		if fe, ok := e.FieldError("/currency"); !ok || fe.Detail == "" {
-			t.Fatalf("field error %v %v", fe, ok)
-		}
-		if !errors.Is(err, adminapi.ErrBadRequest) || !errors.Is(err, adminapi.ErrInvalidRequest) || errors.Is(err, adminapi.ErrNotFound) || errors.Is(err, adminapi.ErrAccountExists) {
-			t.Fatal("errors.Is does not follow the status and the type")
-		}
-		// One line; the field error that repeats the detail is not
-		// repeated, the other is.
-		want := "POST " + baseURLPath + "/v1/accounts: 400 Bad Request (invalid-request): currency code must be three uppercase letters at /currency; /status: unknown status"
-		if err.Error() != want {
-			t.Fatalf("message\n%s\nwant\n%s", err, want)
-		}
-	})
+	t.Run("ProblemIsDecoded", func(t *testing.T) { errorsProblemIsDecoded(t, ctx) })
 
 	t.Run("TypeSentinels", func(t *testing.T) {
 		t.Parallel()
@@ -332,38 +316,71 @@ func TestErrors(t *testing.T) {
 	})
 }
 
+// errorsProblemIsDecoded: a problem+json answer is an *adminapi.Error with
+// its members and field errors, errors.Is follows its status and type, and
+// its message is one line.
+func errorsProblemIsDecoded(t *testing.T, ctx context.Context) {
+	t.Parallel()
+	c, mux := setup(t)
+	mux.HandleFunc("/v1/accounts", func(w http.ResponseWriter, r *http.Request) {
+		problem(w, 400, `{"type":"urn:provider-ledger:problem:invalid-request","title":"Bad Request","status":400,`+
+			`"detail":"currency code must be three uppercase letters","errors":[{"pointer":"/currency","detail":"currency code must be three uppercase letters"},{"pointer":"/status","detail":"unknown status"}]}`)
+	})
+	_, resp, err := c.Accounts.Create(ctx, &adminapi.AccountCreateRequest{AccountID: "a", Currency: "usd"})
+	var e *adminapi.Error
+	if !errors.As(err, &e) || resp == nil || resp.StatusCode != 400 {
+		t.Fatalf("err %T %v", err, err)
+	}
+	if e.Status != 400 || e.Type != adminapi.TypeBase+"invalid-request" || e.Slug() != "invalid-request" || e.Title != "Bad Request" ||
+		len(e.Errors) != 2 || e.Response.Request.Method != "POST" {
+		t.Fatalf("%+v", e)
+	}
+	if fe, ok := e.FieldError("/currency"); !ok || fe.Detail == "" {
+		t.Fatalf("field error %v %v", fe, ok)
+	}
+	if !errors.Is(err, adminapi.ErrBadRequest) || !errors.Is(err, adminapi.ErrInvalidRequest) || errors.Is(err, adminapi.ErrNotFound) || errors.Is(err, adminapi.ErrAccountExists) {
+		t.Fatal("errors.Is does not follow the status and the type")
+	}
+	// One line; the field error that repeats the detail is not
+	// repeated, the other is.
+	want := "POST " + baseURLPath + "/v1/accounts: 400 Bad Request (invalid-request): currency code must be three uppercase letters at /currency; /status: unknown status"
+	if err.Error() != want {
+		t.Fatalf("message\n%s\nwant\n%s", err, want)
+	}
+}
+
+// holdPages serves holds h1…h5 two at a time on mux; a cursor is the
+// index of the next hold. seen gets each request's query.
+func holdPages(t *testing.T, mux *http.ServeMux, seen *[]string) {
+	mux.HandleFunc("/v1/holds", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		*seen = append(*seen, r.URL.RawQuery)
+		if q.Get("status") != "held" || q.Get("limit") != "2" {
+			t.Errorf("query %s", r.URL.RawQuery)
+		}
+		from := 0
+		if c := q.Get("cursor"); c != "" {
+			fmt.Sscan(c, &from)
+		}
+		out := adminapi.HoldList{Holds: []adminapi.Hold{}}
+		for i := from; i < min(from+2, 5); i++ {
+			out.Holds = append(out.Holds, adminapi.Hold{HoldReference: fmt.Sprintf("h%d", i+1)})
+		}
+		if from+2 < 5 {
+			out.HasMore, out.NextCursor = true, fmt.Sprint(from+2)
+		}
+		_ = json.NewEncoder(w).Encode(out)
+	})
+}
+
 func TestHoldPages(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	// pages serves holds h1…h5 two at a time; a cursor is the index of
-	// the next hold.
-	pages := func(t *testing.T, mux *http.ServeMux, seen *[]string) {
-		mux.HandleFunc("/v1/holds", func(w http.ResponseWriter, r *http.Request) {
-			q := r.URL.Query()
-			*seen = append(*seen, r.URL.RawQuery)
-			if q.Get("status") != "held" || q.Get("limit") != "2" {
-				t.Errorf("query %s", r.URL.RawQuery)
-			}
-			from := 0
-			if c := q.Get("cursor"); c != "" {
-				fmt.Sscan(c, &from)
-			}
-			out := adminapi.HoldList{Holds: []adminapi.Hold{}}
-			for i := from; i < min(from+2, 5); i++ {
-				out.Holds = append(out.Holds, adminapi.Hold{HoldReference: fmt.Sprintf("h%d", i+1)})
-			}
-			if from+2 < 5 {
-				out.HasMore, out.NextCursor = true, fmt.Sprint(from+2)
-			}
-			_ = json.NewEncoder(w).Encode(out)
-		})
-	}
-
 	t.Run("ListReturnsOnePageAndItsCursor", func(t *testing.T) {
 		t.Parallel()
 		c, mux := setup(t)
 		var seen []string
-		pages(t, mux, &seen)
+		holdPages(t, mux, &seen)
 		page, resp, err := c.Holds.List(ctx, &adminapi.HoldListOptions{Status: adminapi.HoldHeld, Limit: 2, Cursor: "2"})
 		if err != nil || len(page.Holds) != 2 || page.Holds[0].HoldReference != "h3" || !resp.HasMore || resp.NextCursor != "4" {
 			t.Fatalf("%+v %+v %v", page, resp, err)
@@ -374,7 +391,7 @@ func TestHoldPages(t *testing.T) {
 		t.Parallel()
 		c, mux := setup(t)
 		var seen []string
-		pages(t, mux, &seen)
+		holdPages(t, mux, &seen)
 		var got []string
 		for h, err := range c.Holds.ListIter(ctx, &adminapi.HoldListOptions{Status: adminapi.HoldHeld, Limit: 2}) {
 			if err != nil {
@@ -391,7 +408,7 @@ func TestHoldPages(t *testing.T) {
 		t.Parallel()
 		c, mux := setup(t)
 		var seen []string
-		pages(t, mux, &seen)
+		holdPages(t, mux, &seen)
 		for h, err := range c.Holds.ListIter(ctx, &adminapi.HoldListOptions{Status: adminapi.HoldHeld, Limit: 2}) {
 			if err != nil || h.HoldReference != "h1" {
 				t.Fatal(h, err)
@@ -403,31 +420,7 @@ func TestHoldPages(t *testing.T) {
 		}
 	})
 
-	t.Run("IterYieldsTheErrorAndStops", func(t *testing.T) {
-		t.Parallel()
-		c, mux := setup(t)
-		n := 0
-		mux.HandleFunc("/v1/holds", func(w http.ResponseWriter, r *http.Request) {
-			n++
-			if n == 1 {
-				fmt.Fprint(w, `{"holds":[{"holdReference":"h1"}],"hasMore":true,"nextCursor":"x"}`)
-				return
-			}
-			problem(w, 400, `{"type":"urn:provider-ledger:problem:invalid-request","title":"Bad Request","status":400,"detail":"bad cursor"}`)
-		})
-		var got []string
-		var errs []error
-		for h, err := range c.Holds.ListIter(ctx, nil) {
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			got = append(got, h.HoldReference)
-		}
-		if len(got) != 1 || len(errs) != 1 || !errors.Is(errs[0], adminapi.ErrInvalidRequest) || n != 2 {
-			t.Fatalf("holds %v errors %v requests %d", got, errs, n)
-		}
-	})
+	t.Run("IterYieldsTheErrorAndStops", func(t *testing.T) { holdPagesIterYieldsTheErrorAndStops(t, ctx) })
 
 	t.Run("HasMoreWithoutCursorIsAnError", func(t *testing.T) {
 		t.Parallel()
@@ -443,6 +436,34 @@ func TestHoldPages(t *testing.T) {
 			t.Fatalf("err %v", last)
 		}
 	})
+}
+
+// holdPagesIterYieldsTheErrorAndStops: a page's error is yielded once and
+// ends the iteration.
+func holdPagesIterYieldsTheErrorAndStops(t *testing.T, ctx context.Context) {
+	t.Parallel()
+	c, mux := setup(t)
+	n := 0
+	mux.HandleFunc("/v1/holds", func(w http.ResponseWriter, r *http.Request) {
+		n++
+		if n == 1 {
+			fmt.Fprint(w, `{"holds":[{"holdReference":"h1"}],"hasMore":true,"nextCursor":"x"}`)
+			return
+		}
+		problem(w, 400, `{"type":"urn:provider-ledger:problem:invalid-request","title":"Bad Request","status":400,"detail":"bad cursor"}`)
+	})
+	var got []string
+	var errs []error
+	for h, err := range c.Holds.ListIter(ctx, nil) {
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		got = append(got, h.HoldReference)
+	}
+	if len(got) != 1 || len(errs) != 1 || !errors.Is(errs[0], adminapi.ErrInvalidRequest) || n != 2 {
+		t.Fatalf("holds %v errors %v requests %d", got, errs, n)
+	}
 }
 
 func TestWireValues(t *testing.T) {

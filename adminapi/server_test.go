@@ -64,52 +64,7 @@ func TestAgainstLedgerd(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 
-	t.Run("Accounts", func(t *testing.T) {
-		t.Parallel()
-		l := setupServer(t)
-		a, resp, err := l.client.Accounts.Create(ctx, &adminapi.AccountCreateRequest{AccountID: "acc-1", OwnerExternalID: "alice", Currency: "EUR"})
-		if err != nil || resp.StatusCode != 201 || a.Status != adminapi.AccountOpen || a.Balance != "0.00" {
-			t.Fatalf("create %+v %v", a, err)
-		}
-		_, _, err = l.client.Accounts.Create(ctx, &adminapi.AccountCreateRequest{AccountID: "acc-1", OwnerExternalID: "alice", Currency: "EUR"})
-		if !errors.Is(err, adminapi.ErrAccountExists) {
-			t.Fatalf("second create: %v", err)
-		}
-		amt := adminapi.Amount("100.75")
-		adj, _, err := l.client.Accounts.Adjust(ctx, "acc-1", &adminapi.AdjustmentRequest{Amount: &amt, IdempotencyKey: "dep-1", Memo: "opening"})
-		if err != nil || adj.Balance != "100.75" || adj.Available != "100.75" || adj.TransactionID == "" {
-			t.Fatalf("adjust %+v %v", adj, err)
-		}
-		replay, _, err := l.client.Accounts.Adjust(ctx, "acc-1", &adminapi.AdjustmentRequest{Amount: &amt, IdempotencyKey: "dep-1", Memo: "opening"})
-		if err != nil || replay.TransactionID != adj.TransactionID {
-			t.Fatalf("replay %+v %v", replay, err)
-		}
-		other := adminapi.NewAmount(decimal.RequireFromString("1"))
-		if _, _, err := l.client.Accounts.Adjust(ctx, "acc-1", &adminapi.AdjustmentRequest{Amount: &other, IdempotencyKey: "dep-1"}); !errors.Is(err, adminapi.ErrIdempotencyMismatch) {
-			t.Fatalf("other amount under the key: %v", err)
-		}
-		over := adminapi.Amount("-1000")
-		if _, _, err := l.client.Accounts.Adjust(ctx, "acc-1", &adminapi.AdjustmentRequest{Amount: &over, IdempotencyKey: "over"}); !errors.Is(err, adminapi.ErrInsufficientAvailable) {
-			t.Fatalf("overdraw: %v", err)
-		}
-		_, _, err = l.client.Accounts.Adjust(ctx, "acc-1", &adminapi.AdjustmentRequest{IdempotencyKey: "no-amount"})
-		var e *adminapi.Error
-		if !errors.As(err, &e) || e.Status != 400 || e.Slug() != "invalid-request" {
-			t.Fatalf("no amount: %v", err)
-		}
-		if _, ok := e.FieldError("/amount"); !ok {
-			t.Fatalf("no field error at /amount: %+v", e)
-		}
-		if a, _, err := l.client.Accounts.Update(ctx, "acc-1", &adminapi.AccountUpdateRequest{Status: adminapi.Ptr(adminapi.AccountFrozen)}); err != nil || a.Status != "frozen" || a.Available != "100.75" {
-			t.Fatalf("freeze %+v %v", a, err)
-		}
-		if a, _, err := l.client.Accounts.Get(ctx, "acc-1"); err != nil || a.OwnerExternalID != "alice" || a.Currency != "EUR" || a.Status != "frozen" {
-			t.Fatalf("get %+v %v", a, err)
-		}
-		if _, _, err := l.client.Accounts.Get(ctx, "nobody"); !errors.Is(err, adminapi.ErrAccountNotFound) {
-			t.Fatalf("unknown account: %v", err)
-		}
-	})
+	t.Run("Accounts", func(t *testing.T) { againstLedgerdAccounts(t, ctx) })
 
 	t.Run("Instruments", func(t *testing.T) {
 		t.Parallel()
@@ -128,91 +83,9 @@ func TestAgainstLedgerd(t *testing.T) {
 		}
 	})
 
-	t.Run("Holds", func(t *testing.T) {
-		t.Parallel()
-		l := setupServer(t)
-		storetest.Account(t, l.db, storetest.AccountOpts{AccountID: "h-1", Owner: "hank", Funds: "10", Source: "src-h-1"})
-		var refs []string
-		for _, p := range []string{"p-1", "p-2", "p-3"} {
-			d := storetest.Hold(t, l.db, p, "hank", "src-h-1", "1.5")
-			if !d.Approved() {
-				t.Fatal(d)
-			}
-			refs = append(refs, d.Reference)
-		}
-		if d := storetest.Settle(t, l.db, "p-1", refs[0], true); !d.Approved() {
-			t.Fatal(d)
-		}
-		h, _, err := l.client.Holds.Get(ctx, refs[0])
-		if err != nil || h.Status != adminapi.HoldCaptured || h.Amount != "1.50" || h.CaptureReference == "" || h.CapturedAt == nil || h.PlacedAt.IsZero() {
-			t.Fatalf("get %+v %v", h, err)
-		}
-		if _, _, err := l.client.Holds.Get(ctx, "hold_nope"); !errors.Is(err, adminapi.ErrHoldNotFound) {
-			t.Fatalf("unknown hold: %v", err)
-		}
-		page, resp, err := l.client.Holds.List(ctx, &adminapi.HoldListOptions{Status: adminapi.HoldHeld, Limit: 1})
-		if err != nil || len(page.Holds) != 1 || !resp.HasMore || resp.NextCursor == "" {
-			t.Fatalf("page %+v %+v %v", page, resp, err)
-		}
-		seen := map[string]bool{}
-		for h, err := range l.client.Holds.ListIter(ctx, &adminapi.HoldListOptions{Limit: 1}) {
-			if err != nil {
-				t.Fatal(err)
-			}
-			seen[h.HoldReference] = true
-		}
-		if len(seen) != 3 {
-			t.Fatalf("iterated %v, want the 3 holds", seen)
-		}
-		if _, _, err := l.client.Holds.List(ctx, &adminapi.HoldListOptions{Limit: 500}); !errors.Is(err, adminapi.ErrInvalidRequest) {
-			t.Fatalf("limit 500: %v", err)
-		}
-	})
+	t.Run("Holds", func(t *testing.T) { againstLedgerdHolds(t, ctx) })
 
-	t.Run("SigningSecrets", func(t *testing.T) {
-		t.Parallel()
-		l := setupServer(t)
-		gen, resp, err := l.client.SigningSecrets.Create(ctx, &adminapi.SigningSecretRequest{Generate: true})
-		if err != nil || resp.StatusCode != 201 || gen.Secret == "" || gen.Fingerprint == "" {
-			t.Fatalf("generate %+v %v", gen, err)
-		}
-		raw := make([]byte, 32)
-		if _, err := rand.Read(raw); err != nil {
-			t.Fatal(err)
-		}
-		added, _, err := l.client.SigningSecrets.Create(ctx, &adminapi.SigningSecretRequest{Secret: base64.StdEncoding.EncodeToString(raw)})
-		if err != nil || added.Secret != "" {
-			t.Fatalf("add %+v %v", added, err)
-		}
-		if _, err := l.client.SigningSecrets.Retire(ctx, added.SecretID); err != nil {
-			t.Fatal(err)
-		}
-		list, _, err := l.client.SigningSecrets.List(ctx)
-		if err != nil || len(list.SigningSecrets) != 2 {
-			t.Fatalf("list %+v %v", list, err)
-		}
-		for _, s := range list.SigningSecrets {
-			if (s.SecretID == added.SecretID) != (s.RetiredOn != nil) || s.AddedOn.IsZero() {
-				t.Fatalf("secret %+v", s)
-			}
-		}
-		if _, err := l.client.SigningSecrets.Retire(ctx, "ks_nope"); !errors.Is(err, adminapi.ErrSecretNotFound) {
-			t.Fatalf("unknown secret: %v", err)
-		}
-		kekFP := list.SigningSecrets[0].KEKFingerprint
-		if len(kekFP) != 16 {
-			t.Fatalf("kekFingerprint %q", kekFP)
-		}
-		rk, _, err := l.client.SigningSecrets.Rekey(ctx, nil)
-		if err != nil || rk.KEKFingerprint != kekFP || rk.PreviousKEKFingerprint != nil || rk.Rekeyed != 0 || rk.Current != 1 ||
-			rk.Remaining != 0 || rk.RemainingSecrets == nil {
-			t.Fatalf("rekey %+v %v", rk, err)
-		}
-		if _, _, err := l.client.SigningSecrets.Rekey(ctx, &adminapi.KeyringRekeyRequest{KEKFingerprint: "0123456789abcdef"}); !errors.Is(err, adminapi.ErrKEKMismatch) ||
-			!errors.Is(err, adminapi.ErrConflict) {
-			t.Fatalf("rekey to another KEK: %v, want ErrKEKMismatch", err)
-		}
-	})
+	t.Run("SigningSecrets", func(t *testing.T) { againstLedgerdSigningSecrets(t, ctx) })
 
 	t.Run("Reconciliation", func(t *testing.T) {
 		t.Parallel()
@@ -252,4 +125,145 @@ func TestAgainstLedgerd(t *testing.T) {
 			t.Fatalf("outside the prefix: %v", err)
 		}
 	})
+}
+
+// againstLedgerdHolds: holds are read and listed through the client against
+// the real admin API.
+func againstLedgerdHolds(t *testing.T, ctx context.Context) {
+	t.Parallel()
+	l := setupServer(t)
+	storetest.Account(t, l.db, storetest.AccountOpts{AccountID: "h-1", Owner: "hank", Funds: "10", Source: "src-h-1"})
+	var refs []string
+	for _, p := range []string{"p-1", "p-2", "p-3"} {
+		d := storetest.Hold(t, l.db, p, "hank", "src-h-1", "1.5")
+		if !d.Approved() {
+			t.Fatal(d)
+		}
+		refs = append(refs, d.Reference)
+	}
+	if d := storetest.Settle(t, l.db, "p-1", refs[0], true); !d.Approved() {
+		t.Fatal(d)
+	}
+	h, _, err := l.client.Holds.Get(ctx, refs[0])
+	if err != nil || h.Status != adminapi.HoldCaptured || h.Amount != "1.50" || h.CaptureReference == "" || h.CapturedAt == nil || h.PlacedAt.IsZero() {
+		t.Fatalf("get %+v %v", h, err)
+	}
+	if _, _, err := l.client.Holds.Get(ctx, "hold_nope"); !errors.Is(err, adminapi.ErrHoldNotFound) {
+		t.Fatalf("unknown hold: %v", err)
+	}
+	page, resp, err := l.client.Holds.List(ctx, &adminapi.HoldListOptions{Status: adminapi.HoldHeld, Limit: 1})
+	if err != nil || len(page.Holds) != 1 || !resp.HasMore || resp.NextCursor == "" {
+		t.Fatalf("page %+v %+v %v", page, resp, err)
+	}
+	seen := map[string]bool{}
+	for h, err := range l.client.Holds.ListIter(ctx, &adminapi.HoldListOptions{Limit: 1}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[h.HoldReference] = true
+	}
+	if len(seen) != 3 {
+		t.Fatalf("iterated %v, want the 3 holds", seen)
+	}
+	if _, _, err := l.client.Holds.List(ctx, &adminapi.HoldListOptions{Limit: 500}); !errors.Is(err, adminapi.ErrInvalidRequest) {
+		t.Fatalf("limit 500: %v", err)
+	}
+}
+
+// againstLedgerdSigningSecrets: signing secrets are added, generated,
+// listed and retired through the client against the real admin API.
+func againstLedgerdSigningSecrets(t *testing.T, ctx context.Context) {
+	t.Parallel()
+	l := setupServer(t)
+	gen, resp, err := l.client.SigningSecrets.Create(ctx, &adminapi.SigningSecretRequest{Generate: true})
+	if err != nil || resp.StatusCode != 201 || gen.Secret == "" || gen.Fingerprint == "" {
+		t.Fatalf("generate %+v %v", gen, err)
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		t.Fatal(err)
+	}
+	added, _, err := l.client.SigningSecrets.Create(ctx, &adminapi.SigningSecretRequest{Secret: base64.StdEncoding.EncodeToString(raw)})
+	if err != nil || added.Secret != "" {
+		t.Fatalf("add %+v %v", added, err)
+	}
+	if _, err := l.client.SigningSecrets.Retire(ctx, added.SecretID); err != nil {
+		t.Fatal(err)
+	}
+	list, _, err := l.client.SigningSecrets.List(ctx)
+	if err != nil || len(list.SigningSecrets) != 2 {
+		t.Fatalf("list %+v %v", list, err)
+	}
+	for _, s := range list.SigningSecrets {
+		if (s.SecretID == added.SecretID) != (s.RetiredOn != nil) || s.AddedOn.IsZero() {
+			t.Fatalf("secret %+v", s)
+		}
+	}
+	if _, err := l.client.SigningSecrets.Retire(ctx, "ks_nope"); !errors.Is(err, adminapi.ErrSecretNotFound) {
+		t.Fatalf("unknown secret: %v", err)
+	}
+	kekFP := list.SigningSecrets[0].KEKFingerprint
+	if len(kekFP) != 16 {
+		t.Fatalf("kekFingerprint %q", kekFP)
+	}
+	rk, _, err := l.client.SigningSecrets.Rekey(ctx, nil)
+	if err != nil || rk.KEKFingerprint != kekFP || rk.PreviousKEKFingerprint != nil || rk.Rekeyed != 0 || rk.Current != 1 ||
+		rk.Remaining != 0 || rk.RemainingSecrets == nil {
+		t.Fatalf("rekey %+v %v", rk, err)
+	}
+	if _, _, err := l.client.SigningSecrets.Rekey(ctx, &adminapi.KeyringRekeyRequest{KEKFingerprint: "0123456789abcdef"}); !errors.Is(err, adminapi.ErrKEKMismatch) ||
+		!errors.Is(err, adminapi.ErrConflict) {
+		t.Fatalf("rekey to another KEK: %v, want ErrKEKMismatch", err)
+	}
+}
+
+// againstLedgerdAccounts: through the client against the real admin API,
+// an account is created once, adjusted (a replay is the same transaction;
+// another amount under the key, an overdraw and no amount are refused),
+// frozen and read; an unknown one is not found.
+func againstLedgerdAccounts(t *testing.T, ctx context.Context) {
+	t.Parallel()
+	l := setupServer(t)
+	a, resp, err := l.client.Accounts.Create(ctx, &adminapi.AccountCreateRequest{AccountID: "acc-1", OwnerExternalID: "alice", Currency: "EUR"})
+	if err != nil || resp.StatusCode != 201 || a.Status != adminapi.AccountOpen || a.Balance != "0.00" {
+		t.Fatalf("create %+v %v", a, err)
+	}
+	_, _, err = l.client.Accounts.Create(ctx, &adminapi.AccountCreateRequest{AccountID: "acc-1", OwnerExternalID: "alice", Currency: "EUR"})
+	if !errors.Is(err, adminapi.ErrAccountExists) {
+		t.Fatalf("second create: %v", err)
+	}
+	amt := adminapi.Amount("100.75")
+	adj, _, err := l.client.Accounts.Adjust(ctx, "acc-1", &adminapi.AdjustmentRequest{Amount: &amt, IdempotencyKey: "dep-1", Memo: "opening"})
+	if err != nil || adj.Balance != "100.75" || adj.Available != "100.75" || adj.TransactionID == "" {
+		t.Fatalf("adjust %+v %v", adj, err)
+	}
+	replay, _, err := l.client.Accounts.Adjust(ctx, "acc-1", &adminapi.AdjustmentRequest{Amount: &amt, IdempotencyKey: "dep-1", Memo: "opening"})
+	if err != nil || replay.TransactionID != adj.TransactionID {
+		t.Fatalf("replay %+v %v", replay, err)
+	}
+	other := adminapi.NewAmount(decimal.RequireFromString("1"))
+	if _, _, err := l.client.Accounts.Adjust(ctx, "acc-1", &adminapi.AdjustmentRequest{Amount: &other, IdempotencyKey: "dep-1"}); !errors.Is(err, adminapi.ErrIdempotencyMismatch) {
+		t.Fatalf("other amount under the key: %v", err)
+	}
+	over := adminapi.Amount("-1000")
+	if _, _, err := l.client.Accounts.Adjust(ctx, "acc-1", &adminapi.AdjustmentRequest{Amount: &over, IdempotencyKey: "over"}); !errors.Is(err, adminapi.ErrInsufficientAvailable) {
+		t.Fatalf("overdraw: %v", err)
+	}
+	_, _, err = l.client.Accounts.Adjust(ctx, "acc-1", &adminapi.AdjustmentRequest{IdempotencyKey: "no-amount"})
+	var e *adminapi.Error
+	if !errors.As(err, &e) || e.Status != 400 || e.Slug() != "invalid-request" {
+		t.Fatalf("no amount: %v", err)
+	}
+	if _, ok := e.FieldError("/amount"); !ok {
+		t.Fatalf("no field error at /amount: %+v", e)
+	}
+	if a, _, err := l.client.Accounts.Update(ctx, "acc-1", &adminapi.AccountUpdateRequest{Status: adminapi.Ptr(adminapi.AccountFrozen)}); err != nil || a.Status != "frozen" || a.Available != "100.75" {
+		t.Fatalf("freeze %+v %v", a, err)
+	}
+	if a, _, err := l.client.Accounts.Get(ctx, "acc-1"); err != nil || a.OwnerExternalID != "alice" || a.Currency != "EUR" || a.Status != "frozen" {
+		t.Fatalf("get %+v %v", a, err)
+	}
+	if _, _, err := l.client.Accounts.Get(ctx, "nobody"); !errors.Is(err, adminapi.ErrAccountNotFound) {
+		t.Fatalf("unknown account: %v", err)
+	}
 }

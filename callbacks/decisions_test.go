@@ -89,7 +89,7 @@ func TestAuthorizeTable(t *testing.T) {
 		b, _ := authorizeFixture(t)
 		r := b.send(t, claims.Authorize, authorizeClaims("po-1", "k-1", "alice", "src-open", "31.00", 0.1))
 		check(t, r, want{status: 422}, "")
-		if r.Problem["type"] != "urn:provider-ledger:problem:idempotency-key-mismatch" {
+		if r.ProblemType() != "urn:provider-ledger:problem:idempotency-key-mismatch" {
 			t.Fatalf("problem %v", r.Problem)
 		}
 		storetest.AssertBalances(t, b.db, "a-open", "100", "30", "70")

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,18 +28,11 @@ import (
 )
 
 func problemType(r *caller.Reply) string {
-	s, _ := r.Problem["type"].(string)
-	return strings.TrimPrefix(s, "urn:provider-ledger:problem:")
+	return strings.TrimPrefix(r.ProblemType(), "urn:provider-ledger:problem:")
 }
 
 func hasPointer(r *caller.Reply, pointer string) bool {
-	errs, _ := r.Problem["errors"].([]any)
-	for _, e := range errs {
-		if m, _ := e.(map[string]any); m["pointer"] == pointer {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(r.ProblemPointers(), pointer)
 }
 
 // sealClaims is a callback of typ with service's claims, issued at now,

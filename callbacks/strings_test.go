@@ -113,7 +113,7 @@ func TestInexactClaimStrings(t *testing.T) {
 				if r.Status != 400 || problemType(r) != "invalid-claims" || !hasPointer(r, c.pointer) {
 					t.Fatalf("%d %v, want 400 invalid-claims at %s", r.Status, r.Problem, c.pointer)
 				}
-				if strings.Contains(r.Problem["detail"].(string), "p-") {
+				if strings.Contains(r.ProblemDetail(), "p-") {
 					t.Fatalf("the problem echoes a claim: %v", r.Problem)
 				}
 			})

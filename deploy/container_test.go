@@ -225,6 +225,20 @@ func TestComposeRunsLeastPrivilege(t *testing.T) {
 	if c := dig(svcs["ledgerd"], "depends_on", "migrate")["condition"]; c != "service_completed_successfully" {
 		t.Errorf("ledgerd depends on migrate with condition %v, want service_completed_successfully", c)
 	}
+	// The append-only tables exist only after migrate: docs/runtime-role.sql
+	// again, as the owner, revokes the runtime role's rights to change them.
+	if c := dig(svcs["ledgerd"], "depends_on", "runtime-role")["condition"]; c != "service_completed_successfully" {
+		t.Errorf("ledgerd depends on runtime-role with condition %v, want service_completed_successfully", c)
+	}
+	if c := dig(svcs["runtime-role"], "depends_on", "migrate")["condition"]; c != "service_completed_successfully" {
+		t.Errorf("runtime-role depends on migrate with condition %v, want service_completed_successfully", c)
+	}
+	rr := fmt.Sprint(svcs["runtime-role"]["entrypoint"], svcs["runtime-role"]["volumes"])
+	for _, want := range []string{"/etc/ledger/runtime-role.sh postgres://ledger_owner@", "../docs/runtime-role.sql:/etc/ledger/runtime-role.sql:ro"} {
+		if !strings.Contains(rr, want) {
+			t.Errorf("the runtime-role service (%s) lacks %q", rr, want)
+		}
+	}
 	m := svcs["migrate"]
 	if fmt.Sprint(m["entrypoint"]) != "[/usr/local/bin/ledgerctl migrate]" || m["restart"] != "no" {
 		t.Errorf("migrate runs %v (restart %v), want ledgerctl migrate once", m["entrypoint"], m["restart"])

@@ -15,8 +15,9 @@
 --   -- \c ledger
 --   -- REVOKE CREATE ON SCHEMA public FROM PUBLIC;
 --
--- Then this file, in the ledger database, as ledger_owner, before or after the
--- first migration (it is idempotent):
+-- Then this file, in the ledger database, as ledger_owner, before the first
+-- migration and again after each migration (it is idempotent: the revokes at
+-- its end reach only the tables that exist when it runs):
 --
 --   psql "postgres://ledger_owner@db/ledger" -v ON_ERROR_STOP=1 -f docs/runtime-role.sql
 --
@@ -49,3 +50,25 @@ REVOKE INSERT, UPDATE, DELETE ON TABLE schema_version, schema_functions FROM led
 ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO ledger_runtime;
 ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE, SELECT ON SEQUENCES TO ledger_runtime;
 ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT EXECUTE ON FUNCTIONS TO ledger_runtime;
+
+-- The ledger's history is append-only: the runtime role adds rows to these
+-- tables and never changes, deletes or truncates one; their triggers refuse
+-- the same statements, and the revoke makes the refusal the database's
+-- (permission denied) before any trigger runs. The default privileges above
+-- grant UPDATE and DELETE on every table a migration creates, these among
+-- them, so the revoke reaches only the tables that exist when this file runs:
+-- run it again after every migration (it is idempotent). audit_head keeps
+-- UPDATE: audit_append (schema/functions/audit_append.sql) runs with its
+-- caller's rights, not as SECURITY DEFINER, and advances the chain's head as
+-- the runtime role; its trigger refuses any other change.
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['journal', 'holds', 'hold_settlements', 'audit_log', 'audit_head'] LOOP
+        IF to_regclass(t) IS NOT NULL THEN
+            EXECUTE format('REVOKE %s ON TABLE %I FROM ledger_runtime',
+                CASE t WHEN 'audit_head' THEN 'DELETE, TRUNCATE' ELSE 'UPDATE, DELETE, TRUNCATE' END, t);
+        END IF;
+    END LOOP;
+END $$;

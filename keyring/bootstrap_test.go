@@ -18,63 +18,9 @@ func TestBootstrap(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 
-	t.Run("ImportsEnvSecretsIdempotently", func(t *testing.T) {
-		t.Parallel()
-		b := setup(t)
-		s1, s2 := b.newSecret(t), b.newSecret(t)
-		// As operators write them: padded standard, unpadded URL-safe, spaces.
-		env := []string{base64.StdEncoding.EncodeToString(s1), " " + base64.RawURLEncoding.EncodeToString(s2) + " "}
-		cfg := keyring.BootstrapConfig{Vault: b.vault, EnvSecrets: env, Logger: b.log}
+	t.Run("ImportsEnvSecretsIdempotently", func(t *testing.T) { bootstrapImportsEnvSecretsIdempotently(t, ctx) })
 
-		res, err := keyring.Bootstrap(ctx, cfg)
-		want := []string{fingerprint(s1), fingerprint(s2)}
-		if err != nil || !slices.Equal(res.Imported, want) || len(res.Present) != 0 || res.Generated != "" {
-			t.Fatalf("first Bootstrap = %+v, %v; want %v imported", res, err, want)
-		}
-		res, err = keyring.Bootstrap(ctx, cfg)
-		if err != nil || len(res.Imported) != 0 || !slices.Equal(res.Present, want) {
-			t.Fatalf("second Bootstrap = %+v, %v; want %v present", res, err, want)
-		}
-		list, _ := b.vault.List(ctx)
-		if len(list) != 2 {
-			t.Fatalf("%d rows, want 2", len(list))
-		}
-		for _, in := range list {
-			if src := sourceOf(t, b, in.SecretID); src != "env" {
-				t.Fatalf("source = %q, want env", src)
-			}
-		}
-		r := b.replica(t, b.kek, 0)
-		r.reload(t)
-		if !r.opens(t, s1) || !r.opens(t, s2) {
-			t.Fatal("imported secrets do not open requests")
-		}
-	})
-
-	t.Run("DoesNotResurrectARetiredEnvSecret", func(t *testing.T) {
-		t.Parallel()
-		b := setup(t)
-		secret := b.newSecret(t)
-		cfg := keyring.BootstrapConfig{Vault: b.vault, EnvSecrets: []string{base64.StdEncoding.EncodeToString(secret)}, Logger: b.log}
-		if _, err := keyring.Bootstrap(ctx, cfg); err != nil {
-			t.Fatal(err)
-		}
-		list, _ := b.vault.List(ctx)
-		if err := b.vault.Retire(ctx, list[0].SecretID); err != nil {
-			t.Fatal(err)
-		}
-		res, err := keyring.Bootstrap(ctx, cfg)
-		if err != nil || !slices.Equal(res.Refused, []string{fingerprint(secret)}) || len(res.Imported)+len(res.Present) != 0 {
-			t.Fatalf("Bootstrap = %+v, %v; want the secret refused", res, err)
-		}
-		if n, _ := b.vault.CountActive(ctx); n != 0 {
-			t.Fatalf("%d active secrets, want 0", n)
-		}
-		logs := b.logs.String()
-		if !strings.Contains(logs, "level=WARN") || !strings.Contains(logs, "was retired") || !strings.Contains(logs, fingerprint(secret)) {
-			t.Fatalf("no warning naming the fingerprint:\n%s", logs)
-		}
-	})
+	t.Run("DoesNotResurrectARetiredEnvSecret", func(t *testing.T) { bootstrapDoesNotResurrectARetiredEnvSecret(t, ctx) })
 
 	t.Run("RefusesAMalformedEnvSecretAndStoresNothing", func(t *testing.T) {
 		t.Parallel()
@@ -95,62 +41,7 @@ func TestBootstrap(t *testing.T) {
 		}
 	})
 
-	t.Run("EmbeddedGeneratesADevSecret", func(t *testing.T) {
-		t.Parallel()
-		b := setup(t)
-		dir := filepath.Join(t.TempDir(), "var", "ledgerd")
-		cfg := keyring.BootstrapConfig{Vault: b.vault, Embedded: true, DataDir: dir, Logger: b.log}
-		res, err := keyring.Bootstrap(ctx, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(dir, keyring.SecretFile)
-		if res.SecretFile != path || res.Generated == "" {
-			t.Fatalf("Bootstrap = %+v; want a secret generated into %s", res, path)
-		}
-		fi, err := os.Stat(path)
-		if err != nil || fi.Mode().Perm() != 0o600 {
-			t.Fatalf("secret file: %v, mode %v; want 0600", err, fi.Mode())
-		}
-		if di, err := os.Stat(dir); err != nil || di.Mode().Perm() != 0o700 {
-			t.Fatalf("data dir: %v, mode %v; want 0700", err, di.Mode())
-		}
-		content, _ := os.ReadFile(path)
-		secret, err := envelope.ParseSecret(string(content))
-		if err != nil {
-			t.Fatalf("the file does not hold Base64 of 32 bytes: %v", err)
-		}
-		b.remember(secret)
-		if fingerprint(secret) != res.Generated {
-			t.Fatalf("file fingerprint %s, generated %s", fingerprint(secret), res.Generated)
-		}
-		r := b.replica(t, b.kek, 0)
-		r.reload(t)
-		if !r.opens(t, secret) || r.keyring.Len() != 1 {
-			t.Fatal("the key in the file does not open requests")
-		}
-		list, _ := b.vault.List(ctx)
-		if len(list) != 1 || sourceOf(t, b, list[0].SecretID) != "dev" {
-			t.Fatalf("rows %+v; want one dev secret", list)
-		}
-		logs := b.logs.String()
-		if !strings.Contains(logs, path) || !strings.Contains(logs, res.Generated) {
-			t.Fatalf("the path and fingerprint are not logged:\n%s", logs)
-		}
-
-		// A second start finds the key: nothing generated, file untouched.
-		res, err = keyring.Bootstrap(ctx, cfg)
-		if err != nil || res.Generated != "" || res.SecretFile != "" {
-			t.Fatalf("second Bootstrap = %+v, %v; want nothing generated", res, err)
-		}
-		again, _ := os.ReadFile(path)
-		if !bytes.Equal(again, content) {
-			t.Fatal("the secret file changed")
-		}
-		if list, _ := b.vault.List(ctx); len(list) != 1 {
-			t.Fatalf("%d rows, want 1", len(list))
-		}
-	})
+	t.Run("EmbeddedGeneratesADevSecret", func(t *testing.T) { bootstrapEmbeddedGeneratesADevSecret(t, ctx) })
 
 	t.Run("EmbeddedWithSecretsAndNoFileDoesNothing", func(t *testing.T) {
 		t.Parallel()
@@ -197,6 +88,131 @@ func TestBootstrap(t *testing.T) {
 			t.Fatalf("no warning:\n%s", b.logs.String())
 		}
 	})
+}
+
+// bootstrapDoesNotResurrectARetiredEnvSecret: a secret of the environment
+// retired through the API is refused at the next start, with a warning
+// naming its fingerprint, and stays retired.
+func bootstrapDoesNotResurrectARetiredEnvSecret(t *testing.T, ctx context.Context) {
+	t.Parallel()
+	b := setup(t)
+	secret := b.newSecret(t)
+	cfg := keyring.BootstrapConfig{Vault: b.vault, EnvSecrets: []string{base64.StdEncoding.EncodeToString(secret)}, Logger: b.log}
+	if _, err := keyring.Bootstrap(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := b.vault.List(ctx)
+	if err := b.vault.Retire(ctx, list[0].SecretID); err != nil {
+		t.Fatal(err)
+	}
+	res, err := keyring.Bootstrap(ctx, cfg)
+	if err != nil || !slices.Equal(res.Refused, []string{fingerprint(secret)}) || len(res.Imported)+len(res.Present) != 0 {
+		t.Fatalf("Bootstrap = %+v, %v; want the secret refused", res, err)
+	}
+	if n, _ := b.vault.CountActive(ctx); n != 0 {
+		t.Fatalf("%d active secrets, want 0", n)
+	}
+	logs := b.logs.String()
+	if !strings.Contains(logs, "level=WARN") || !strings.Contains(logs, "was retired") || !strings.Contains(logs, fingerprint(secret)) {
+		t.Fatalf("no warning naming the fingerprint:\n%s", logs)
+	}
+}
+
+// bootstrapEmbeddedGeneratesADevSecret: an embedded database with no secret
+// gets a generated one, in a 0600 file of a 0700 directory, that opens
+// requests, with its path and fingerprint logged; a second start generates
+// nothing and leaves the file as it was.
+func bootstrapEmbeddedGeneratesADevSecret(t *testing.T, ctx context.Context) {
+	t.Parallel()
+	b := setup(t)
+	dir := filepath.Join(t.TempDir(), "var", "ledgerd")
+	cfg := keyring.BootstrapConfig{Vault: b.vault, Embedded: true, DataDir: dir, Logger: b.log}
+	res, err := keyring.Bootstrap(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, keyring.SecretFile)
+	if res.SecretFile != path || res.Generated == "" {
+		t.Fatalf("Bootstrap = %+v; want a secret generated into %s", res, path)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("secret file: %v, mode %v; want 0600", err, fi.Mode())
+	}
+	if di, err := os.Stat(dir); err != nil || di.Mode().Perm() != 0o700 {
+		t.Fatalf("data dir: %v, mode %v; want 0700", err, di.Mode())
+	}
+	content, _ := os.ReadFile(path)
+	secret, err := envelope.ParseSecret(string(content))
+	if err != nil {
+		t.Fatalf("the file does not hold Base64 of 32 bytes: %v", err)
+	}
+	b.remember(secret)
+	if fingerprint(secret) != res.Generated {
+		t.Fatalf("file fingerprint %s, generated %s", fingerprint(secret), res.Generated)
+	}
+	r := b.replica(t, b.kek, 0)
+	r.reload(t)
+	if !r.opens(t, secret) || r.keyring.Len() != 1 {
+		t.Fatal("the key in the file does not open requests")
+	}
+	list, _ := b.vault.List(ctx)
+	if len(list) != 1 || sourceOf(t, b, list[0].SecretID) != "dev" {
+		t.Fatalf("rows %+v; want one dev secret", list)
+	}
+	logs := b.logs.String()
+	if !strings.Contains(logs, path) || !strings.Contains(logs, res.Generated) {
+		t.Fatalf("the path and fingerprint are not logged:\n%s", logs)
+	}
+
+	// A second start finds the key: nothing generated, file untouched.
+	res, err = keyring.Bootstrap(ctx, cfg)
+	if err != nil || res.Generated != "" || res.SecretFile != "" {
+		t.Fatalf("second Bootstrap = %+v, %v; want nothing generated", res, err)
+	}
+	again, _ := os.ReadFile(path)
+	if !bytes.Equal(again, content) {
+		t.Fatal("the secret file changed")
+	}
+	if list, _ := b.vault.List(ctx); len(list) != 1 {
+		t.Fatalf("%d rows, want 1", len(list))
+	}
+}
+
+// bootstrapImportsEnvSecretsIdempotently: the environment's secrets are
+// imported once, marked as from env, and open requests; a second start
+// finds them present and adds no row.
+func bootstrapImportsEnvSecretsIdempotently(t *testing.T, ctx context.Context) {
+	t.Parallel()
+	b := setup(t)
+	s1, s2 := b.newSecret(t), b.newSecret(t)
+	// As operators write them: padded standard, unpadded URL-safe, spaces.
+	env := []string{base64.StdEncoding.EncodeToString(s1), " " + base64.RawURLEncoding.EncodeToString(s2) + " "}
+	cfg := keyring.BootstrapConfig{Vault: b.vault, EnvSecrets: env, Logger: b.log}
+
+	res, err := keyring.Bootstrap(ctx, cfg)
+	want := []string{fingerprint(s1), fingerprint(s2)}
+	if err != nil || !slices.Equal(res.Imported, want) || len(res.Present) != 0 || res.Generated != "" {
+		t.Fatalf("first Bootstrap = %+v, %v; want %v imported", res, err, want)
+	}
+	res, err = keyring.Bootstrap(ctx, cfg)
+	if err != nil || len(res.Imported) != 0 || !slices.Equal(res.Present, want) {
+		t.Fatalf("second Bootstrap = %+v, %v; want %v present", res, err, want)
+	}
+	list, _ := b.vault.List(ctx)
+	if len(list) != 2 {
+		t.Fatalf("%d rows, want 2", len(list))
+	}
+	for _, in := range list {
+		if src := sourceOf(t, b, in.SecretID); src != "env" {
+			t.Fatalf("source = %q, want env", src)
+		}
+	}
+	r := b.replica(t, b.kek, 0)
+	r.reload(t)
+	if !r.opens(t, s1) || !r.opens(t, s2) {
+		t.Fatal("imported secrets do not open requests")
+	}
 }
 
 func TestLoadOrCreateKEKCreatesThenReads(t *testing.T) {

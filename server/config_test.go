@@ -23,42 +23,19 @@ func env(kv ...string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
-func TestLoadConfig(t *testing.T) {
-	t.Parallel()
-	t.Run("DefaultsRunEmbedded", func(t *testing.T) {
-		c, err := LoadConfig(nil, env(), io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !c.Embedded() || c.ProviderID != "local" || c.Listen != "127.0.0.1:8080" || c.AdminListen != "127.0.0.1:8081" ||
-			c.DataDir != datadir.Default() || c.CallbackPrefix != "/ledger" || c.RequestTimeout != 3*time.Second ||
-			c.ClockLeeway != time.Minute || c.FraudDeny != 0.90 || c.FraudStepUp != 0.75 || c.CreditMax != nil ||
-			c.HoldMaxAge != 264*time.Hour || c.IdempotencyRetention != 840*time.Hour || c.ReconcileEvery != 15*time.Minute {
-			t.Fatalf("defaults: %+v", c)
-		}
-	})
-	t.Run("RetentionAtItsFloor", func(t *testing.T) {
-		c, err := LoadConfig(nil, env("LEDGER_IDEMPOTENCY_RETENTION", "720h"), io.Discard)
-		if err != nil || c.IdempotencyRetention != ServiceRetryWindow || c.MaxTokenLifetime != 10*time.Minute {
-			t.Fatalf("the retry window as retention: %v, %+v", err, c)
-		}
-	})
-	t.Run("FlagWinsOverEnv", func(t *testing.T) {
-		c, err := LoadConfig([]string{"--listen", "127.0.0.1:9000", "--credit-max", "250.00"},
-			env("LEDGER_LISTEN", "127.0.0.1:7000", "LEDGER_CREDIT_MAX", "10", "LEDGER_FRAUD_DENY", "0.5", "LEDGER_FRAUD_STEPUP", "0.4"), io.Discard)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if c.Listen != "127.0.0.1:9000" || c.CreditMax.String() != "250" || c.FraudDeny != 0.5 {
-			t.Fatalf("%+v", c)
-		}
-	})
-	for _, c := range []struct {
-		name string
-		args []string
-		env  func(string) string
-		want string
-	}{
+// badConfig is a configuration LoadConfig refuses, with what its error
+// must name.
+type badConfig struct {
+	name string
+	args []string
+	env  func(string) string
+	want string
+}
+
+// badConfigs are the configurations LoadConfig refuses, each naming the
+// variable (and flag) at fault.
+func badConfigs() []badConfig {
+	return []badConfig{
 		{"BadTimeout", nil, env("LEDGER_REQUEST_TIMEOUT", "soon"), "LEDGER_REQUEST_TIMEOUT"},
 		{"NaNFraudDeny", nil, env("LEDGER_FRAUD_DENY", "NaN"), "LEDGER_FRAUD_DENY"},
 		{"NaNFraudStepUp", nil, env("LEDGER_FRAUD_STEPUP", "nan"), "LEDGER_FRAUD_STEPUP"},
@@ -96,7 +73,40 @@ func TestLoadConfig(t *testing.T) {
 		{"BadExecMode", nil, env("LEDGER_DB_EXEC_MODE", "prepared"), "LEDGER_DB_EXEC_MODE"},
 		{"BodyTimeoutNotBelowRequestTimeout", nil, env("LEDGER_BODY_TIMEOUT", "3s"), "LEDGER_BODY_TIMEOUT"},
 		{"BadMaxConnections", nil, env("LEDGER_MAX_CONNECTIONS", "-1"), "LEDGER_MAX_CONNECTIONS"},
-	} {
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	t.Parallel()
+	t.Run("DefaultsRunEmbedded", func(t *testing.T) {
+		c, err := LoadConfig(nil, env(), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !c.Embedded() || c.ProviderID != "local" || c.Listen != "127.0.0.1:8080" || c.AdminListen != "127.0.0.1:8081" ||
+			c.DataDir != datadir.Default() || c.CallbackPrefix != "/ledger" || c.RequestTimeout != 3*time.Second ||
+			c.ClockLeeway != time.Minute || c.FraudDeny != 0.90 || c.FraudStepUp != 0.75 || c.CreditMax != nil ||
+			c.HoldMaxAge != 264*time.Hour || c.IdempotencyRetention != 840*time.Hour || c.ReconcileEvery != 15*time.Minute {
+			t.Fatalf("defaults: %+v", c)
+		}
+	})
+	t.Run("RetentionAtItsFloor", func(t *testing.T) {
+		c, err := LoadConfig(nil, env("LEDGER_IDEMPOTENCY_RETENTION", "720h"), io.Discard)
+		if err != nil || c.IdempotencyRetention != ServiceRetryWindow || c.MaxTokenLifetime != 10*time.Minute {
+			t.Fatalf("the retry window as retention: %v, %+v", err, c)
+		}
+	})
+	t.Run("FlagWinsOverEnv", func(t *testing.T) {
+		c, err := LoadConfig([]string{"--listen", "127.0.0.1:9000", "--credit-max", "250.00"},
+			env("LEDGER_LISTEN", "127.0.0.1:7000", "LEDGER_CREDIT_MAX", "10", "LEDGER_FRAUD_DENY", "0.5", "LEDGER_FRAUD_STEPUP", "0.4"), io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Listen != "127.0.0.1:9000" || c.CreditMax.String() != "250" || c.FraudDeny != 0.5 {
+			t.Fatalf("%+v", c)
+		}
+	})
+	for _, c := range badConfigs() {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := LoadConfig(c.args, c.env, io.Discard)
 			if err == nil || !strings.Contains(err.Error(), c.want) {

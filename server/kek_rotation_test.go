@@ -248,7 +248,7 @@ func (r *kekRotation) addSecretDuringStepOne() []byte {
 	if code := get(t, "http://"+old.admin+"/readyz", nil); code != 200 {
 		t.Fatalf("the old replica is not ready (%d) over a secret under another KEK", code)
 	}
-	if rep := r.probe(old, second, "probe-old-second"); rep.Status != 503 || rep.Problem["type"] != "urn:provider-ledger:problem:keyring-incomplete" || rep.RetryAfter == "" {
+	if rep := r.probe(old, second, "probe-old-second"); rep.Status != 503 || rep.ProblemType() != "urn:provider-ledger:problem:keyring-incomplete" || rep.RetryAfter == "" {
 		t.Fatalf("the old replica answers a request under the added secret %+v; want 503 keyring-incomplete with Retry-After", rep)
 	}
 	return second
@@ -325,7 +325,7 @@ func (r *kekRotation) assertOldKEKAloneRefusesRetryably(oldKEK []byte) {
 	if code := get(t, "http://"+wrong.admin+"/readyz", &body); code != 503 || !strings.Contains(fmt.Sprint(body["detail"]), "skipped") {
 		t.Fatalf("a replica given only the old KEK: readyz %d %v; want 503 naming the skipped secrets", code, body)
 	}
-	if rep := r.probe(wrong, r.secret, "probe-wrong"); rep.Status != 503 || rep.Problem["type"] != "urn:provider-ledger:problem:keyring-incomplete" {
+	if rep := r.probe(wrong, r.secret, "probe-wrong"); rep.Status != 503 || rep.ProblemType() != "urn:provider-ledger:problem:keyring-incomplete" {
 		t.Fatalf("a replica given only the old KEK answers %+v; want 503 keyring-incomplete", rep)
 	}
 }

@@ -172,31 +172,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 func TestConnLimit(t *testing.T) {
 	t.Parallel()
 
-	t.Run("IdleKeepAliveMakesRoom", func(t *testing.T) {
-		t.Parallel()
-		b := capSetup(t, 3)
-		idle := make([]net.Conn, 3)
-		for i := range idle {
-			idle[i] = b.dial(t)
-			request(t, idle[i], "/")
-			b.advance(time.Second)
-			waitUntil(t, "the connection to be idle", func() bool { return b.states(http.StateIdle) == i+1 })
-		}
-		request(t, b.dial(t), "/")
-		if !closed(t, idle[0]) {
-			t.Fatal("the connection idle longest is still open")
-		}
-		request(t, idle[1], "/") // the others still serve
-		if n := testutil.ToFloat64(b.l.evicted); n != 1 {
-			t.Fatalf("evicted = %v", n)
-		}
-		if n := testutil.ToFloat64(b.l.refused); n != 0 {
-			t.Fatalf("refused = %v", n)
-		}
-		if n := testutil.ToFloat64(b.l.open); n != 3 {
-			t.Fatalf("open = %v", n)
-		}
-	})
+	t.Run("IdleKeepAliveMakesRoom", func(t *testing.T) { connLimitIdleKeepAliveMakesRoom(t) })
 
 	t.Run("RefusedWhenEveryConnectionIsBusy", func(t *testing.T) {
 		t.Parallel()
@@ -260,4 +236,32 @@ func TestConnLimit(t *testing.T) {
 			t.Fatalf("after the interval: %q", lines)
 		}
 	})
+}
+
+// connLimitIdleKeepAliveMakesRoom: at the cap, a new connection evicts the
+// one idle longest (counted as evicted, not refused) and the others serve.
+func connLimitIdleKeepAliveMakesRoom(t *testing.T) {
+	t.Parallel()
+	b := capSetup(t, 3)
+	idle := make([]net.Conn, 3)
+	for i := range idle {
+		idle[i] = b.dial(t)
+		request(t, idle[i], "/")
+		b.advance(time.Second)
+		waitUntil(t, "the connection to be idle", func() bool { return b.states(http.StateIdle) == i+1 })
+	}
+	request(t, b.dial(t), "/")
+	if !closed(t, idle[0]) {
+		t.Fatal("the connection idle longest is still open")
+	}
+	request(t, idle[1], "/") // the others still serve
+	if n := testutil.ToFloat64(b.l.evicted); n != 1 {
+		t.Fatalf("evicted = %v", n)
+	}
+	if n := testutil.ToFloat64(b.l.refused); n != 0 {
+		t.Fatalf("refused = %v", n)
+	}
+	if n := testutil.ToFloat64(b.l.open); n != 3 {
+		t.Fatalf("open = %v", n)
+	}
 }

@@ -42,7 +42,8 @@ type Reply struct {
 	Service map[string]any
 	// Raw is the decrypted service object as sent (200 only).
 	Raw json.RawMessage
-	// Problem is the problem+json body (non-200).
+	// Problem is the problem+json body (non-200), as decoded; ProblemType,
+	// ProblemDetail and ProblemPointers read its members.
 	Problem map[string]any
 	// RetryAfter is the Retry-After header, if any.
 	RetryAfter string
@@ -67,6 +68,34 @@ func (r *Reply) Str(name string) string {
 		return nil
 	})
 	return out
+}
+
+// ProblemType returns the problem's type, a URN (problem.TypeBase and a
+// slug); "" when the answer has no problem+json body or its type is not
+// a string.
+func (r *Reply) ProblemType() string { return r.problemString("type") }
+
+// ProblemDetail returns the problem's detail ("" when none).
+func (r *Reply) ProblemDetail() string { return r.problemString("detail") }
+
+// ProblemPointers returns the JSON pointers of the problem's field errors,
+// in order (none when it has none).
+func (r *Reply) ProblemPointers() []string {
+	errs, _ := r.Problem["errors"].([]any)
+	var out []string
+	for _, e := range errs {
+		if m, ok := e.(map[string]any); ok {
+			if p, ok := m["pointer"].(string); ok {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func (r *Reply) problemString(name string) string {
+	s, _ := r.Problem[name].(string)
+	return s
 }
 
 // Retryable reports whether the service retries this answer: 408, 429 and 5xx.

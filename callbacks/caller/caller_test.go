@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -162,9 +163,23 @@ func TestSendProblem(t *testing.T) {
 	if r.Status != http.StatusTooManyRequests || r.RetryAfter != "2" || !r.Retryable() || r.Service != nil || r.Raw != nil {
 		t.Fatalf("reply %+v", r)
 	}
-	errs, _ := r.Problem["errors"].([]any)
-	if r.Problem["type"] != problem.TypeBase+"in-flight-limit" || r.Problem["detail"] != "too many callbacks in flight" || len(errs) != 1 {
+	if r.ProblemType() != problem.TypeBase+"in-flight-limit" || r.ProblemDetail() != "too many callbacks in flight" ||
+		!slices.Equal(r.ProblemPointers(), []string{"/service/payoutID"}) {
 		t.Fatalf("problem %v", r.Problem)
+	}
+}
+
+// TestProblemAccessors: a reply without a problem, or whose members are
+// not of the problem's types, reads as none.
+func TestProblemAccessors(t *testing.T) {
+	t.Parallel()
+	for name, r := range map[string]*caller.Reply{
+		"NoProblem":  {Status: http.StatusOK},
+		"WrongTypes": {Status: http.StatusBadRequest, Problem: map[string]any{"type": 1, "detail": true, "errors": []any{"x", map[string]any{"pointer": 2}}}},
+	} {
+		if r.ProblemType() != "" || r.ProblemDetail() != "" || r.ProblemPointers() != nil {
+			t.Errorf("%s: type %q, detail %q, pointers %v, want none", name, r.ProblemType(), r.ProblemDetail(), r.ProblemPointers())
+		}
 	}
 }
 

@@ -69,34 +69,7 @@ func TestAdminCommands(t *testing.T) {
 	t.Parallel()
 	c := newAdminCLI(t)
 
-	t.Run("AccountsAdjustInstruments", func(t *testing.T) {
-		code, out, errs := c.run(t, "accounts", "create", "cli-1", "--owner", "alice", "--currency", "EUR")
-		if code != 0 || !strings.Contains(out, "ACCOUNT") || !strings.Contains(out, "cli-1") || !strings.Contains(out, "0.00") {
-			t.Fatalf("create: %d %q %q", code, out, errs)
-		}
-		if m := c.json(t, "adjust", "cli-1", "100.75", "--key", "dep-1", "--memo", "opening"); m["balance"] != "100.75" {
-			t.Fatalf("adjust: %v", m)
-		}
-		// A negative amount is an argument, not a flag.
-		if m := c.json(t, "adjust", "cli-1", "-0.25", "--key", "fee-1"); m["balance"] != "100.50" {
-			t.Fatalf("negative adjust: %v", m)
-		}
-		if m := c.json(t, "instruments", "add", "--token", "card-cli", "--kind", "source", "--account", "cli-1"); m["accountID"] != "cli-1" {
-			t.Fatalf("instrument: %v", m)
-		}
-		if m := c.json(t, "accounts", "freeze", "cli-1"); m["status"] != "frozen" {
-			t.Fatalf("freeze: %v", m)
-		}
-		if m := c.json(t, "accounts", "unfreeze", "cli-1"); m["status"] != "open" {
-			t.Fatalf("unfreeze: %v", m)
-		}
-		if m := c.json(t, "accounts", "get", "cli-1"); m["available"] != "100.50" || m["currency"] != "EUR" {
-			t.Fatalf("get: %v", m)
-		}
-		if m := c.json(t, "accounts", "close", "cli-1"); m["status"] != "closed" {
-			t.Fatalf("close: %v", m)
-		}
-	})
+	t.Run("AccountsAdjustInstruments", func(t *testing.T) { adminAccountsAdjustInstruments(t, c) })
 
 	t.Run("FlagsNamedLikeTheAPIFields", func(t *testing.T) {
 		if m := c.json(t, "accounts", "create", "--account-id", "cli-3", "--owner-external-id", "carol", "--currency", "USD"); m["ownerExternalID"] != "carol" {
@@ -158,31 +131,67 @@ func TestAdminCommands(t *testing.T) {
 		}
 	})
 
-	t.Run("Secrets", func(t *testing.T) {
-		gen := c.json(t, "secrets", "generate")
-		if gen["secret"] == nil || gen["fingerprint"] == nil {
-			t.Fatalf("generate: %v", gen)
+	t.Run("Secrets", func(t *testing.T) { adminSecrets(t, c) })
+}
+
+// adminSecrets: a secret is generated, added from a file, listed without
+// its bytes and retired, and the list shows it retired.
+func adminSecrets(t *testing.T, c adminCLI) {
+	gen := c.json(t, "secrets", "generate")
+	if gen["secret"] == nil || gen["fingerprint"] == nil {
+		t.Fatalf("generate: %v", gen)
+	}
+	file := t.TempDir() + "/secret"
+	if err := os.WriteFile(file, []byte("jB/SB55EsWoD5X2QK8hR+jYOqXLdFItl8Cm+R5MKwV4=\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	added := c.json(t, "secrets", "add", "--from-file", file)
+	code, out, _ := c.run(t, "secrets", "list")
+	if code != 0 || !strings.Contains(out, added["secretID"].(string)) || strings.Contains(out, "jB/SB55E") {
+		t.Fatalf("list: %q", out)
+	}
+	if code, out, errs := c.run(t, "secrets", "retire", added["secretID"].(string)); code != 0 || !strings.Contains(out, "retired") {
+		t.Fatalf("retire: %d %q %q", code, out, errs)
+	}
+	m := c.json(t, "secrets", "list")
+	for _, s := range m["signingSecrets"].([]any) {
+		s := s.(map[string]any)
+		if s["secretID"] == added["secretID"] && s["retiredOn"] == nil {
+			t.Fatalf("retired secret still active: %v", s)
 		}
-		file := t.TempDir() + "/secret"
-		if err := os.WriteFile(file, []byte("jB/SB55EsWoD5X2QK8hR+jYOqXLdFItl8Cm+R5MKwV4=\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		added := c.json(t, "secrets", "add", "--from-file", file)
-		code, out, _ := c.run(t, "secrets", "list")
-		if code != 0 || !strings.Contains(out, added["secretID"].(string)) || strings.Contains(out, "jB/SB55E") {
-			t.Fatalf("list: %q", out)
-		}
-		if code, out, errs := c.run(t, "secrets", "retire", added["secretID"].(string)); code != 0 || !strings.Contains(out, "retired") {
-			t.Fatalf("retire: %d %q %q", code, out, errs)
-		}
-		m := c.json(t, "secrets", "list")
-		for _, s := range m["signingSecrets"].([]any) {
-			s := s.(map[string]any)
-			if s["secretID"] == added["secretID"] && s["retiredOn"] == nil {
-				t.Fatalf("retired secret still active: %v", s)
-			}
-		}
-	})
+	}
+}
+
+// adminAccountsAdjustInstruments: an account is created, adjusted up and down
+// (a negative amount is an argument), given an instrument, frozen, unfrozen,
+// read and closed, with the balances the commands print.
+func adminAccountsAdjustInstruments(t *testing.T, c adminCLI) {
+	code, out, errs := c.run(t, "accounts", "create", "cli-1", "--owner", "alice", "--currency", "EUR")
+	if code != 0 || !strings.Contains(out, "ACCOUNT") || !strings.Contains(out, "cli-1") || !strings.Contains(out, "0.00") {
+		t.Fatalf("create: %d %q %q", code, out, errs)
+	}
+	if m := c.json(t, "adjust", "cli-1", "100.75", "--key", "dep-1", "--memo", "opening"); m["balance"] != "100.75" {
+		t.Fatalf("adjust: %v", m)
+	}
+	// A negative amount is an argument, not a flag.
+	if m := c.json(t, "adjust", "cli-1", "-0.25", "--key", "fee-1"); m["balance"] != "100.50" {
+		t.Fatalf("negative adjust: %v", m)
+	}
+	if m := c.json(t, "instruments", "add", "--token", "card-cli", "--kind", "source", "--account", "cli-1"); m["accountID"] != "cli-1" {
+		t.Fatalf("instrument: %v", m)
+	}
+	if m := c.json(t, "accounts", "freeze", "cli-1"); m["status"] != "frozen" {
+		t.Fatalf("freeze: %v", m)
+	}
+	if m := c.json(t, "accounts", "unfreeze", "cli-1"); m["status"] != "open" {
+		t.Fatalf("unfreeze: %v", m)
+	}
+	if m := c.json(t, "accounts", "get", "cli-1"); m["available"] != "100.50" || m["currency"] != "EUR" {
+		t.Fatalf("get: %v", m)
+	}
+	if m := c.json(t, "accounts", "close", "cli-1"); m["status"] != "closed" {
+		t.Fatalf("close: %v", m)
+	}
 }
 
 // TestAdminErrors: every error is printed once, on one line, with what to

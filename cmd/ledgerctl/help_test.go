@@ -44,48 +44,9 @@ func TestHelp(t *testing.T) {
 		walk(root, nil)
 	})
 
-	t.Run("PerCommandFlags", func(t *testing.T) {
-		t.Parallel()
-		for path, want := range map[string][]string{
-			"holds get":      {"admin", "admin-token", "help", "json", "output"},
-			"holds list":     {"account", "admin", "admin-token", "all", "cursor", "help", "json", "limit", "output", "payout", "status"},
-			"statement":      {"account-id", "admin", "admin-token", "format", "from", "help", "output", "timeout", "to"},
-			"secrets retire": {"admin", "admin-token", "help"},
-			"secrets add":    {"admin", "admin-token", "from-file", "help", "json", "output"},
-			"migrate":        {"database-url", "help"},
-			"reconcile":      {"admin", "admin-token", "all", "fix", "help", "json", "output", "timeout"},
-			"reconcile ack":  {"admin", "admin-token", "help", "json", "note", "output"},
-			"":               {"help", "version"},
-		} {
-			var got []string
-			for _, f := range byPath[path].Flags {
-				got = append(got, f.Name)
-			}
-			slices.Sort(got)
-			if !slices.Equal(got, want) {
-				t.Errorf("ledgerctl %s lists flags %q, want %q", path, got, want)
-			}
-		}
-	})
+	t.Run("PerCommandFlags", func(t *testing.T) { helpPerCommandFlags(t, byPath) })
 
-	t.Run("EnvironmentBesideFlags", func(t *testing.T) {
-		t.Parallel()
-		for path, envs := range map[string][]string{
-			"accounts get":                 {"(env LEDGER_ADMIN_URL)", "(env LEDGER_ADMIN_TOKEN)"},
-			"migrate":                      {"(env LEDGER_MIGRATION_DATABASE_URL, else DATABASE_URL)"},
-			"migrate status":               {"(env LEDGER_MIGRATION_DATABASE_URL, else DATABASE_URL)"},
-			"db-url":                       {"(env LEDGER_DATA_DIR)"},
-			"provider participants get":    {"(env SERVICE_BASE_URL)", "(env SERVICE_API_KEY_ID)", "(env SERVICE_API_KEY_SECRET)", "(env SERVICE_VERSION)", "(env SERVICE_PROVIDER_ID, else LEDGER_PROVIDER_ID)"},
-			"provider secrets create":      {"(env LEDGER_ADMIN_URL)", "(env LEDGER_ADMIN_TOKEN)", "(env SERVICE_BASE_URL)"},
-			"provider limit-groups update": {"(env SERVICE_BASE_URL)"},
-		} {
-			for _, env := range envs {
-				if !strings.Contains(byPath[path].Help, env) {
-					t.Errorf("ledgerctl %s -h does not show %s", path, env)
-				}
-			}
-		}
-	})
+	t.Run("EnvironmentBesideFlags", func(t *testing.T) { helpEnvironmentBesideFlags(t, byPath) })
 
 	t.Run("ExitStatusEverywhere", func(t *testing.T) {
 		t.Parallel()
@@ -109,4 +70,50 @@ func TestHelp(t *testing.T) {
 			}
 		}
 	})
+}
+
+// helpEnvironmentBesideFlags: a flag a variable can set names it in the
+// command's help.
+func helpEnvironmentBesideFlags(t *testing.T, byPath map[string]clitest.Command) {
+	t.Parallel()
+	for path, envs := range map[string][]string{
+		"accounts get":                 {"(env LEDGER_ADMIN_URL)", "(env LEDGER_ADMIN_TOKEN)"},
+		"migrate":                      {"(env LEDGER_MIGRATION_DATABASE_URL, else DATABASE_URL)"},
+		"migrate status":               {"(env LEDGER_MIGRATION_DATABASE_URL, else DATABASE_URL)"},
+		"db-url":                       {"(env LEDGER_DATA_DIR)"},
+		"provider participants get":    {"(env SERVICE_BASE_URL)", "(env SERVICE_API_KEY_ID)", "(env SERVICE_API_KEY_SECRET)", "(env SERVICE_VERSION)", "(env SERVICE_PROVIDER_ID, else LEDGER_PROVIDER_ID)"},
+		"provider secrets create":      {"(env LEDGER_ADMIN_URL)", "(env LEDGER_ADMIN_TOKEN)", "(env SERVICE_BASE_URL)"},
+		"provider limit-groups update": {"(env SERVICE_BASE_URL)"},
+	} {
+		for _, env := range envs {
+			if !strings.Contains(byPath[path].Help, env) {
+				t.Errorf("ledgerctl %s -h does not show %s", path, env)
+			}
+		}
+	}
+}
+
+// helpPerCommandFlags: each command's help lists exactly its flags.
+func helpPerCommandFlags(t *testing.T, byPath map[string]clitest.Command) {
+	t.Parallel()
+	for path, want := range map[string][]string{
+		"holds get":      {"admin", "admin-token", "help", "json", "output"},
+		"holds list":     {"account", "admin", "admin-token", "all", "cursor", "help", "json", "limit", "output", "payout", "status"},
+		"statement":      {"account-id", "admin", "admin-token", "format", "from", "help", "output", "timeout", "to"},
+		"secrets retire": {"admin", "admin-token", "help"},
+		"secrets add":    {"admin", "admin-token", "from-file", "help", "json", "output"},
+		"migrate":        {"database-url", "help"},
+		"reconcile":      {"admin", "admin-token", "all", "fix", "help", "json", "output", "timeout"},
+		"reconcile ack":  {"admin", "admin-token", "help", "json", "note", "output"},
+		"":               {"help", "version"},
+	} {
+		var got []string
+		for _, f := range byPath[path].Flags {
+			got = append(got, f.Name)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("ledgerctl %s lists flags %q, want %q", path, got, want)
+		}
+	}
 }

@@ -57,33 +57,7 @@ func TestProviderCommands(t *testing.T) {
 		"--address-line1", "1 Main", "--city", "Springfield", "--state", "IL", "--postal-code", "62701", "--country", "US",
 		"--phone", "+15555550100", "--phone", "+15555550101"}
 
-	t.Run("Participants", func(t *testing.T) {
-		m := p.ok(t, register...)
-		if m["participantID"] == "" || m["status"] != "pending" {
-			t.Fatalf("%v", m)
-		}
-		req, _ := p.srv.LastRequest("POST /providers/{providerID}/participants")
-		var body map[string]any
-		_ = json.Unmarshal(req.Body, &body)
-		if phones := body["phoneNumbers"].([]any); len(phones) != 2 {
-			t.Fatalf("phones %v", body)
-		}
-		if code, _, errs := p.run(t, register...); code != 1 || !strings.Contains(errs, "already registered") {
-			t.Fatalf("duplicate: %d %s", code, errs)
-		}
-		if again := p.ok(t, append(register, "--ensure")...); again["participantID"] != m["participantID"] {
-			t.Fatalf("ensure %v", again)
-		}
-		if got := p.ok(t, "participants", "get", "alice"); got["participantID"] != m["participantID"] {
-			t.Fatalf("get %v", got)
-		}
-		if got := p.ok(t, "participants", "wait", "alice", "--interval", "1ms"); got["status"] != "active" {
-			t.Fatalf("wait %v", got)
-		}
-		if code, _, errs := p.run(t, "participants", "get", "nobody"); code != 1 || !strings.Contains(errs, "404") {
-			t.Fatalf("missing: %d %s", code, errs)
-		}
-	})
+	t.Run("Participants", func(t *testing.T) { providerParticipants(t, p, register) })
 	t.Run("Tokens", func(t *testing.T) {
 		m := p.ok(t, "tokens", "create", "--external-id", "alice", "--client-type", "device")
 		if m["access_token"] == "" || m["expires_in"] != float64(3600) {
@@ -97,92 +71,9 @@ func TestProviderCommands(t *testing.T) {
 			t.Fatalf("no participant: exit %d", code)
 		}
 	})
-	t.Run("LimitGroupsAndMembers", func(t *testing.T) {
-		g := p.ok(t, "limit-groups", "create", "--name", "gold", "--json", `{"dailyAmount":{"currency":{"code":"USD","decimalPlaces":2},"value":"100"}}`)
-		gid, ver := g["groupID"].(string), g["versionID"].(string)
-		if g["dailyAmount"].(map[string]any)["value"] != "100.00" {
-			t.Fatalf("%v", g)
-		}
-		up := p.ok(t, "limit-groups", "update", gid, "--json", `{"dailyAmount":null,"dailySendCount":4,"expectedVersionID":"`+ver+`"}`)
-		if _, ok := up["dailyAmount"]; ok || up["dailySendCount"] != float64(4) {
-			t.Fatalf("update %v", up)
-		}
-		req, _ := p.srv.LastRequest("PATCH /providers/{providerID}/limit-groups/{groupID}")
-		if string(req.Body) != `{"dailyAmount":null,"dailySendCount":4,"expectedVersionID":"`+ver+`"}` {
-			t.Fatalf("tri-state body not forwarded exactly: %s", req.Body)
-		}
-		if code, _, errs := p.run(t, "limit-groups", "update", gid, "--json", `{"name":"x","expectedVersionID":"`+ver+`"}`); code != 1 || !strings.Contains(errs, "version_conflict") {
-			t.Fatalf("stale: %d %s", code, errs)
-		}
-		if code, _, errs := p.run(t, "limit-groups", "update", gid, "--json", `{"colour":"red"}`); code != 2 || !strings.Contains(errs, "colour") {
-			t.Fatalf("unknown field: %d %s", code, errs)
-		}
-		p.ok(t, "limit-groups", "create", "--name", "silver")
-		if all := p.ok(t, "limit-groups", "list", "--all", "--limit", "1"); len(all["groups"].([]any)) != 2 {
-			t.Fatalf("list --all %v", all)
-		}
-		if page := p.ok(t, "limit-groups", "list", "--limit", "1"); page["hasMore"] != true || page["nextCursor"] == nil {
-			t.Fatalf("page %v", page)
-		}
-		if code, _, errs := p.run(t, "limit-groups", "list", "--limit", "500"); code != 1 || !strings.Contains(errs, "1 to 100") {
-			t.Fatalf("bad limit: %d %s", code, errs)
-		}
-		if m := p.ok(t, "limit-groups", "members", "add", gid, "alice"); m["externalID"] != "alice" {
-			t.Fatalf("add %v", m)
-		}
-		if m := p.ok(t, "limit-groups", "members", "list", gid); len(m["members"].([]any)) != 1 {
-			t.Fatalf("members %v", m)
-		}
-		p.ok(t, "limit-groups", "members", "remove", gid, "alice")
-		if m := p.ok(t, "limit-groups", "members", "list", gid, "--all"); len(m["members"].([]any)) != 0 {
-			t.Fatalf("members after remove %v", m)
-		}
-	})
-	t.Run("Limits", func(t *testing.T) {
-		if code, _, _ := p.run(t, "limits", "policy"); code != 1 {
-			t.Fatalf("no policy yet: exit %d", code)
-		}
-		_, _ = p.srv.SetPolicy("local", providertest.Limits{DailySendCount: providertest.Count(9)})
-		if m := p.ok(t, "limits", "policy"); m["dailySendCount"] != float64(9) {
-			t.Fatalf("policy %v", m)
-		}
-		o := p.ok(t, "limits", "set", "alice", "--json", `{"weeklyAmount":{"currency":{"code":"USD","decimalPlaces":2},"value":"50.00"},"expiresOn":null}`)
-		if o["expiresOn"] != nil || o["versionID"] == "" {
-			t.Fatalf("override %v", o)
-		}
-		if code, _, _ := p.run(t, "limits", "set", "alice"); code != 2 {
-			t.Fatal("limits set without --json accepted")
-		}
-		p.ok(t, "limits", "delete", "alice")
-		if _, ok, _ := p.srv.Override("local", "alice"); ok {
-			t.Fatal("override not deleted")
-		}
-	})
-	t.Run("ReviewsAndPayments", func(t *testing.T) {
-		po, _ := p.srv.SeedPayout("local", providertest.Payout{SenderExternalID: "alice", Amount: providertest.USD("20.00")})
-		rv, _ := p.srv.SeedReview("local", po.PayoutID, "velocity")
-		if m := p.ok(t, "reviews", "list", "--all"); len(m["reviews"].([]any)) != 1 {
-			t.Fatalf("reviews %v", m)
-		}
-		if m := p.ok(t, "reviews", "get", rv.ReviewID); m["reviewID"] != rv.ReviewID {
-			t.Fatalf("get %v", m)
-		}
-		if m := p.ok(t, "reviews", "resolve", rv.ReviewID, "--resolution", "rejected", "--notes", "fraud"); m["status"] != "rejected" {
-			t.Fatalf("resolve %v", m)
-		}
-		if code, _, _ := p.run(t, "reviews", "resolve", rv.ReviewID, "--resolution", "maybe"); code != 2 {
-			t.Fatal("bad resolution accepted")
-		}
-		if code, _, errs := p.run(t, "reviews", "resolve", rv.ReviewID, "--resolution", "approved"); code != 1 || !strings.Contains(errs, "409") {
-			t.Fatalf("re-resolve: %d %s", code, errs)
-		}
-		if m := p.ok(t, "reviews", "list", "--status", "rejected"); len(m["reviews"].([]any)) != 1 {
-			t.Fatalf("rejected %v", m)
-		}
-		if m := p.ok(t, "payments", "list", "alice"); len(m["payments"].([]any)) != 1 {
-			t.Fatalf("payments %v", m)
-		}
-	})
+	t.Run("LimitGroupsAndMembers", func(t *testing.T) { providerLimitGroupsAndMembers(t, p) })
+	t.Run("Limits", func(t *testing.T) { providerLimits(t, p) })
+	t.Run("ReviewsAndPayments", func(t *testing.T) { providerReviewsAndPayments(t, p) })
 	t.Run("FundingSources", func(t *testing.T) {
 		fs := p.ok(t, "funding-sources", "create", "alice", "--type", "card", "--source-id", "tok_1", "--display-name", "Visa", "--last4", "4242")
 		id := fs["fundingSourceID"].(string)
@@ -225,6 +116,134 @@ func TestProviderCommands(t *testing.T) {
 			t.Fatalf("no args: %d %s", code, errb.String())
 		}
 	})
+}
+
+// providerLimits: no policy until one is set; a policy and an override are
+// set, one without --json refused, and the override deleted.
+func providerLimits(t *testing.T, p providerCLI) {
+	if code, _, _ := p.run(t, "limits", "policy"); code != 1 {
+		t.Fatalf("no policy yet: exit %d", code)
+	}
+	_, _ = p.srv.SetPolicy("local", providertest.Limits{DailySendCount: providertest.Count(9)})
+	if m := p.ok(t, "limits", "policy"); m["dailySendCount"] != float64(9) {
+		t.Fatalf("policy %v", m)
+	}
+	o := p.ok(t, "limits", "set", "alice", "--json", `{"weeklyAmount":{"currency":{"code":"USD","decimalPlaces":2},"value":"50.00"},"expiresOn":null}`)
+	if o["expiresOn"] != nil || o["versionID"] == "" {
+		t.Fatalf("override %v", o)
+	}
+	if code, _, _ := p.run(t, "limits", "set", "alice"); code != 2 {
+		t.Fatal("limits set without --json accepted")
+	}
+	p.ok(t, "limits", "delete", "alice")
+	if _, ok, _ := p.srv.Override("local", "alice"); ok {
+		t.Fatal("override not deleted")
+	}
+}
+
+// providerReviewsAndPayments: reviews are listed, read and resolved once
+// (a second resolution refused), rejected ones listed, and payments listed.
+func providerReviewsAndPayments(t *testing.T, p providerCLI) {
+	po, _ := p.srv.SeedPayout("local", providertest.Payout{SenderExternalID: "alice", Amount: providertest.USD("20.00")})
+	rv, _ := p.srv.SeedReview("local", po.PayoutID, "velocity")
+	if m := p.ok(t, "reviews", "list", "--all"); len(m["reviews"].([]any)) != 1 {
+		t.Fatalf("reviews %v", m)
+	}
+	if m := p.ok(t, "reviews", "get", rv.ReviewID); m["reviewID"] != rv.ReviewID {
+		t.Fatalf("get %v", m)
+	}
+	if m := p.ok(t, "reviews", "resolve", rv.ReviewID, "--resolution", "rejected", "--notes", "fraud"); m["status"] != "rejected" {
+		t.Fatalf("resolve %v", m)
+	}
+	if code, _, _ := p.run(t, "reviews", "resolve", rv.ReviewID, "--resolution", "maybe"); code != 2 {
+		t.Fatal("bad resolution accepted")
+	}
+	if code, _, errs := p.run(t, "reviews", "resolve", rv.ReviewID, "--resolution", "approved"); code != 1 || !strings.Contains(errs, "409") {
+		t.Fatalf("re-resolve: %d %s", code, errs)
+	}
+	if m := p.ok(t, "reviews", "list", "--status", "rejected"); len(m["reviews"].([]any)) != 1 {
+		t.Fatalf("rejected %v", m)
+	}
+	if m := p.ok(t, "payments", "list", "alice"); len(m["payments"].([]any)) != 1 {
+		t.Fatalf("payments %v", m)
+	}
+}
+
+// providerLimitGroupsAndMembers: a limit group is created and updated (the
+// tri-state body forwarded exactly; a stale version and an unknown field
+// refused), groups are listed whole and by page (a bad limit refused), and
+// members are added and removed.
+func providerLimitGroupsAndMembers(t *testing.T, p providerCLI) {
+	g := p.ok(t, "limit-groups", "create", "--name", "gold", "--json", `{"dailyAmount":{"currency":{"code":"USD","decimalPlaces":2},"value":"100"}}`)
+	gid, ver := g["groupID"].(string), g["versionID"].(string)
+	if g["dailyAmount"].(map[string]any)["value"] != "100.00" {
+		t.Fatalf("%v", g)
+	}
+	up := p.ok(t, "limit-groups", "update", gid, "--json", `{"dailyAmount":null,"dailySendCount":4,"expectedVersionID":"`+ver+`"}`)
+	if _, ok := up["dailyAmount"]; ok || up["dailySendCount"] != float64(4) {
+		t.Fatalf("update %v", up)
+	}
+	req, _ := p.srv.LastRequest("PATCH /providers/{providerID}/limit-groups/{groupID}")
+	if string(req.Body) != `{"dailyAmount":null,"dailySendCount":4,"expectedVersionID":"`+ver+`"}` {
+		t.Fatalf("tri-state body not forwarded exactly: %s", req.Body)
+	}
+	if code, _, errs := p.run(t, "limit-groups", "update", gid, "--json", `{"name":"x","expectedVersionID":"`+ver+`"}`); code != 1 || !strings.Contains(errs, "version_conflict") {
+		t.Fatalf("stale: %d %s", code, errs)
+	}
+	if code, _, errs := p.run(t, "limit-groups", "update", gid, "--json", `{"colour":"red"}`); code != 2 || !strings.Contains(errs, "colour") {
+		t.Fatalf("unknown field: %d %s", code, errs)
+	}
+	p.ok(t, "limit-groups", "create", "--name", "silver")
+	if all := p.ok(t, "limit-groups", "list", "--all", "--limit", "1"); len(all["groups"].([]any)) != 2 {
+		t.Fatalf("list --all %v", all)
+	}
+	if page := p.ok(t, "limit-groups", "list", "--limit", "1"); page["hasMore"] != true || page["nextCursor"] == nil {
+		t.Fatalf("page %v", page)
+	}
+	if code, _, errs := p.run(t, "limit-groups", "list", "--limit", "500"); code != 1 || !strings.Contains(errs, "1 to 100") {
+		t.Fatalf("bad limit: %d %s", code, errs)
+	}
+	if m := p.ok(t, "limit-groups", "members", "add", gid, "alice"); m["externalID"] != "alice" {
+		t.Fatalf("add %v", m)
+	}
+	if m := p.ok(t, "limit-groups", "members", "list", gid); len(m["members"].([]any)) != 1 {
+		t.Fatalf("members %v", m)
+	}
+	p.ok(t, "limit-groups", "members", "remove", gid, "alice")
+	if m := p.ok(t, "limit-groups", "members", "list", gid, "--all"); len(m["members"].([]any)) != 0 {
+		t.Fatalf("members after remove %v", m)
+	}
+}
+
+// providerParticipants: a participant is registered with its phones once
+// (again is refused, --ensure returns the first), then read, waited for,
+// and an unknown one is missing.
+func providerParticipants(t *testing.T, p providerCLI, register []string) {
+	m := p.ok(t, register...)
+	if m["participantID"] == "" || m["status"] != "pending" {
+		t.Fatalf("%v", m)
+	}
+	req, _ := p.srv.LastRequest("POST /providers/{providerID}/participants")
+	var body map[string]any
+	_ = json.Unmarshal(req.Body, &body)
+	if phones := body["phoneNumbers"].([]any); len(phones) != 2 {
+		t.Fatalf("phones %v", body)
+	}
+	if code, _, errs := p.run(t, register...); code != 1 || !strings.Contains(errs, "already registered") {
+		t.Fatalf("duplicate: %d %s", code, errs)
+	}
+	if again := p.ok(t, append(register, "--ensure")...); again["participantID"] != m["participantID"] {
+		t.Fatalf("ensure %v", again)
+	}
+	if got := p.ok(t, "participants", "get", "alice"); got["participantID"] != m["participantID"] {
+		t.Fatalf("get %v", got)
+	}
+	if got := p.ok(t, "participants", "wait", "alice", "--interval", "1ms"); got["status"] != "active" {
+		t.Fatalf("wait %v", got)
+	}
+	if code, _, errs := p.run(t, "participants", "get", "nobody"); code != 1 || !strings.Contains(errs, "404") {
+		t.Fatalf("missing: %d %s", code, errs)
+	}
 }
 
 // keyringAdminStub is ledgerd's admin API as far as --install uses it.

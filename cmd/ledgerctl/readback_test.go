@@ -13,32 +13,35 @@ import (
 	"github.com/provider-ledger/adapter/store/storetest"
 )
 
+// setupReadbackCLI is an admin CLI over accounts rb-1 (funded, adjusted,
+// a hold captured and one held), rb-2 (EUR, frozen) and rb-3.
+func setupReadbackCLI(t *testing.T) adminCLI {
+	t.Helper()
+	c := newAdminCLI(t)
+	storetest.Account(t, c.db, storetest.AccountOpts{AccountID: "rb-1", Owner: "rita", Funds: "100.10", Source: "src-rb-1"})
+	storetest.Account(t, c.db, storetest.AccountOpts{AccountID: "rb-2", Owner: "rita", Currency: "EUR", Status: "frozen"})
+	storetest.Account(t, c.db, storetest.AccountOpts{AccountID: "rb-3", Owner: "ron", Funds: "7"})
+	if code, _, errs := c.run(t, "adjust", "rb-1", "-0.35", "--key", "fee-1", "--memo", "fee, \"monthly\""); code != 0 {
+		t.Fatalf("adjust: %s", errs)
+	}
+	d := storetest.Hold(t, c.db, "rb-p1", "rita", "src-rb-1", "20")
+	if !d.Approved() || !storetest.Settle(t, c.db, "rb-p1", d.Reference, true).Approved() {
+		t.Fatal("hold and capture")
+	}
+	if !storetest.Hold(t, c.db, "rb-p2", "rita", "src-rb-1", "5").Approved() {
+		t.Fatal("hold")
+	}
+	return c
+}
+
 // TestReadbackCommands drives accounts list, holds list --account, journal
 // and statement against the real admin API.
 func TestReadbackCommands(t *testing.T) {
 	t.Parallel()
-	setup := func(t *testing.T) adminCLI {
-		t.Helper()
-		c := newAdminCLI(t)
-		storetest.Account(t, c.db, storetest.AccountOpts{AccountID: "rb-1", Owner: "rita", Funds: "100.10", Source: "src-rb-1"})
-		storetest.Account(t, c.db, storetest.AccountOpts{AccountID: "rb-2", Owner: "rita", Currency: "EUR", Status: "frozen"})
-		storetest.Account(t, c.db, storetest.AccountOpts{AccountID: "rb-3", Owner: "ron", Funds: "7"})
-		if code, _, errs := c.run(t, "adjust", "rb-1", "-0.35", "--key", "fee-1", "--memo", "fee, \"monthly\""); code != 0 {
-			t.Fatalf("adjust: %s", errs)
-		}
-		d := storetest.Hold(t, c.db, "rb-p1", "rita", "src-rb-1", "20")
-		if !d.Approved() || !storetest.Settle(t, c.db, "rb-p1", d.Reference, true).Approved() {
-			t.Fatal("hold and capture")
-		}
-		if !storetest.Hold(t, c.db, "rb-p2", "rita", "src-rb-1", "5").Approved() {
-			t.Fatal("hold")
-		}
-		return c
-	}
 
 	t.Run("AccountsList", func(t *testing.T) {
 		t.Parallel()
-		c := setup(t)
+		c := setupReadbackCLI(t)
 		code, out, errs := c.run(t, "accounts", "list", "--limit", "2")
 		if code != 0 || !strings.Contains(out, "rb-1") || !strings.Contains(out, "rb-2") || strings.Contains(out, "rb-3") ||
 			!strings.Contains(errs, "more accounts: --cursor ") {
@@ -60,7 +63,7 @@ func TestReadbackCommands(t *testing.T) {
 
 	t.Run("HoldsOfAnAccount", func(t *testing.T) {
 		t.Parallel()
-		c := setup(t)
+		c := setupReadbackCLI(t)
 		m := c.json(t, "holds", "list", "--account", "rb-1", "--status", "held")
 		if hs, _ := m["holds"].([]any); len(hs) != 1 || hs[0].(map[string]any)["payoutID"] != "rb-p2" {
 			t.Fatalf("held holds of rb-1: %v", m)
@@ -72,7 +75,7 @@ func TestReadbackCommands(t *testing.T) {
 
 	t.Run("Journal", func(t *testing.T) {
 		t.Parallel()
-		c := setup(t)
+		c := setupReadbackCLI(t)
 		m := c.json(t, "journal", "entries", "--account", "rb-1", "--all", "--limit", "1")
 		es, _ := m["entries"].([]any)
 		sum := decimal.Zero
@@ -96,7 +99,7 @@ func TestReadbackCommands(t *testing.T) {
 
 	t.Run("StatementToStdout", func(t *testing.T) {
 		t.Parallel()
-		c := setup(t)
+		c := setupReadbackCLI(t)
 		// The period is not over: its last row is the interim balance.
 		code, out, errs := c.run(t, "statement", "rb-1", "--from", "2000-01-01", "--to", "2100-01-01")
 		if code != 0 {
@@ -111,42 +114,47 @@ func TestReadbackCommands(t *testing.T) {
 		}
 	})
 
-	t.Run("StatementToAFile", func(t *testing.T) {
-		t.Parallel()
-		c := setup(t)
-		dir := t.TempDir()
-		file := filepath.Join(dir, "rb-1.xml")
-		code, out, errs := c.run(t, "statement", "--account-id", "rb-1", "--from", "2000-01-01", "--to", "2100-01-01", "--format", "camt053", "-o", file)
-		if code != 0 || out != "" {
-			t.Fatalf("%d %q %q", code, out, errs)
-		}
-		b, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var doc struct {
-			Bal []struct {
-				Code string `xml:"Tp>CdOrPrtry>Cd"`
-				Amt  string `xml:"Amt"`
-			} `xml:"BkToCstmrStmt>Stmt>Bal"`
-			Ntry []struct{} `xml:"BkToCstmrStmt>Stmt>Ntry"`
-		}
-		if err := xml.Unmarshal(b, &doc); err != nil || len(doc.Bal) != 2 || doc.Bal[1].Amt != "79.75" || len(doc.Ntry) != 3 {
-			t.Fatalf("camt.053 %+v %v", doc, err)
-		}
-		if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
-			t.Fatalf("mode %v %v", fi, err)
-		}
-		// A refused statement leaves no file, partial or whole.
-		bad := filepath.Join(dir, "none.csv")
-		if code, _, errs := c.run(t, "statement", "nobody", "--from", "2000-01-01", "--to", "2100-01-01", "-o", bad); code != 1 || !strings.Contains(errs, "account-not-found") {
-			t.Fatalf("unknown account: %d %q", code, errs)
-		}
-		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
-			t.Fatalf("files left behind: %v", entries)
-		}
-		if code, _, _ := c.run(t, "statement", "rb-1", "--from", "2000-01-01"); code != 2 {
-			t.Fatalf("no --to: exit %d, want 2", code)
-		}
-	})
+	t.Run("StatementToAFile", func(t *testing.T) { readbackStatementToAFile(t) })
+}
+
+// readbackStatementToAFile: -o writes the camt.053 statement to a file only
+// its owner reads; a refused one leaves no file, and no --to is a usage
+// error.
+func readbackStatementToAFile(t *testing.T) {
+	t.Parallel()
+	c := setupReadbackCLI(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "rb-1.xml")
+	code, out, errs := c.run(t, "statement", "--account-id", "rb-1", "--from", "2000-01-01", "--to", "2100-01-01", "--format", "camt053", "-o", file)
+	if code != 0 || out != "" {
+		t.Fatalf("%d %q %q", code, out, errs)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Bal []struct {
+			Code string `xml:"Tp>CdOrPrtry>Cd"`
+			Amt  string `xml:"Amt"`
+		} `xml:"BkToCstmrStmt>Stmt>Bal"`
+		Ntry []struct{} `xml:"BkToCstmrStmt>Stmt>Ntry"`
+	}
+	if err := xml.Unmarshal(b, &doc); err != nil || len(doc.Bal) != 2 || doc.Bal[1].Amt != "79.75" || len(doc.Ntry) != 3 {
+		t.Fatalf("camt.053 %+v %v", doc, err)
+	}
+	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v %v", fi, err)
+	}
+	// A refused statement leaves no file, partial or whole.
+	bad := filepath.Join(dir, "none.csv")
+	if code, _, errs := c.run(t, "statement", "nobody", "--from", "2000-01-01", "--to", "2100-01-01", "-o", bad); code != 1 || !strings.Contains(errs, "account-not-found") {
+		t.Fatalf("unknown account: %d %q", code, errs)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("files left behind: %v", entries)
+	}
+	if code, _, _ := c.run(t, "statement", "rb-1", "--from", "2000-01-01"); code != 2 {
+		t.Fatalf("no --to: exit %d, want 2", code)
+	}
 }

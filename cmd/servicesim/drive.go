@@ -207,13 +207,13 @@ func (d *driver) send(ctx context.Context, cb callback) (*caller.Reply, error) {
 		case r.Status == http.StatusOK:
 			return r, nil
 		case r.Retryable():
-			last, lastErr = fmt.Sprintf("%d %v", r.Status, r.Problem["type"]), nil
+			last, lastErr = fmt.Sprintf("%d %v", r.Status, r.ProblemType()), nil
 			if s, perr := strconv.Atoi(r.RetryAfter); perr == nil && s >= 0 {
 				backoff = max(backoff, min(time.Duration(s)*time.Second, 2*time.Second))
 			}
 		default:
 			return nil, fmt.Errorf("%s key %s refused: %d %v (%v)%s", cb.endpoint, cb.key, r.Status,
-				r.Problem["type"], r.Problem["detail"], refusalHint(r, d.cfg.SecretFile))
+				r.ProblemType(), r.ProblemDetail(), refusalHint(r, d.cfg.SecretFile))
 		}
 		if attempt == maxAttempts {
 			if lastErr != nil {
@@ -233,7 +233,7 @@ func (d *driver) send(ctx context.Context, cb callback) (*caller.Reply, error) {
 
 // refusalHint is the next step after a refusal a person can fix.
 func refusalHint(r *caller.Reply, secretFile string) string {
-	typ, _ := r.Problem["type"].(string)
+	typ := r.ProblemType()
 	switch {
 	case r.Status == http.StatusBadRequest && strings.HasSuffix(typ, ":undecryptable"):
 		return "; ledgerd does not know the signing secret of " + secretFile + ": pass the one it has with --secret-file " +
