@@ -84,8 +84,9 @@ func TestConfusableAccountIDsConcurrently(t *testing.T) {
 	close(start)
 	wg.Wait()
 	var winner string
-	if err := pool.QueryRow(ctx, `SELECT account_id FROM accounts WHERE kind = 'customer'`).Scan(&winner); err != nil {
-		t.Fatalf("not exactly one account: %v", err)
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT min(account_id), count(*) FROM accounts WHERE kind = 'customer'`).Scan(&winner, &n); err != nil || n != 1 {
+		t.Fatalf("%d accounts (%v), want exactly one", n, err)
 	}
 	wins := 0
 	for i, err := range errs {
