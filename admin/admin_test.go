@@ -162,6 +162,26 @@ func TestAccountsAPI(t *testing.T) {
 	})
 }
 
+// TestConfusableAccountID: an account ID that prints like an existing
+// account's is 409 account-id-confusable at /accountID, the detail naming
+// that account, and nothing is created.
+func TestConfusableAccountID(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "")
+	storetest.Account(t, b.db, storetest.AccountOpts{AccountID: "paypal", Owner: "pat"})
+	for _, id := range []string{"paypaI", "paypa1"} {
+		a := b.do(t, "POST", "/v1/accounts", `{"accountID":"`+id+`","ownerExternalID":"eve","currency":"USD"}`)
+		a.problem(t, 409, "account-id-confusable", "/accountID")
+		if d, _ := a.body["detail"].(string); !strings.Contains(d, `"paypal"`) {
+			t.Fatalf("%s: detail %q does not name paypal", id, d)
+		}
+		if _, err := b.db.GetAccount(context.Background(), id); !errors.Is(err, ledger.ErrAccountNotFound) {
+			t.Fatalf("%s, which prints like paypal, was created: %v", id, err)
+		}
+	}
+	b.do(t, "POST", "/v1/accounts", `{"accountID":"paypal","ownerExternalID":"eve","currency":"USD"}`).problem(t, 409, "account-exists", "")
+}
+
 func TestAdjustmentsAPI(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "")

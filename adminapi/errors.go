@@ -31,6 +31,7 @@ var (
 var (
 	ErrAccountNotFound       = problemType("account-not-found", http.StatusNotFound)
 	ErrAccountExists         = problemType("account-exists", http.StatusConflict)
+	ErrAccountIDConfusable   = problemType("account-id-confusable", http.StatusConflict) // the ID prints like the existing account's the detail names
 	ErrAccountClosed         = problemType("account-closed", http.StatusConflict)
 	ErrInsufficientAvailable = problemType("insufficient-available", http.StatusUnprocessableEntity)
 	ErrIdempotencyMismatch   = problemType("idempotency-key-mismatch", http.StatusUnprocessableEntity)

@@ -14,7 +14,8 @@ import (
 // AccountsService is /v1/accounts.
 type AccountsService service
 
-// Create creates an account: POST /v1/accounts (201; ErrAccountExists when
+// Create creates an account: POST /v1/accounts (201; ErrAccountIDConfusable
+// when the ID prints like an existing account's; ErrAccountExists when
 // the accountID is taken).
 func (s *AccountsService) Create(ctx context.Context, req *AccountCreateRequest) (*Account, *Response, error) {
 	a := new(Account)

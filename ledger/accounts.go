@@ -69,8 +69,8 @@ func ValidateNewAccount(n *NewAccount) error {
 		return Invalid("/accountID", "accountID must be in Unicode normalization form C (composed characters)")
 	case CheckIdentifier(n.AccountID) != nil:
 		return Invalid("/accountID", "accountID %v", CheckIdentifier(n.AccountID))
-	case HasSystemPrefix(n.AccountID):
-		return Invalid("/accountID", "accountID must not start with settlement: or core:")
+	case HasSystemPrefix(n.AccountID) || looksLikeSystemID(n.AccountID):
+		return Invalid("/accountID", "accountID must not start with settlement: or core:, nor with anything that prints like them")
 	case n.OwnerExternalID == "" || utf8.RuneCountInString(n.OwnerExternalID) > MaxExternalIDLen:
 		return Invalid("/ownerExternalID", "ownerExternalID must be 1 to %d characters", MaxExternalIDLen)
 	case !ValidText(n.OwnerExternalID):
@@ -90,6 +90,14 @@ func ValidateNewAccount(n *NewAccount) error {
 // HasSystemPrefix reports whether id names a system account.
 func HasSystemPrefix(id string) bool {
 	return strings.HasPrefix(id, KindSettlement+":") || strings.HasPrefix(id, KindCore+":")
+}
+
+// looksLikeSystemID reports whether id's confusable skeleton starts with
+// a system account's prefix ("settIement:EUR" with a capital I): system
+// accounts have no stored skeleton to collide with.
+func looksLikeSystemID(id string) bool {
+	sk := Skeleton(id)
+	return strings.HasPrefix(sk, Skeleton(KindSettlement+":")) || strings.HasPrefix(sk, Skeleton(KindCore+":"))
 }
 
 // ValidStatus reports whether s is an account status.

@@ -723,6 +723,7 @@ CREATE TABLE public.accounts (
     held numeric DEFAULT 0 NOT NULL,
     created_at timestamp with time zone NOT NULL,
     updated_at timestamp with time zone NOT NULL,
+    skeleton text COLLATE pg_catalog."C",
     CONSTRAINT accounts_available_nonnegative CHECK ((((kind)::text <> 'customer'::text) OR ((balance - held) >= (0)::numeric))),
     CONSTRAINT accounts_held_nonnegative CHECK ((held >= (0)::numeric)),
     CONSTRAINT accounts_system_balance_check CHECK ((((kind)::text = 'customer'::text) OR ((balance = (0)::numeric) AND (held = (0)::numeric))))
@@ -1357,6 +1358,12 @@ ALTER TABLE ONLY public.signing_secrets
 
 -- Name: accounts_owner_idx; Type: INDEX; Schema: public
 CREATE INDEX accounts_owner_idx ON public.accounts USING btree (owner_external_id, account_id);
+
+-- Name: accounts_skeleton_key; Type: INDEX; Schema: public
+CREATE UNIQUE INDEX accounts_skeleton_key ON public.accounts USING btree (skeleton);
+
+-- Name: accounts_skeleton_missing_idx; Type: INDEX; Schema: public
+CREATE INDEX accounts_skeleton_missing_idx ON public.accounts USING btree (account_id) WHERE ((skeleton IS NULL) AND ((kind)::text = 'customer'::text));
 
 -- Name: adjustment_requests_requested_idx; Type: INDEX; Schema: public
 CREATE INDEX adjustment_requests_requested_idx ON public.adjustment_requests USING btree (requested_at, adjustment_id);

@@ -164,6 +164,7 @@ func (d *daemon) openDatabase(ctx context.Context) error {
 		return err
 	}
 	d.stops = append(d.stops, d.db.Close)
+	d.fillSkeletons(ctx)
 	// Reconciliation reads whole tables: it runs on a small pool of its
 	// own, so that a run never waits for, or takes, the callbacks'
 	// connections.
@@ -182,6 +183,20 @@ func (d *daemon) openDatabase(ctx context.Context) error {
 	d.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		newPoolCollector(d.db), newBuildInfo())
 	return nil
+}
+
+// fillSkeletons stores the confusable skeletons of the accounts that have
+// none (created before they were stored, or by an earlier build): account
+// creation compares new IDs with those it leaves, so a failure is only
+// logged.
+func (d *daemon) fillSkeletons(ctx context.Context) {
+	filled, left, err := d.db.FillSkeletons(ctx)
+	switch {
+	case err != nil:
+		d.log.Warn("filling the accounts' confusable skeletons", "err", err)
+	case filled > 0 || left > 0:
+		d.log.Info("filled the accounts' confusable skeletons", "filled", filled, "left", left)
+	}
 }
 
 // probeHosts asks every host of a multi-host DATABASE_URL which is the

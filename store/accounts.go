@@ -17,9 +17,11 @@ const (
 
 	selectAccountSQL = `SELECT ` + accountColumns + ` FROM accounts WHERE account_id = $1 AND kind = 'customer'`
 
-	// No conflict arbiter: an existing primary key means the account exists.
-	insertAccountSQL = `INSERT INTO accounts (account_id, owner_external_id, currency, kind, status, created_at, updated_at)
-VALUES ($1, $2, $3, 'customer', $4, $5, $5)
+	// No conflict arbiter: an existing primary key means the account
+	// exists, an existing skeleton (accounts_skeleton_key) that another
+	// account's ID prints like this one.
+	insertAccountSQL = `INSERT INTO accounts (account_id, owner_external_id, currency, kind, status, created_at, updated_at, skeleton)
+VALUES ($1, $2, $3, 'customer', $4, $5, $5, $6)
 ON CONFLICT DO NOTHING
 RETURNING ` + accountColumns
 
@@ -48,7 +50,10 @@ func scanAccount(row pgx.Row) (ledger.Account, error) {
 }
 
 // CreateAccount opens a customer account, creating its currency's system
-// accounts on first use. An existing accountID is ledger.ErrAccountExists.
+// accounts on first use. An existing accountID is ledger.ErrAccountExists;
+// an ID that prints like an existing account's (the same confusable
+// skeleton, ledger.Skeleton) is ledger.ErrAccountIDConfusable, naming that
+// account.
 func (db *DB) CreateAccount(ctx context.Context, n ledger.NewAccount) (ledger.Account, error) {
 	if err := ledger.ValidateNewAccount(&n); err != nil {
 		return ledger.Account{}, err
@@ -59,10 +64,14 @@ func (db *DB) CreateAccount(ctx context.Context, n ledger.NewAccount) (ledger.Ac
 		if _, err := tx.Exec(ctx, ensureSystemAccountsSQL, n.Currency, now); err != nil {
 			return err
 		}
+		sk := ledger.Skeleton(n.AccountID)
+		if err := checkUnfilledSkeletons(ctx, tx, n.AccountID, sk); err != nil {
+			return err
+		}
 		var err error
-		a, err = scanAccount(tx.QueryRow(ctx, insertAccountSQL, n.AccountID, n.OwnerExternalID, n.Currency, n.Status, now))
+		a, err = scanAccount(tx.QueryRow(ctx, insertAccountSQL, n.AccountID, n.OwnerExternalID, n.Currency, n.Status, now, sk))
 		if errors.Is(err, pgx.ErrNoRows) {
-			return ledger.ErrAccountExists
+			return existingAccount(ctx, tx, n.AccountID, sk)
 		}
 		return err
 	})
