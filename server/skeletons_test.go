@@ -10,7 +10,7 @@ import (
 )
 
 // TestStartFillsSkeletons: accounts stored without a confusable skeleton
-// (as before 004_account_skeletons.sql) have theirs once ledgerd has
+// (as before 005_account_skeletons.sql) have theirs once ledgerd has
 // started, the older of two that print alike holding it.
 func TestStartFillsSkeletons(t *testing.T) {
 	t.Parallel()

@@ -11,7 +11,7 @@ import (
 )
 
 // Confusable skeletons of account IDs (accounts.skeleton,
-// accounts_skeleton_key; schema/migrations/004_account_skeletons.sql).
+// accounts_skeleton_key; schema/migrations/005_account_skeletons.sql).
 const (
 	// The account a skipped insert met: the same ID, or one that prints
 	// alike. The same ID first.
@@ -19,7 +19,7 @@ const (
 WHERE account_id = $1 OR skeleton = $2 ORDER BY account_id <> $1 LIMIT 1`
 
 	// Customer accounts whose skeleton is not stored: created before
-	// 004_account_skeletons.sql or by an earlier build, and not filled yet.
+	// 005_account_skeletons.sql or by an earlier build, and not filled yet.
 	selectUnfilledSQL = `SELECT account_id FROM accounts WHERE skeleton IS NULL AND kind = 'customer'
 ORDER BY created_at, account_id`
 
@@ -82,7 +82,7 @@ func unfilled(ctx context.Context, q querier) ([]string, error) {
 }
 
 // FillSkeletons stores the confusable skeleton of every customer account
-// that has none (accounts created before 004_account_skeletons.sql, or by
+// that has none (accounts created before 005_account_skeletons.sql, or by
 // an earlier build during a rolling upgrade), oldest first, one statement
 // each. An account whose ID prints like one that holds its skeleton keeps
 // none: the older holds it, so that a new ID that prints like either is

@@ -111,7 +111,7 @@ func TestConfusableAccountIDsConcurrently(t *testing.T) {
 }
 
 // TestAccountsWithoutSkeleton: accounts written without a skeleton (before
-// 004_account_skeletons.sql, or by an earlier build) are protected at
+// 005_account_skeletons.sql, or by an earlier build) are protected at
 // once, and FillSkeletons stores theirs, the oldest first: of two legacy
 // accounts that print alike, the older holds it and the younger keeps
 // none; new look-alikes of either are refused.
