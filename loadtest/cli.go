@@ -53,9 +53,9 @@ func RunWith(ctx context.Context, args []string, stdout, stderr io.Writer, h Hoo
 
 const rootLong = `loadtest plays the payments service against a ledgerd: callback storms with
 duplicate, concurrent and lost deliveries under the service's retry policy,
-record and replay, an invariant check from the outside (admin API and
-reconciliation), latency and throughput reports (JSON, and one HTML file
-with charts), soak and chaos runs, and the throughput bench against the
+record and replay, sealed requests for other load tools (vegeta, k6), an
+invariant check from the outside (admin API and reconciliation), latency
+and throughput reports (JSON, and one HTML file with charts), soak and chaos runs, and the throughput bench against the
 pgbench ceiling. "loadtest spawn" does it all in one command: it builds and
 starts a ledgerd from this checkout on a scratch database, storms it, checks
 it and tears it down.`
@@ -74,7 +74,7 @@ func newRoot(h Hooks) *cobra.Command {
 	}
 	cli.Group(root)
 	cli.ExitStatus(root, exitStatus)
-	root.AddCommand(newStormCmd(h), newRecordCmd(h), newReplayCmd(h), newSpawnCmd(h), newCleanCmd(h), newBenchCmd(h))
+	root.AddCommand(newStormCmd(h), newRecordCmd(h), newReplayCmd(h), newSpawnCmd(h), newCleanCmd(h), newBenchCmd(h), newSealCmd(h))
 	return root
 }
 

@@ -24,13 +24,14 @@ func TestHelp(t *testing.T) {
 		byPath[strings.Join(c.Path, " ")] = c
 	}
 	for path, wants := range map[string][]string{
-		"":       {"storm", "record", "replay", "spawn", "clean", "bench", "completion", "Exit status:\n  0  every check passed"},
+		"":       {"storm", "record", "replay", "spawn", "clean", "bench", "seal", "completion", "Exit status:\n  0  every check passed"},
 		"storm":  {"(env LEDGER_ADMIN_URL)", "(env LEDGER_ADMIN_TOKEN)", "(env LEDGER_PROVIDER_ID)", "--rate", "--duration", "--html", "--reconcile-timeout", "Exit status:"},
 		"replay": {"--keep-prefix", "--reprefix", "(env LEDGER_ADMIN_URL)"},
 		"spawn":  {"(env DATABASE_URL)", "--chaos", "--ceiling", "--html", "--keep"},
 		"clean":  {"--prefix", "--dry-run", "(env LEDGER_ADMIN_TOKEN)", "cannot delete"},
 		"bench":  {"--ceiling-db", "--clients"},
 		"record": {"--out"},
+		"seal":   {"--format", "--lifetime", "--seed-accounts", "--secret-file", "(env LEDGER_CALLBACKS_URL)", "vegeta attack -format=json"},
 	} {
 		c, ok := byPath[path]
 		if !ok {

@@ -1,6 +1,7 @@
 // Command loadtest plays the payments service against a ledgerd: callback
 // storms with duplicate, concurrent and lost deliveries under the service's
-// retry policy, record and replay, an invariant check through the admin API
+// retry policy, record and replay, sealed requests for vegeta or k6
+// (`loadtest seal`), an invariant check through the admin API
 // and reconciliation, JSON and HTML reports, soak and chaos runs, the
 // throughput bench, and `loadtest spawn`, which builds, starts, storms,
 // checks and tears down a ledgerd in one command (contract §6). The
