@@ -8,5 +8,4 @@ var longTests = map[string]int{
 	"loadtest/loadtest_test.go TestStorm":        1,
 	"provider/client_test.go TestWire":           1,
 	"provider/resources_test.go TestLimitGroups": 1,
-	"provider/retry_test.go TestRetries":         1,
 }
