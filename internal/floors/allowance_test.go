@@ -6,5 +6,4 @@ package floors
 // shrinks.
 var longTests = map[string]int{
 	"loadtest/loadtest_test.go TestStorm": 1,
-	"provider/client_test.go TestWire":    1,
 }
