@@ -536,12 +536,12 @@ func (x *runner) terminal(r Request, reply *caller.Reply) {
 	x.fail("seq %d %s key %s: terminal status %d %s", r.Seq, r.Endpoint, str(r.Service, "idempotencyKey"), reply.Status, pt)
 }
 
+// problemType is the reply's problem type, "" for no reply or no problem.
 func problemType(r *caller.Reply) string {
-	if r == nil || r.Problem == nil {
+	if r == nil {
 		return ""
 	}
-	t, _ := r.Problem["type"].(string)
-	return t
+	return r.ProblemType()
 }
 
 // record keeps a 200 answer for the replay-consistency check.

@@ -163,109 +163,134 @@ func TestLimitGroups(t *testing.T) {
 		ids = append(ids, g.GroupID)
 	}
 
-	t.Run("PagesAndIterator", func(t *testing.T) {
-		page, resp, err := b.c.LimitGroups.List(ctx, &provider.ListOptions{Limit: 2})
-		if err != nil || len(page) != 2 || !resp.HasMore || resp.NextCursor == "" {
-			t.Fatalf("page 1: %v %+v %v", page, resp, err)
+	t.Run("PagesAndIterator", func(t *testing.T) { checkLimitGroupsPagesAndIterator(t, b, ids) })
+	t.Run("PageSizeCheckedBeforeSending", func(t *testing.T) { checkLimitGroupsPageSizeCheckedBeforeSending(t, b, ids) })
+	t.Run("UpdateAndVersionConflict", func(t *testing.T) { checkLimitGroupsUpdateAndVersionConflict(t, b, ids) })
+	t.Run("Members", func(t *testing.T) { checkLimitGroupsMembers(t, b, ids) })
+}
+
+// checkLimitGroupsPagesAndIterator checks that List pages the five groups of ids two at a time (limit=2
+// in the query, a next cursor), that ListIter yields all of them in order in
+// three requests, and that breaking out of it early stops fetching.
+func checkLimitGroupsPagesAndIterator(t *testing.T, b bundle, ids []string) {
+	ctx := context.Background()
+	page, resp, err := b.c.LimitGroups.List(ctx, &provider.ListOptions{Limit: 2})
+	if err != nil || len(page) != 2 || !resp.HasMore || resp.NextCursor == "" {
+		t.Fatalf("page 1: %v %+v %v", page, resp, err)
+	}
+	if q := b.last(t, "").Query; q != "limit=2" {
+		t.Fatalf("query %q", q)
+	}
+	b.svc.ResetRequests()
+	var got []string
+	for _, g := range collect(t, b.c.LimitGroups.ListIter(ctx, &provider.ListOptions{Limit: 2})) {
+		got = append(got, g.GroupID)
+	}
+	if !slices.Equal(got, ids) || len(b.svc.Requests()) != 3 {
+		t.Fatalf("iterated %v in %d requests, want %v in 3", got, len(b.svc.Requests()), ids)
+	}
+	// Breaking out early stops fetching.
+	b.svc.ResetRequests()
+	for range b.c.LimitGroups.ListIter(ctx, &provider.ListOptions{Limit: 1}) {
+		break
+	}
+	if n := len(b.svc.Requests()); n != 1 {
+		t.Fatalf("early break made %d requests", n)
+	}
+}
+
+// checkLimitGroupsPageSizeCheckedBeforeSending checks that a page size of -1 or 101 fails with
+// ErrInvalidPageSize, from List and ListIter, before any request is sent, and
+// that a garbage cursor is the server's ErrBadRequest.
+func checkLimitGroupsPageSizeCheckedBeforeSending(t *testing.T, b bundle, ids []string) {
+	ctx := context.Background()
+	b.svc.ResetRequests()
+	for _, n := range []int{-1, 101} {
+		if _, _, err := b.c.LimitGroups.List(ctx, &provider.ListOptions{Limit: n}); !errors.Is(err, provider.ErrInvalidPageSize) {
+			t.Fatalf("limit %d: %v", n, err)
 		}
-		if q := b.last(t, "").Query; q != "limit=2" {
-			t.Fatalf("query %q", q)
-		}
-		b.svc.ResetRequests()
-		var got []string
-		for _, g := range collect(t, b.c.LimitGroups.ListIter(ctx, &provider.ListOptions{Limit: 2})) {
-			got = append(got, g.GroupID)
-		}
-		if !slices.Equal(got, ids) || len(b.svc.Requests()) != 3 {
-			t.Fatalf("iterated %v in %d requests, want %v in 3", got, len(b.svc.Requests()), ids)
-		}
-		// Breaking out early stops fetching.
-		b.svc.ResetRequests()
-		for range b.c.LimitGroups.ListIter(ctx, &provider.ListOptions{Limit: 1}) {
-			break
-		}
-		if n := len(b.svc.Requests()); n != 1 {
-			t.Fatalf("early break made %d requests", n)
-		}
-	})
-	t.Run("PageSizeCheckedBeforeSending", func(t *testing.T) {
-		b.svc.ResetRequests()
-		for _, n := range []int{-1, 101} {
-			if _, _, err := b.c.LimitGroups.List(ctx, &provider.ListOptions{Limit: n}); !errors.Is(err, provider.ErrInvalidPageSize) {
-				t.Fatalf("limit %d: %v", n, err)
-			}
-			for _, err := range b.c.LimitGroups.ListIter(ctx, &provider.ListOptions{Limit: n}) {
-				if !errors.Is(err, provider.ErrInvalidPageSize) {
-					t.Fatalf("iter limit %d: %v", n, err)
-				}
-			}
-		}
-		if n := len(b.svc.Requests()); n != 0 {
-			t.Fatalf("%d requests sent", n)
-		}
-		_, _, err := b.c.LimitGroups.List(ctx, &provider.ListOptions{Cursor: "garbage!"})
-		wantIs(t, err, provider.ErrBadRequest)
-	})
-	t.Run("UpdateAndVersionConflict", func(t *testing.T) {
-		g, _, _ := b.c.LimitGroups.List(ctx, &provider.ListOptions{Limit: 1})
-		cur := g[0]
-		up, _, err := b.c.LimitGroups.Update(ctx, cur.GroupID, &provider.LimitGroupUpdate{Name: provider.Value("platinum"),
-			ExpectedVersionID: cur.VersionID})
-		if err != nil || up.Name != "platinum" || up.Description != "d" {
-			t.Fatalf("update %+v %v", up, err)
-		}
-		_, _, err = b.c.LimitGroups.Update(ctx, cur.GroupID, &provider.LimitGroupUpdate{Name: provider.Value("stale"),
-			ExpectedVersionID: cur.VersionID})
-		if e := wantIs(t, err, provider.ErrVersionConflict); e.Code != "version_conflict" {
-			t.Fatalf("%+v", e)
-		}
-		_, _, err = b.c.LimitGroups.Update(ctx, "missing", &provider.LimitGroupUpdate{Name: provider.Value("x")})
-		wantIs(t, err, provider.ErrNotFound)
-		_, _, err = b.c.LimitGroups.Update(ctx, cur.GroupID, &provider.LimitGroupUpdate{
-			LimitsUpdate: provider.LimitsUpdate{DailyAmount: provider.Value(provider.Money{Currency: provider.Currency{Code: "EUR", DecimalPlaces: 2}})}})
-		if e := wantIs(t, err, provider.ErrValidation); len(e.Errors) == 0 {
-			t.Fatalf("%+v", e)
-		}
-	})
-	t.Run("Members", func(t *testing.T) {
-		gid := ids[0]
-		alice := b.register(t, "alice")
-		b.register(t, "bob")
-		m1, _, err := b.c.LimitGroups.AddMember(ctx, gid, "alice")
-		if err != nil || m1.ExternalID != "alice" || !m1.AddedOn.Equal(t0) {
-			t.Fatalf("add %+v %v", m1, err)
-		}
-		b.clock.Advance(time.Hour)
-		m2, _, err := b.c.LimitGroups.AddMember(ctx, gid, alice.ParticipantID)
-		if err != nil || !m2.AddedOn.Equal(m1.AddedOn) {
-			t.Fatalf("re-add %+v %v", m2, err)
-		}
-		if _, _, err := b.c.LimitGroups.AddMember(ctx, gid, "bob"); err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, m := range collect(t, b.c.LimitGroups.ListMembersIter(ctx, gid, &provider.ListOptions{Limit: 1})) {
-			got = append(got, m.ExternalID)
-		}
-		if !slices.Equal(got, []string{"alice", "bob"}) {
-			t.Fatalf("members %v", got)
-		}
-		for range 2 {
-			if resp, err := b.c.LimitGroups.RemoveMember(ctx, gid, "alice"); err != nil || resp.StatusCode != 204 {
-				t.Fatalf("remove: %v", err)
+		for _, err := range b.c.LimitGroups.ListIter(ctx, &provider.ListOptions{Limit: n}) {
+			if !errors.Is(err, provider.ErrInvalidPageSize) {
+				t.Fatalf("iter limit %d: %v", n, err)
 			}
 		}
-		ms, _, _ := b.c.LimitGroups.ListMembers(ctx, gid, nil)
-		if len(ms) != 1 || ms[0].ExternalID != "bob" {
-			t.Fatalf("after remove %v", ms)
+	}
+	if n := len(b.svc.Requests()); n != 0 {
+		t.Fatalf("%d requests sent", n)
+	}
+	_, _, err := b.c.LimitGroups.List(ctx, &provider.ListOptions{Cursor: "garbage!"})
+	wantIs(t, err, provider.ErrBadRequest)
+}
+
+// checkLimitGroupsUpdateAndVersionConflict checks that an update renames a group and keeps the
+// rest, that a stale version is ErrVersionConflict (version_conflict), a
+// missing group ErrNotFound and a limit in another currency ErrValidation
+// with field errors.
+func checkLimitGroupsUpdateAndVersionConflict(t *testing.T, b bundle, ids []string) {
+	ctx := context.Background()
+	g, _, _ := b.c.LimitGroups.List(ctx, &provider.ListOptions{Limit: 1})
+	cur := g[0]
+	up, _, err := b.c.LimitGroups.Update(ctx, cur.GroupID, &provider.LimitGroupUpdate{Name: provider.Value("platinum"),
+		ExpectedVersionID: cur.VersionID})
+	if err != nil || up.Name != "platinum" || up.Description != "d" {
+		t.Fatalf("update %+v %v", up, err)
+	}
+	_, _, err = b.c.LimitGroups.Update(ctx, cur.GroupID, &provider.LimitGroupUpdate{Name: provider.Value("stale"),
+		ExpectedVersionID: cur.VersionID})
+	if e := wantIs(t, err, provider.ErrVersionConflict); e.Code != "version_conflict" {
+		t.Fatalf("%+v", e)
+	}
+	_, _, err = b.c.LimitGroups.Update(ctx, "missing", &provider.LimitGroupUpdate{Name: provider.Value("x")})
+	wantIs(t, err, provider.ErrNotFound)
+	_, _, err = b.c.LimitGroups.Update(ctx, cur.GroupID, &provider.LimitGroupUpdate{
+		LimitsUpdate: provider.LimitsUpdate{DailyAmount: provider.Value(provider.Money{Currency: provider.Currency{Code: "EUR", DecimalPlaces: 2}})}})
+	if e := wantIs(t, err, provider.ErrValidation); len(e.Errors) == 0 {
+		t.Fatalf("%+v", e)
+	}
+}
+
+// checkLimitGroupsMembers checks adding members by external and participant ID (a re-add
+// keeps the first AddedOn), listing them in order, removing one twice (204
+// both times), and ErrNotFound for an unknown participant or group.
+func checkLimitGroupsMembers(t *testing.T, b bundle, ids []string) {
+	ctx := context.Background()
+	gid := ids[0]
+	alice := b.register(t, "alice")
+	b.register(t, "bob")
+	m1, _, err := b.c.LimitGroups.AddMember(ctx, gid, "alice")
+	if err != nil || m1.ExternalID != "alice" || !m1.AddedOn.Equal(t0) {
+		t.Fatalf("add %+v %v", m1, err)
+	}
+	b.clock.Advance(time.Hour)
+	m2, _, err := b.c.LimitGroups.AddMember(ctx, gid, alice.ParticipantID)
+	if err != nil || !m2.AddedOn.Equal(m1.AddedOn) {
+		t.Fatalf("re-add %+v %v", m2, err)
+	}
+	if _, _, err := b.c.LimitGroups.AddMember(ctx, gid, "bob"); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range collect(t, b.c.LimitGroups.ListMembersIter(ctx, gid, &provider.ListOptions{Limit: 1})) {
+		got = append(got, m.ExternalID)
+	}
+	if !slices.Equal(got, []string{"alice", "bob"}) {
+		t.Fatalf("members %v", got)
+	}
+	for range 2 {
+		if resp, err := b.c.LimitGroups.RemoveMember(ctx, gid, "alice"); err != nil || resp.StatusCode != 204 {
+			t.Fatalf("remove: %v", err)
 		}
-		_, _, err = b.c.LimitGroups.AddMember(ctx, gid, "nobody")
-		wantIs(t, err, provider.ErrNotFound)
-		_, err = b.c.LimitGroups.RemoveMember(ctx, "missing", "bob")
-		wantIs(t, err, provider.ErrNotFound)
-		_, _, err = b.c.LimitGroups.ListMembers(ctx, "missing", nil)
-		wantIs(t, err, provider.ErrNotFound)
-	})
+	}
+	ms, _, _ := b.c.LimitGroups.ListMembers(ctx, gid, nil)
+	if len(ms) != 1 || ms[0].ExternalID != "bob" {
+		t.Fatalf("after remove %v", ms)
+	}
+	_, _, err = b.c.LimitGroups.AddMember(ctx, gid, "nobody")
+	wantIs(t, err, provider.ErrNotFound)
+	_, err = b.c.LimitGroups.RemoveMember(ctx, "missing", "bob")
+	wantIs(t, err, provider.ErrNotFound)
+	_, _, err = b.c.LimitGroups.ListMembers(ctx, "missing", nil)
+	wantIs(t, err, provider.ErrNotFound)
 }
 
 func TestLimits(t *testing.T) {

@@ -10,9 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/provider-ledger/adapter/admin"
 	"github.com/provider-ledger/adapter/admin/admintest"
 	"github.com/provider-ledger/adapter/reconciliation"
+	"github.com/provider-ledger/adapter/store"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
 
@@ -39,83 +42,101 @@ func TestReconcileCommandExitsOnTheWorstUnfixedFinding(t *testing.T) {
 	if code != 0 || !strings.Contains(out, ": clean, 0 findings, 0 fixed") || strings.Contains(out, "KIND") {
 		t.Fatalf("clean: exit %d\n%s%s", code, out, errs)
 	}
+	checkReconcileWarning(t, srv.URL, db)
+	accountID, byKind := checkReconcileCritical(t, srv.URL, db, pool)
+	checkReconcileAcknowledged(t, srv.URL, accountID, byKind)
+}
 
-	// A warning: 1, with the finding in the table, new.
+// reconcileFinding is a finding as `ledgerctl reconcile --json` prints it.
+type reconcileFinding struct {
+	FindingID, Kind, Severity, Subject string
+	Fixed, New, Acknowledged           bool
+}
+
+// checkReconcileWarning checks that an orphan release makes reconcile exit
+// 1 with the finding in the table, new, and that seen again it is no longer
+// new but still exits 1: an unresolved finding counts until it is
+// acknowledged, new or not.
+func checkReconcileWarning(t *testing.T, url string, db *store.DB) {
+	t.Helper()
 	if d := storetest.Settle(t, db, "po-cli", "hold_cli_orphan", false); !d.Approved() {
 		t.Fatalf("orphan release: %+v", d)
 	}
-	code, out, errs = reconcileCLI(t, srv.URL)
+	code, out, errs := reconcileCLI(t, url)
 	if code != 1 || !strings.Contains(out, "FINDING") || !strings.Contains(out, "FIXED") {
 		t.Fatalf("warning: exit %d\n%s%s", code, out, errs)
 	}
 	if !tableRow(out, "orphan_release", "warning", "(new)", "hold_cli_orphan", "no") {
 		t.Fatalf("warning table:\n%s", out)
 	}
-	// Seen again: no longer new, and still 1: an unresolved finding
-	// counts until it is acknowledged, new or not.
-	if code, out, _ = reconcileCLI(t, srv.URL); code != 1 || !tableRow(out, "orphan_release", "warning", "hold_cli_orphan", "no") || strings.Contains(out, "(new)") {
+	if code, out, _ = reconcileCLI(t, url); code != 1 || !tableRow(out, "orphan_release", "warning", "hold_cli_orphan", "no") || strings.Contains(out, "(new)") {
 		t.Fatalf("second run: exit %d\n%s", code, out)
 	}
+}
 
-	// A critical finding: 2, also with --json, whose output is the report.
+// checkReconcileCritical checks that held drift on an account makes
+// reconcile exit 2, also with --json --fix, whose output is the report with
+// both findings, neither new: a run that finds nothing new still exits 2 on
+// the critical finding it saw before. It returns the drifting account and
+// the report's findings by kind.
+func checkReconcileCritical(t *testing.T, url string, db *store.DB, pool *pgxpool.Pool) (string, map[string]reconcileFinding) {
+	t.Helper()
 	a := storetest.Account(t, db, storetest.AccountOpts{Funds: "10.00"})
 	if _, err := pool.Exec(context.Background(), `UPDATE accounts SET held = held + 1 WHERE account_id = $1`, a.AccountID); err != nil {
 		t.Fatal(err)
 	}
-	code, out, errs = reconcileCLI(t, srv.URL)
+	code, out, errs := reconcileCLI(t, url)
 	if code != 2 || !tableRow(out, "held_drift", "critical", a.AccountID, "no") {
 		t.Fatalf("critical: exit %d\n%s%s", code, out, errs)
 	}
-	code, out, errs = reconcileCLI(t, srv.URL, "--json", "--fix")
-	type finding struct {
-		FindingID, Kind, Severity, Subject string
-		Fixed, New, Acknowledged           bool
-	}
+	code, out, errs = reconcileCLI(t, url, "--json", "--fix")
 	var rep struct {
-		RunID    string    `json:"runID"`
-		Status   string    `json:"status"`
-		Findings []finding `json:"findings"`
+		RunID    string             `json:"runID"`
+		Status   string             `json:"status"`
+		Findings []reconcileFinding `json:"findings"`
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 2 || rep.Status != "critical" || rep.RunID == "" || len(rep.Findings) != 2 {
 		t.Fatalf("--json: exit %d %v\n%s%s", code, err, out, errs)
 	}
-	// A run that finds nothing new still exits 2 on the critical
-	// finding it saw before: it keeps failing until acknowledged.
+	byKind := map[string]reconcileFinding{}
 	for _, f := range rep.Findings {
 		if f.New {
 			t.Fatalf("repeat run: %s is new\n%s", f.Kind, out)
 		}
-	}
-
-	// Acknowledged with a note, a finding no longer counts: the critical
-	// one first (back to 1), then the warning (0); --all still shows them.
-	byKind := map[string]finding{}
-	for _, f := range rep.Findings {
 		byKind[f.Kind] = f
 	}
+	return a.AccountID, byKind
+}
+
+// checkReconcileAcknowledged checks that, acknowledged with a note, a
+// finding no longer counts: the critical one first (back to 1), then the
+// warning (0), while --all still shows them; and that ack refuses an
+// unknown finding and a missing --note.
+func checkReconcileAcknowledged(t *testing.T, url, accountID string, byKind map[string]reconcileFinding) {
+	t.Helper()
 	ack := func(id string) {
 		t.Helper()
 		var o, e bytes.Buffer
-		if code := run(context.Background(), []string{"reconcile", "ack", id, "--note", "checked with the bank's ledger team", "--admin", srv.URL}, &o, &e); code != 0 || !strings.Contains(o.String(), id) {
+		if code := run(context.Background(), []string{"reconcile", "ack", id, "--note", "checked with the bank's ledger team", "--admin", url}, &o, &e); code != 0 || !strings.Contains(o.String(), id) {
 			t.Fatalf("ack %s: exit %d\n%s%s", id, code, o.String(), e.String())
 		}
 	}
 	ack(byKind["held_drift"].FindingID)
-	if code, out, _ = reconcileCLI(t, srv.URL); code != 1 || strings.Contains(out, "held_drift") || !strings.Contains(out, "1 acknowledged") {
+	if code, out, _ := reconcileCLI(t, url); code != 1 || strings.Contains(out, "held_drift") || !strings.Contains(out, "1 acknowledged") {
 		t.Fatalf("after acknowledging the critical finding: exit %d\n%s", code, out)
 	}
 	ack(byKind["orphan_release"].FindingID)
-	if code, out, _ = reconcileCLI(t, srv.URL); code != 0 || strings.Contains(out, "FINDING") {
+	if code, out, _ := reconcileCLI(t, url); code != 0 || strings.Contains(out, "FINDING") {
 		t.Fatalf("all acknowledged: exit %d\n%s", code, out)
 	}
-	if code, out, _ = reconcileCLI(t, srv.URL, "--all"); code != 0 || !tableRow(out, "held_drift", "critical", "(acknowledged)", a.AccountID, "no") {
+	if code, out, _ := reconcileCLI(t, url, "--all"); code != 0 || !tableRow(out, "held_drift", "critical", "(acknowledged)", accountID, "no") {
 		t.Fatalf("--all: exit %d\n%s", code, out)
 	}
 	var o, e bytes.Buffer
-	if code := run(context.Background(), []string{"reconcile", "ack", "fnd_nosuchfindingxxxxxxxxxxxxx", "--note", "x", "--admin", srv.URL}, &o, &e); code == 0 {
+	if code := run(context.Background(), []string{"reconcile", "ack", "fnd_nosuchfindingxxxxxxxxxxxxx", "--note", "x", "--admin", url}, &o, &e); code == 0 {
 		t.Fatalf("ack of an unknown finding: exit 0")
 	}
-	if code := run(context.Background(), []string{"reconcile", "ack", byKind["held_drift"].FindingID, "--admin", srv.URL}, &o, &e); code == 0 {
+	if code := run(context.Background(), []string{"reconcile", "ack", byKind["held_drift"].FindingID, "--admin", url}, &o, &e); code == 0 {
 		t.Fatalf("ack without --note: exit 0")
 	}
 }
