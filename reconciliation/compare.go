@@ -38,28 +38,46 @@ const (
 // payout the service reports where its hold here says it should be, and
 // every hold where its payout says (a held hold's list is read back to
 // its placing), and was every request for payment the service completed
-// credited? Up to Config.ProviderConcurrency lists are read at a time;
-// the discrepancies come out in the participants' order whatever the
-// order of the reads. complete is false when a list could not be read.
+// credited? The owners are compared a page (customersPage) at a time: up
+// to Config.ProviderConcurrency lists of the page are read at a time,
+// then the holds of every payout the page's lists show are read in one
+// query. The discrepancies come out in the participants' order whatever
+// the order of the reads. complete is false when a list could not be
+// read.
 func (r *Reconciler) compare(ctx context.Context, snap snapshot) (out []discrepancy, complete bool, err error) {
 	bySender := groupByOwner(snap.candidates)
 	owners, err := r.owners(ctx, bySender, snap.recipients)
 	if err != nil {
 		return nil, false, err
 	}
-	since := r.now().Add(-r.cfg.PayoutLookback)
-	creditsSince := r.now().Add(-r.cfg.CreditLookback)
+	b := bounds{payouts: r.now().Add(-r.cfg.PayoutLookback), credits: r.now().Add(-r.cfg.CreditLookback), snapshot: snap.at}
+	complete = true
+	for page := range slices.Chunk(owners, customersPage) {
+		found, pageComplete, err := r.comparePage(ctx, page, bySender, snap.recipients, b)
+		if err != nil {
+			return nil, false, err
+		}
+		out = append(out, found...)
+		complete = complete && pageComplete
+	}
+	return out, complete, nil
+}
+
+// comparePage compares one page of owners: their lists first (up to
+// Config.ProviderConcurrency at a time), then the holds of every payout
+// they show, in one query read after all of the page's lists.
+func (r *Reconciler) comparePage(ctx context.Context, owners []string, bySender map[string][]candidate,
+	recipients map[string]map[string]bool, b bounds) (out []discrepancy, complete bool, err error) {
+	lists := make([]listed, len(owners))
 	found := make([][]discrepancy, len(owners))
 	unread := make([]bool, len(owners))
-	errs := make([]error, len(owners))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(r.cfg.ProviderConcurrency, len(owners)) {
 		wg.Go(func() {
 			for i := range next {
-				credited, recipient := snap.recipients[owners[i]]
-				found[i], unread[i], errs[i] = r.compareOne(ctx, owners[i], bySender[owners[i]], credited, recipient,
-					bounds{payouts: since, credits: creditsSince, snapshot: snap.at})
+				_, recipient := recipients[owners[i]]
+				lists[i], found[i], unread[i] = r.readList(ctx, owners[i], bySender[owners[i]], recipient, b)
 			}
 		})
 	}
@@ -76,13 +94,24 @@ feed:
 	if err := ctx.Err(); err != nil {
 		return nil, false, err
 	}
-	if err := errors.Join(errs...); err != nil {
+	var ids []string
+	for _, l := range lists {
+		for _, p := range l.payouts {
+			ids = append(ids, p.ID)
+		}
+	}
+	hs, err := r.cfg.DB.HoldsByPayout(ctx, ids)
+	if err != nil {
 		return nil, false, fmt.Errorf("reconciliation: read the holds of the listed payouts: %w", err)
 	}
 	complete = true
-	for i := range owners {
+	for i, owner := range owners {
+		if unread[i] {
+			complete = false
+		} else {
+			found[i] = listDiscrepancies(owner, bySender[owner], recipients[owner], lists[i], hs, b)
+		}
 		out = append(out, found[i]...)
-		complete = complete && !unread[i]
 	}
 	return out, complete, nil
 }
@@ -154,35 +183,34 @@ type bounds struct {
 	snapshot time.Time
 }
 
-// compareOne reads owner's payments list and returns the discrepancies of
-// the payouts it lists (and, through them, of its candidate holds, group)
-// and, for a recipient, of the requests for payment it was paid; unread is
-// true when the list could not be read (then the one discrepancy is
-// provider_unreachable). A participant the service does not know (404)
-// with no candidate hold and no destination has nothing to compare. err is
-// the database's.
-func (r *Reconciler) compareOne(ctx context.Context, owner string, group []candidate, credited map[string]bool,
-	recipient bool, b bounds) (out []discrepancy, unread bool, err error) {
+// readList reads owner's payments list; unread is true when it could not
+// be read (then the one discrepancy is provider_unreachable). A
+// participant the service does not know (404) with no candidate hold and
+// no destination has nothing to compare (an empty list, read).
+func (r *Reconciler) readList(ctx context.Context, owner string, group []candidate, recipient bool,
+	b bounds) (seen listed, out []discrepancy, unread bool) {
 	seen, err := r.payments(ctx, owner, group, recipient, b)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, true, nil // the run ends with ctx's error
+			return listed{}, nil, true // the run ends with ctx's error
 		}
 		if errors.Is(err, provider.ErrNotFound) && len(group) == 0 && !recipient {
-			return nil, false, nil
+			return listed{}, nil, false
 		}
 		r.log.Warn("reconciliation: payments list not read", "participant", owner, "err", err)
-		return []discrepancy{{finding: newFinding(KindProviderUnreachable, owner,
-			fmt.Sprintf("payments list not read (holds not compared: %d): %v", len(group), err))}}, true, nil
+		return listed{}, []discrepancy{{finding: newFinding(KindProviderUnreachable, owner,
+			fmt.Sprintf("payments list not read (holds not compared: %d): %v", len(group), err))}}, true
 	}
-	ids := make([]string, len(seen.payouts))
-	for i, p := range seen.payouts {
-		ids[i] = p.ID
-	}
-	hs, err := r.cfg.DB.HoldsByPayout(ctx, ids)
-	if err != nil {
-		return nil, false, err
-	}
+	return seen, nil, false
+}
+
+// listDiscrepancies returns the discrepancies of the payouts owner's list
+// shows (and, through them, of its candidate holds, group; hs are the
+// holds of the listed payouts, by payoutID, read after the list) and, for
+// a recipient, of the requests for payment it was paid (credited: the
+// requests credited here).
+func listDiscrepancies(owner string, group []candidate, credited map[string]bool, seen listed,
+	hs map[string]holds.Hold, b bounds) (out []discrepancy) {
 	byPayout := make(map[string]candidate, len(group))
 	for _, c := range group {
 		byPayout[c.PayoutID] = c
@@ -197,7 +225,7 @@ func (r *Reconciler) compareOne(ctx context.Context, owner string, group []candi
 				p.ID, p.Amount.Value.String(), p.Amount.Currency.Code, owner, p.CreatedOn.UTC().Format(time.RFC3339)))})
 		}
 	}
-	return out, false, nil
+	return out
 }
 
 // payoutDiscrepancies compares payout p of owner's list with its hold
