@@ -130,7 +130,8 @@ func TestVocabulary(t *testing.T) {
 				"outcome": {ledger.OutcomeApproved, ledger.OutcomeDestinationUnavailable, ledger.OutcomeRefused},
 				"reason": {ledger.ReasonUnknownDestination, ledger.ReasonAccountClosed, ledger.ReasonDestinationMismatch,
 					ledger.ReasonAccountFrozen, ledger.ReasonCurrencyMismatch, ledger.ReasonAmountOverLimit},
-				"state": states,
+				// row 2a: the requestID credited for another amount.
+				"state": append(states, string(ledger.StateAmountMismatch)),
 			},
 			// dual control of adjustments: the states of a request, or
 			// applied at once.
