@@ -284,8 +284,7 @@ func (h *haRun) check(all []answer, events []*haEvent, workers int) {
 // reconcile runs a reconciliation of the last primary against a fake of
 // the service that knows every payout and credit the storm acknowledged
 // (a payout completed when its capture was acknowledged), and requires it
-// clean: an acknowledged effect lost or applied twice, or an effect the
-// service never acknowledged, is a finding.
+// clean: an acknowledged effect lost or applied twice is a finding.
 func (h *haRun) reconcile(db *store.DB, all []answer, workers int) {
 	a := acknowledged(all)
 	rep := reconcileWithService(h.t, db, a, workers)

@@ -97,7 +97,7 @@ func reconcileWithService(t *testing.T, db *store.DB, a acked, workers int) reco
 // whose database holds nothing but the storm's own accounts, holds and
 // requests, and whose storm sends each credit once: no finding is expected
 // of them (no deliberate second credit, so no duplicate_credit_attempt), and
-// any finding is a lost, doubled or unexplained effect.
+// any finding fails.
 func requireClean(t *testing.T, rep reconciliation.Report) map[string]int {
 	t.Helper()
 	counts := map[string]int{}
