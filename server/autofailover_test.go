@@ -53,7 +53,9 @@ type haEvent struct {
 // ledgerd is never restarted. Every answer is 200 or retryable, every
 // acknowledged callback answers the same afterwards, the ledger's
 // invariants hold on the last primary, /readyz and
-// ledgerd_db_primary_changes_total follow the events, and the time without
+// ledgerd_db_primary_changes_total follow the events, a reconciliation of
+// the last primary against a fake of the service that knows every
+// acknowledged payout and credit finds nothing, and the time without
 // answers per event is logged.
 func TestAutoFailover(t *testing.T) {
 	tooltest.SkipShort(t, "runs a pg_auto_failover formation and fails it over three times under a storm")
@@ -276,6 +278,19 @@ func (h *haRun) check(all []answer, events []*haEvent, workers int) {
 	if err != nil || len(violations) > 0 {
 		t.Fatalf("the ledger's invariants on the last primary: %v %v", violations, err)
 	}
+	h.reconcile(db, all, workers)
+}
+
+// reconcile runs a reconciliation of the last primary against a fake of
+// the service that knows every payout and credit the storm acknowledged
+// (a payout completed when its capture was acknowledged), and requires it
+// clean: an acknowledged effect lost or applied twice is a finding.
+func (h *haRun) reconcile(db *store.DB, all []answer, workers int) {
+	a := acknowledged(all)
+	rep := reconcileWithService(h.t, db, a, workers)
+	counts := requireClean(h.t, rep)
+	h.t.Logf("reconciliation against the service (%d authorized payouts, %d of them captured, %d credits): status %s, %d findings %v",
+		len(a.authorized), len(a.captured), len(a.credited), rep.Status, len(rep.Findings), counts)
 }
 
 // silence is the longest gap between consecutive 200s (sorted oks) that
