@@ -179,7 +179,7 @@ func benchKey(ctx context.Context, adm *adminClient, file string, logf func(stri
 
 func printBench(w io.Writer, rep BenchReport) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "clients\tcycles/s\tauth p50 ms\tauth p99 ms\tcapt p50 ms\tcapt p99 ms\tretried\tfailed\tceiling cycles/s\tratio\tpg µs/cycle\tledgerd µs/cycle\tloadgen µs/cycle\t")
+	fmt.Fprintln(tw, "clients\tcycles/s\tauth p50/p90/p95/p99/p99.9/max ms\tcapt p50/p90/p95/p99/p99.9/max ms\tretried\tfailed\tceiling cycles/s\tratio\tpg µs/cycle\tledgerd µs/cycle\tloadgen µs/cycle\t")
 	for _, r := range rep.Runs {
 		a := r.Adapter
 		ceil, ratio := "-", "-"
@@ -191,14 +191,14 @@ func printBench(w io.Writer, rep BenchReport) {
 		if a.CPU != nil {
 			pg, ld, lg = fmtMicros(a.CPU.Postgres), fmtMicros(a.CPU.Ledgerd), fmtMicros(a.CPU.Loadgen)
 		}
-		fmt.Fprintf(tw, "%d\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", a.Clients, a.CyclesPerSec,
-			a.Authorize.P50, a.Authorize.P99, a.Capture.P50, a.Capture.P99, a.Retried, a.Failed, ceil, ratio, pg, ld, lg)
+		fmt.Fprintf(tw, "%d\t%.0f\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", a.Clients, a.CyclesPerSec,
+			a.Authorize.compact(), a.Capture.compact(), a.Retried, a.Failed, ceil, ratio, pg, ld, lg)
 	}
 	tw.Flush()
 	for _, r := range rep.Runs {
 		if c := r.Ceiling; c != nil {
-			fmt.Fprintf(w, "ceiling at %d clients: authorize %.0f tps (p50 %.2f ms, p99 %.2f ms), capture %.0f tps (p50 %.2f ms, p99 %.2f ms), postgres %.0f µs per naive authorize\n",
-				c.Clients, c.AuthorizeTPS, c.AuthorizeLat.P50, c.AuthorizeLat.P99, c.CaptureTPS, c.CaptureLat.P50, c.CaptureLat.P99, c.PostgresMicro)
+			fmt.Fprintf(w, "ceiling at %d clients: authorize %.0f tps (p50/p90/p95/p99/p99.9/max %s ms), capture %.0f tps (p50/p90/p95/p99/p99.9/max %s ms), postgres %.0f µs per naive authorize\n",
+				c.Clients, c.AuthorizeTPS, c.AuthorizeLat.compact(), c.CaptureTPS, c.CaptureLat.compact(), c.PostgresMicro)
 		}
 		if r.CeilingErr != "" {
 			fmt.Fprintf(w, "ceiling at %d clients failed: %s\n", r.Adapter.Clients, r.CeilingErr)

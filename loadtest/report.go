@@ -275,6 +275,12 @@ func latencyCells(l Latency) string {
 	return fmt.Sprintf("%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t", l.P50, l.P90, l.P95, l.P99, l.P999, l.Max)
 }
 
+// compact is a Latency's six percentiles as one "p50/p90/p95/p99/p99.9/max"
+// string of milliseconds, for places too narrow for a column each.
+func (l Latency) compact() string {
+	return fmt.Sprintf("%.2f/%.2f/%.2f/%.2f/%.2f/%.2f", l.P50, l.P90, l.P95, l.P99, l.P999, l.Max)
+}
+
 // statusCounts returns an endpoint's answers by status, and its transport
 // errors, as sorted "status:count" words.
 func statusCounts(e EndpointReport) string {

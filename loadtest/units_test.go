@@ -272,7 +272,7 @@ func TestProgress(t *testing.T) {
 	p := newProgress(&buf, false, time.Second, "loadtest storm", x, start, 0)
 	p.print(false)
 	line := buf.String()
-	for _, want := range []string{"loadtest storm: ", "25/100 requests (25%)", "answers/s", "p99 5.0 ms so far", "non-200 503:1"} {
+	for _, want := range []string{"loadtest storm: ", "25/100 requests (25%)", "answers/s", "p50/p90/p95/p99/p99.9/max 3.0/5.0/5.0/5.0/5.0/5.0 ms so far", "non-200 503:1"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("progress line %q lacks %q", line, want)
 		}
@@ -319,6 +319,29 @@ func TestPercentiles(t *testing.T) {
 	for _, h := range []string{"p50 ms", "p90 ms", "p95 ms", "p99 ms", "p99.9 ms", "max ms", "950.", "999."} {
 		if !strings.Contains(out.String(), h) {
 			t.Errorf("the table lacks %q:\n%s", h, out.String())
+		}
+	}
+}
+
+// TestBenchTable: the bench table and the ceiling line show all six
+// percentiles of authorize and capture, each in its place.
+func TestBenchTable(t *testing.T) {
+	lat := func(base float64) Latency {
+		return Latency{P50: base + 0.1, P90: base + 0.2, P95: base + 0.3, P99: base + 0.4, P999: base + 0.5, Max: base + 0.6}
+	}
+	var buf bytes.Buffer
+	printBench(&buf, BenchReport{Runs: []BenchResult{{
+		Adapter: CycleReport{Clients: 4, CyclesPerSec: 100, Authorize: lat(1), Capture: lat(2)},
+		Ceiling: &CeilingReport{Clients: 4, AuthorizeTPS: 900, CaptureTPS: 800, AuthorizeLat: lat(3), CaptureLat: lat(4)},
+		Ratio:   0.5,
+	}}})
+	out := buf.String()
+	for _, want := range []string{"auth p50/p90/p95/p99/p99.9/max ms", "capt p50/p90/p95/p99/p99.9/max ms",
+		"1.10/1.20/1.30/1.40/1.50/1.60", "2.10/2.20/2.30/2.40/2.50/2.60",
+		"authorize 900 tps (p50/p90/p95/p99/p99.9/max 3.10/3.20/3.30/3.40/3.50/3.60 ms)",
+		"capture 800 tps (p50/p90/p95/p99/p99.9/max 4.10/4.20/4.30/4.40/4.50/4.60 ms)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bench output lacks %q:\n%s", want, out)
 		}
 	}
 }
