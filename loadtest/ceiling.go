@@ -26,14 +26,14 @@ import (
 //go:embed pgbench/*.sql
 var pgbenchScripts embed.FS
 
-// CeilingReport is the pgbench side of the measure at one client count.
-type CeilingReport struct {
+// ceilingReport is the pgbench side of the measure at one client count.
+type ceilingReport struct {
 	Clients       int     `json:"clients"`
 	Seconds       float64 `json:"seconds"`
 	AuthorizeTPS  float64 `json:"authorizeTps"`
 	CaptureTPS    float64 `json:"captureTps"`
-	AuthorizeLat  Latency `json:"authorizeLatencyMs"`
-	CaptureLat    Latency `json:"captureLatencyMs"`
+	AuthorizeLat  latency `json:"authorizeLatencyMs"`
+	CaptureLat    latency `json:"captureLatencyMs"`
 	CyclesPerSec  float64 `json:"cyclesPerSec"`
 	PostgresMicro float64 `json:"postgresMicrosPerTx,omitempty"`
 }
@@ -41,8 +41,8 @@ type CeilingReport struct {
 // ceiling runs the reference scripts with pgbench against the scratch
 // database at dbURL (created when missing) at clients for d each, and
 // returns the ceiling: 1 / (1/tps_authorize + 1/tps_capture) cycles/s.
-func ceiling(ctx context.Context, dbURL string, clients int, d time.Duration, logf func(string, ...any)) (CeilingReport, error) {
-	rep := CeilingReport{Clients: clients, Seconds: d.Seconds()}
+func ceiling(ctx context.Context, dbURL string, clients int, d time.Duration, logf func(string, ...any)) (ceilingReport, error) {
+	rep := ceilingReport{Clients: clients, Seconds: d.Seconds()}
 	dir, err := os.MkdirTemp("", "loadtest-ceiling-")
 	if err != nil {
 		return rep, err
@@ -124,10 +124,10 @@ var tpsLine = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection t
 // pgbench runs one script closed loop as the reference measure says and
 // returns its tps, latency percentiles (from its per-transaction log) and
 // the number of transactions.
-func pgbench(ctx context.Context, dir, dbURL, script string, clients int, d time.Duration) (float64, Latency, int, error) {
+func pgbench(ctx context.Context, dir, dbURL, script string, clients int, d time.Duration) (float64, latency, int, error) {
 	logDir := filepath.Join(dir, strings.TrimSuffix(script, ".sql"))
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
-		return 0, Latency{}, 0, err
+		return 0, latency{}, 0, err
 	}
 	threads := min(clients, runtime.NumCPU())
 	cmd := exec.CommandContext(ctx, "pgbench", "-n", "-M", "prepared", "-c", strconv.Itoa(clients), "-j", strconv.Itoa(threads),
@@ -135,11 +135,11 @@ func pgbench(ctx context.Context, dir, dbURL, script string, clients int, d time
 		"--log", "--log-prefix", filepath.Join(logDir, "tx"), dbURL)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return 0, Latency{}, 0, fmt.Errorf("pgbench %s: %v: %s", script, err, strings.TrimSpace(string(out)))
+		return 0, latency{}, 0, fmt.Errorf("pgbench %s: %v: %s", script, err, strings.TrimSpace(string(out)))
 	}
 	m := tpsLine.FindSubmatch(out)
 	if m == nil {
-		return 0, Latency{}, 0, fmt.Errorf("pgbench %s: no tps in its output: %s", script, strings.TrimSpace(string(out)))
+		return 0, latency{}, 0, fmt.Errorf("pgbench %s: no tps in its output: %s", script, strings.TrimSpace(string(out)))
 	}
 	tps, _ := strconv.ParseFloat(string(m[1]), 64)
 	lat, n, err := pgbenchLatency(logDir)
@@ -148,16 +148,16 @@ func pgbench(ctx context.Context, dir, dbURL, script string, clients int, d time
 
 // pgbenchLatency reads pgbench's per-transaction logs (the third field is
 // the latency in microseconds).
-func pgbenchLatency(dir string) (Latency, int, error) {
+func pgbenchLatency(dir string) (latency, int, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "tx*"))
 	if err != nil || len(files) == 0 {
-		return Latency{}, 0, errors.New("pgbench wrote no transaction log")
+		return latency{}, 0, errors.New("pgbench wrote no transaction log")
 	}
 	h := newHist()
 	for _, f := range files {
 		fh, err := os.Open(f)
 		if err != nil {
-			return Latency{}, 0, err
+			return latency{}, 0, err
 		}
 		sc := bufio.NewScanner(fh)
 		for sc.Scan() {
