@@ -45,7 +45,7 @@ const adminCallTimeout = 30 * time.Second
 // Every call it retries is idempotent (reads, and writes with a key or of
 // a fixed state).
 func retryAdmin[T any](ctx context.Context, f func(ctx context.Context) (T, *adminapi.Response, error)) (T, *adminapi.Response, error) {
-	deadline := time.Now().Add(DefaultGiveUpAfter)
+	deadline := time.Now().Add(defaultGiveUpAfter)
 	for attempt := 0; ; attempt++ {
 		cctx, cancel := context.WithTimeout(ctx, adminCallTimeout)
 		v, resp, err := f(cctx)
@@ -69,9 +69,9 @@ func retryAdmin[T any](ctx context.Context, f func(ctx context.Context) (T, *adm
 // is accepted, so a recorded storm can be replayed twice), funds it once
 // (the adjustment key makes a second seeding a replay) and maps its two
 // instruments. It returns the funding transaction.
-func (c *adminClient) seed(ctx context.Context, a AccountSeed) (string, error) {
+func (c *adminClient) seed(ctx context.Context, a accountSeed) (string, error) {
 	_, _, err := retryAdmin(ctx, func(ctx context.Context) (*adminapi.Account, *adminapi.Response, error) {
-		return c.Accounts.Create(ctx, &adminapi.AccountCreateRequest{AccountID: a.AccountID, OwnerExternalID: a.OwnerExternalID, Currency: Currency})
+		return c.Accounts.Create(ctx, &adminapi.AccountCreateRequest{AccountID: a.AccountID, OwnerExternalID: a.OwnerExternalID, Currency: stormCurrency})
 	})
 	if errors.Is(err, adminapi.ErrConflict) {
 		got, _, gerr := retryAdmin(ctx, func(ctx context.Context) (*adminapi.Account, *adminapi.Response, error) {
@@ -80,7 +80,7 @@ func (c *adminClient) seed(ctx context.Context, a AccountSeed) (string, error) {
 		if gerr != nil {
 			return "", gerr
 		}
-		if got.OwnerExternalID != a.OwnerExternalID || got.Currency != Currency || got.Status != adminapi.AccountOpen {
+		if got.OwnerExternalID != a.OwnerExternalID || got.Currency != stormCurrency || got.Status != adminapi.AccountOpen {
 			return "", fmt.Errorf("account %s exists with owner %q, currency %s, status %s", a.AccountID, got.OwnerExternalID, got.Currency, got.Status)
 		}
 	} else if err != nil {
@@ -105,7 +105,7 @@ func (c *adminClient) seed(ctx context.Context, a AccountSeed) (string, error) {
 
 // fund posts the account's funding adjustment (a round's, or the seed's)
 // and returns its transaction.
-func (c *adminClient) fund(ctx context.Context, a AccountSeed) (string, error) {
+func (c *adminClient) fund(ctx context.Context, a accountSeed) (string, error) {
 	funding := adminapi.Amount(a.Funding)
 	adj, _, err := retryAdmin(ctx, func(ctx context.Context) (*adminapi.Adjustment, *adminapi.Response, error) {
 		return c.Accounts.Adjust(ctx, a.AccountID, &adminapi.AdjustmentRequest{Amount: &funding, IdempotencyKey: a.FundingKey, Memo: "loadtest funding"})
@@ -278,7 +278,7 @@ func (c *adminClient) cpuSeconds(ctx context.Context) (time.Duration, bool) {
 
 // seedAll seeds the accounts, conc at a time, and notes their funding
 // transactions in m.
-func seedAll(ctx context.Context, adm *adminClient, accounts []AccountSeed, conc int, m *model) error {
+func seedAll(ctx context.Context, adm *adminClient, accounts []accountSeed, conc int, m *model) error {
 	// The first account alone: on a fresh database it also creates the
 	// system accounts of the currency, which concurrent first creations
 	// could race on.
@@ -287,7 +287,7 @@ func seedAll(ctx context.Context, adm *adminClient, accounts []AccountSeed, conc
 		return err
 	}
 	m.reference(tx)
-	return forEach(ctx, accounts[1:], conc, func(a AccountSeed) error {
+	return forEach(ctx, accounts[1:], conc, func(a accountSeed) error {
 		tx, err := adm.seed(ctx, a)
 		m.reference(tx)
 		return err
@@ -295,8 +295,8 @@ func seedAll(ctx context.Context, adm *adminClient, accounts []AccountSeed, conc
 }
 
 // fundAll posts a round's funding adjustments.
-func fundAll(ctx context.Context, adm *adminClient, accounts []AccountSeed, conc int, m *model) error {
-	return forEach(ctx, accounts, conc, func(a AccountSeed) error {
+func fundAll(ctx context.Context, adm *adminClient, accounts []accountSeed, conc int, m *model) error {
+	return forEach(ctx, accounts, conc, func(a accountSeed) error {
 		tx, err := adm.fund(ctx, a)
 		m.reference(tx)
 		return err

@@ -24,13 +24,13 @@ import (
 type BenchReport struct {
 	Prefix    string        `json:"prefix"`
 	StartedAt time.Time     `json:"startedAt"`
-	Runs      []BenchResult `json:"runs"`
+	Runs      []benchResult `json:"runs"`
 }
 
-// BenchResult is one client count.
-type BenchResult struct {
-	Adapter CycleReport    `json:"adapter"`
-	Ceiling *CeilingReport `json:"ceiling,omitempty"`
+// benchResult is one client count.
+type benchResult struct {
+	Adapter cycleReport    `json:"adapter"`
+	Ceiling *ceilingReport `json:"ceiling,omitempty"`
 	// Ratio is adapter cycles/s ÷ ceiling cycles/s.
 	Ratio      float64 `json:"ratio,omitempty"`
 	CeilingErr string  `json:"ceilingError,omitempty"`
@@ -54,7 +54,7 @@ func bench(ctx context.Context, cfg benchConfig, stdout, stderr io.Writer, h Hoo
 	if err := probeCallbacks(ctx, hc, cfg.callbacks); err != nil {
 		return setupExit(err)
 	}
-	prefix := NewPrefix(time.Now().UnixNano()%(1<<40), h.now())
+	prefix := newPrefix(time.Now().UnixNano()%(1<<40), h.now())
 	accounts, err := seedBenchAccounts(ctx, adm, prefix, cfg.providerID, cfg.accounts, logf)
 	if err != nil {
 		return setupExit(err)
@@ -63,7 +63,7 @@ func bench(ctx context.Context, cfg benchConfig, stdout, stderr io.Writer, h Hoo
 	for ri, c := range cfg.clients {
 		r := benchOne(ctx, adm, client, cfg.providerID, fmt.Sprintf("%s-r%d", prefix, ri), accounts, c, cfg.duration, cfg.warmup, cfg.ceilingDB, logf)
 		if ctx.Err() != nil {
-			return &cli.ExitError{Code: ExitSetup, Err: ctx.Err()}
+			return &cli.ExitError{Code: exitSetup, Err: ctx.Err()}
 		}
 		rep.Runs = append(rep.Runs, r)
 	}
@@ -84,14 +84,14 @@ func bench(ctx context.Context, cfg benchConfig, stdout, stderr io.Writer, h Hoo
 	}
 	for _, r := range rep.Runs {
 		if r.Adapter.Cycles == 0 || r.CeilingErr != "" {
-			return &cli.ExitError{Code: ExitFailed}
+			return &cli.ExitError{Code: exitFailed}
 		}
 	}
 	return nil
 }
 
 // seedBenchAccounts seeds n richly funded accounts for the cycle workload.
-func seedBenchAccounts(ctx context.Context, adm *adminClient, prefix, providerID string, n int, logf func(string, ...any)) ([]AccountSeed, error) {
+func seedBenchAccounts(ctx context.Context, adm *adminClient, prefix, providerID string, n int, logf func(string, ...any)) ([]accountSeed, error) {
 	plan := Generate(Shape{Seed: 1, Prefix: prefix, ProviderID: providerID, Accounts: n, Payouts: 0, Credits: 1})
 	for i := range plan.Header.Accounts {
 		plan.Header.Accounts[i].Funding = "1000000000.00"
@@ -105,8 +105,8 @@ func seedBenchAccounts(ctx context.Context, adm *adminClient, prefix, providerID
 
 // benchOne runs the cycle workload at clients for duration (after warmup),
 // sampling CPU per cycle, then the ceiling on ceilingDB when given.
-func benchOne(ctx context.Context, adm *adminClient, client *caller.Client, providerID, prefix string, accounts []AccountSeed,
-	clients int, duration, warmup time.Duration, ceilingDB string, logf func(string, ...any)) BenchResult {
+func benchOne(ctx context.Context, adm *adminClient, client *caller.Client, providerID, prefix string, accounts []accountSeed,
+	clients int, duration, warmup time.Duration, ceilingDB string, logf func(string, ...any)) benchResult {
 	logf("adapter: %d clients, %s (+%s warm-up)", clients, duration, warmup)
 	var cpuPG procCPU
 	var ledgerd0, self0 time.Duration
@@ -118,13 +118,13 @@ func benchOne(ctx context.Context, adm *adminClient, client *caller.Client, prov
 			cpuPG.start()
 		}
 	}
-	r := BenchResult{}
-	r.Adapter = runCycles(ctx, client, providerID, prefix, accounts, CycleSettings{Clients: clients, Duration: duration, Warmup: warmup}, sample)
+	r := benchResult{}
+	r.Adapter = runCycles(ctx, client, providerID, prefix, accounts, cycleSettings{Clients: clients, Duration: duration, Warmup: warmup}, sample)
 	if cpuPG.stopc != nil {
 		pg := cpuPG.stop()
 		if r.Adapter.Cycles > 0 {
 			n := float64(r.Adapter.Cycles)
-			cpu := &CPUPerCycle{Postgres: round(pg / n), Loadgen: round(float64((selfCPU() - self0).Microseconds()) / n)}
+			cpu := &cpuPerCycle{Postgres: round(pg / n), Loadgen: round(float64((selfCPU() - self0).Microseconds()) / n)}
 			if l1, ok1 := adm.cpuSeconds(ctx); ok0 && ok1 {
 				cpu.Ledgerd = round(float64((l1 - ledgerd0).Microseconds()) / n)
 			}
@@ -179,7 +179,7 @@ func benchKey(ctx context.Context, adm *adminClient, file string, logf func(stri
 
 func printBench(w io.Writer, rep BenchReport) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "clients\tcycles/s\tauth p50 ms\tauth p99 ms\tcapt p50 ms\tcapt p99 ms\tretried\tfailed\tceiling cycles/s\tratio\tpg µs/cycle\tledgerd µs/cycle\tloadgen µs/cycle\t")
+	fmt.Fprintln(tw, "clients\tcycles/s\tauth p50/p90/p95/p99/p99.9/max ms\tcapt p50/p90/p95/p99/p99.9/max ms\tretried\tfailed\tceiling cycles/s\tratio\tpg µs/cycle\tledgerd µs/cycle\tloadgen µs/cycle\t")
 	for _, r := range rep.Runs {
 		a := r.Adapter
 		ceil, ratio := "-", "-"
@@ -191,14 +191,14 @@ func printBench(w io.Writer, rep BenchReport) {
 		if a.CPU != nil {
 			pg, ld, lg = fmtMicros(a.CPU.Postgres), fmtMicros(a.CPU.Ledgerd), fmtMicros(a.CPU.Loadgen)
 		}
-		fmt.Fprintf(tw, "%d\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", a.Clients, a.CyclesPerSec,
-			a.Authorize.P50, a.Authorize.P99, a.Capture.P50, a.Capture.P99, a.Retried, a.Failed, ceil, ratio, pg, ld, lg)
+		fmt.Fprintf(tw, "%d\t%.0f\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t\n", a.Clients, a.CyclesPerSec,
+			a.Authorize.compact(), a.Capture.compact(), a.Retried, a.Failed, ceil, ratio, pg, ld, lg)
 	}
 	tw.Flush()
 	for _, r := range rep.Runs {
 		if c := r.Ceiling; c != nil {
-			fmt.Fprintf(w, "ceiling at %d clients: authorize %.0f tps (p50 %.2f ms, p99 %.2f ms), capture %.0f tps (p50 %.2f ms, p99 %.2f ms), postgres %.0f µs per naive authorize\n",
-				c.Clients, c.AuthorizeTPS, c.AuthorizeLat.P50, c.AuthorizeLat.P99, c.CaptureTPS, c.CaptureLat.P50, c.CaptureLat.P99, c.PostgresMicro)
+			fmt.Fprintf(w, "ceiling at %d clients: authorize %.0f tps (p50/p90/p95/p99/p99.9/max %s ms), capture %.0f tps (p50/p90/p95/p99/p99.9/max %s ms), postgres %.0f µs per naive authorize\n",
+				c.Clients, c.AuthorizeTPS, c.AuthorizeLat.compact(), c.CaptureTPS, c.CaptureLat.compact(), c.PostgresMicro)
 		}
 		if r.CeilingErr != "" {
 			fmt.Fprintf(w, "ceiling at %d clients failed: %s\n", r.Adapter.Clients, r.CeilingErr)

@@ -26,14 +26,14 @@ import (
 //go:embed pgbench/*.sql
 var pgbenchScripts embed.FS
 
-// CeilingReport is the pgbench side of the measure at one client count.
-type CeilingReport struct {
+// ceilingReport is the pgbench side of the measure at one client count.
+type ceilingReport struct {
 	Clients       int     `json:"clients"`
 	Seconds       float64 `json:"seconds"`
 	AuthorizeTPS  float64 `json:"authorizeTps"`
 	CaptureTPS    float64 `json:"captureTps"`
-	AuthorizeLat  Latency `json:"authorizeLatencyMs"`
-	CaptureLat    Latency `json:"captureLatencyMs"`
+	AuthorizeLat  latency `json:"authorizeLatencyMs"`
+	CaptureLat    latency `json:"captureLatencyMs"`
 	CyclesPerSec  float64 `json:"cyclesPerSec"`
 	PostgresMicro float64 `json:"postgresMicrosPerTx,omitempty"`
 }
@@ -41,8 +41,8 @@ type CeilingReport struct {
 // ceiling runs the reference scripts with pgbench against the scratch
 // database at dbURL (created when missing) at clients for d each, and
 // returns the ceiling: 1 / (1/tps_authorize + 1/tps_capture) cycles/s.
-func ceiling(ctx context.Context, dbURL string, clients int, d time.Duration, logf func(string, ...any)) (CeilingReport, error) {
-	rep := CeilingReport{Clients: clients, Seconds: d.Seconds()}
+func ceiling(ctx context.Context, dbURL string, clients int, d time.Duration, logf func(string, ...any)) (ceilingReport, error) {
+	rep := ceilingReport{Clients: clients, Seconds: d.Seconds()}
 	dir, err := os.MkdirTemp("", "loadtest-ceiling-")
 	if err != nil {
 		return rep, err
@@ -60,15 +60,8 @@ func ceiling(ctx context.Context, dbURL string, clients int, d time.Duration, lo
 	if err := ensureDatabase(ctx, dbURL); err != nil {
 		return rep, err
 	}
-	// setup.sql drops tables named like the ledger's own: refuse a database
-	// that holds the adapter's schema.
-	out, err := exec.CommandContext(ctx, "psql", "-X", "-A", "-t", "-c",
-		"SELECT to_regclass('schema_version') IS NOT NULL OR to_regclass('callback_requests') IS NOT NULL", dbURL).CombinedOutput()
-	if err != nil {
-		return rep, fmt.Errorf("--ceiling-db: %v: %s", err, strings.TrimSpace(string(out)))
-	}
-	if strings.TrimSpace(string(out)) != "f" {
-		return rep, errors.New("--ceiling-db holds the adapter's schema: give a scratch database (its tables are dropped)")
+	if err := refuseLedgerDatabase(ctx, dbURL); err != nil {
+		return rep, err
 	}
 	// Enough fresh holds for the capture run at a generous rate.
 	nholds := int(12000*d.Seconds()) + 10000
@@ -102,15 +95,39 @@ func ceiling(ctx context.Context, dbURL string, clients int, d time.Duration, lo
 	return rep, nil
 }
 
+// ledgerTables are tables only the adapter's schema has: the migrations'
+// bookkeeping and tables setup.sql never creates. Any one of them marks a
+// ledger database (the bookkeeping is absent from one restored from the
+// snapshot, hence the others).
+var ledgerTables = []string{"schema_version", "schema_functions", "journal", "callback_authorize", "audit_log"}
+
+// refuseLedgerDatabase returns an error when the database at dbURL holds
+// the adapter's schema: setup.sql drops tables named like the ledger's own
+// (accounts, holds).
+func refuseLedgerDatabase(ctx context.Context, dbURL string) error {
+	checks := make([]string, len(ledgerTables))
+	for i, name := range ledgerTables {
+		checks[i] = "to_regclass('" + name + "') IS NOT NULL"
+	}
+	out, err := exec.CommandContext(ctx, "psql", "-X", "-A", "-t", "-c", "SELECT "+strings.Join(checks, " OR "), dbURL).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("--ceiling-db: %v: %s", err, strings.TrimSpace(string(out)))
+	}
+	if strings.TrimSpace(string(out)) != "f" {
+		return errors.New("--ceiling-db holds the adapter's schema: give a scratch database (its tables are dropped)")
+	}
+	return nil
+}
+
 var tpsLine = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
 
 // pgbench runs one script closed loop as the reference measure says and
 // returns its tps, latency percentiles (from its per-transaction log) and
 // the number of transactions.
-func pgbench(ctx context.Context, dir, dbURL, script string, clients int, d time.Duration) (float64, Latency, int, error) {
+func pgbench(ctx context.Context, dir, dbURL, script string, clients int, d time.Duration) (float64, latency, int, error) {
 	logDir := filepath.Join(dir, strings.TrimSuffix(script, ".sql"))
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
-		return 0, Latency{}, 0, err
+		return 0, latency{}, 0, err
 	}
 	threads := min(clients, runtime.NumCPU())
 	cmd := exec.CommandContext(ctx, "pgbench", "-n", "-M", "prepared", "-c", strconv.Itoa(clients), "-j", strconv.Itoa(threads),
@@ -118,11 +135,11 @@ func pgbench(ctx context.Context, dir, dbURL, script string, clients int, d time
 		"--log", "--log-prefix", filepath.Join(logDir, "tx"), dbURL)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return 0, Latency{}, 0, fmt.Errorf("pgbench %s: %v: %s", script, err, strings.TrimSpace(string(out)))
+		return 0, latency{}, 0, fmt.Errorf("pgbench %s: %v: %s", script, err, strings.TrimSpace(string(out)))
 	}
 	m := tpsLine.FindSubmatch(out)
 	if m == nil {
-		return 0, Latency{}, 0, fmt.Errorf("pgbench %s: no tps in its output: %s", script, strings.TrimSpace(string(out)))
+		return 0, latency{}, 0, fmt.Errorf("pgbench %s: no tps in its output: %s", script, strings.TrimSpace(string(out)))
 	}
 	tps, _ := strconv.ParseFloat(string(m[1]), 64)
 	lat, n, err := pgbenchLatency(logDir)
@@ -131,16 +148,16 @@ func pgbench(ctx context.Context, dir, dbURL, script string, clients int, d time
 
 // pgbenchLatency reads pgbench's per-transaction logs (the third field is
 // the latency in microseconds).
-func pgbenchLatency(dir string) (Latency, int, error) {
+func pgbenchLatency(dir string) (latency, int, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "tx*"))
 	if err != nil || len(files) == 0 {
-		return Latency{}, 0, errors.New("pgbench wrote no transaction log")
+		return latency{}, 0, errors.New("pgbench wrote no transaction log")
 	}
 	h := newHist()
 	for _, f := range files {
 		fh, err := os.Open(f)
 		if err != nil {
-			return Latency{}, 0, err
+			return latency{}, 0, err
 		}
 		sc := bufio.NewScanner(fh)
 		for sc.Scan() {
@@ -167,11 +184,17 @@ func ensureDatabase(ctx context.Context, dbURL string) error {
 	if err != nil {
 		return err
 	}
-	out, err := exec.CommandContext(ctx, "psql", "-X", "-q", "-c", `CREATE DATABASE "`+name+`"`, admin).CombinedOutput()
+	out, err := exec.CommandContext(ctx, "psql", "-X", "-q", "-c", "CREATE DATABASE "+quoteIdent(name), admin).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("creating the ceiling database %s: %v: %s", name, err, strings.TrimSpace(string(out)))
 	}
 	return nil
+}
+
+// quoteIdent quotes an SQL identifier as pgx.Identifier.Sanitize does:
+// double quotes doubled, NUL bytes dropped (loadtest stays off the driver).
+func quoteIdent(name string) string {
+	return `"` + strings.ReplaceAll(strings.ReplaceAll(name, `"`, `""`), "\x00", "") + `"`
 }
 
 var dbNamePattern = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)

@@ -12,9 +12,9 @@ import (
 // (a crash: recovery at the next start) and started again once. The storm's
 // retry policy rides through; afterwards every check must hold.
 
-// Outage is one chaos event and how long the service was out. Times are
+// outage is one chaos event and how long the service was out. Times are
 // seconds since the storm began.
-type Outage struct {
+type outage struct {
 	What string `json:"what"`
 	// Start is when the kill or stop was issued; Ready when ledgerd's
 	// /readyz answered 200 again; End when the first callback after Ready
@@ -26,10 +26,10 @@ type Outage struct {
 }
 
 // ReadyAfter is the seconds from the event to ledgerd's readiness.
-func (o Outage) ReadyAfter() float64 { return round2(o.Ready - o.Start) }
+func (o outage) ReadyAfter() float64 { return round2(o.Ready - o.Start) }
 
 // AnsweredAfter is the seconds from the event to the first approved answer.
-func (o Outage) AnsweredAfter() float64 { return round2(o.End - o.Start) }
+func (o outage) AnsweredAfter() float64 { return round2(o.End - o.Start) }
 
 // chaosTarget is what chaos acts on: spawn's ledgerd and Postgres.
 type chaosTarget interface {
@@ -63,7 +63,7 @@ type chaos struct {
 	recover time.Duration
 
 	mu      sync.Mutex
-	outages []Outage
+	outages []outage
 	done    chan struct{}
 	cancel  context.CancelFunc
 }
@@ -119,9 +119,9 @@ func (c *chaos) begin(ctx context.Context, x *runner, start time.Time, duration 
 	}()
 }
 
-func (c *chaos) run(ctx context.Context, e chaosEvent, start time.Time, prog *progress) Outage {
+func (c *chaos) run(ctx context.Context, e chaosEvent, start time.Time, prog *progress) outage {
 	since := func() float64 { return round2(time.Since(start).Seconds()) }
-	o := Outage{Start: since()}
+	o := outage{Start: since()}
 	var err error
 	switch e.kind {
 	case killLedgerd:
@@ -164,7 +164,7 @@ func (c *chaos) run(ctx context.Context, e chaosEvent, start time.Time, prog *pr
 // wait returns the outages once the events are over: the one under way
 // finishes; with stop, those still to come are called off (the storm
 // stopped early), else they are waited for.
-func (c *chaos) wait(stop bool) []Outage {
+func (c *chaos) wait(stop bool) []outage {
 	if stop {
 		c.cancel()
 	}
@@ -172,12 +172,12 @@ func (c *chaos) wait(stop bool) []Outage {
 	c.cancel()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]Outage(nil), c.outages...)
+	return append([]outage(nil), c.outages...)
 }
 
 // check is the chaos as a check: every planned event happened and the
 // service came back from each.
-func (c *chaos) check(outages []Outage) Check {
+func (c *chaos) check(outages []outage) Check {
 	ch := Check{Name: "chaos: " + c.describe() + " during the storm, each recovered from", Checked: len(c.events)}
 	for _, o := range outages {
 		if o.Error != "" {

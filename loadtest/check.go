@@ -69,7 +69,7 @@ type model struct {
 // accountModel is one account: its seed and the balance and held the
 // storm implies.
 type accountModel struct {
-	seed          AccountSeed
+	seed          accountSeed
 	balance, held int64 // cents
 }
 
@@ -108,7 +108,7 @@ func centsString(c int64) string { return decimal.New(c, -decimalPlaces).StringF
 
 // fund folds a plan's funding into the model; it returns the accounts by
 // funding source and destination token. m.mu must be held.
-func (m *model) fund(accounts []AccountSeed) (bySource, byDest map[string]string, err error) {
+func (m *model) fund(accounts []accountSeed) (bySource, byDest map[string]string, err error) {
 	bySource, byDest = map[string]string{}, map[string]string{}
 	for _, a := range accounts {
 		f, err := decimal.NewFromString(a.Funding)
@@ -201,7 +201,7 @@ func (m *model) add(p Plan) error {
 }
 
 // answered records the reference a first attempt was answered.
-func (m *model) answered(r Request, ref string) {
+func (m *model) answered(r request, ref string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.refs[ref] = true
@@ -223,7 +223,7 @@ func (m *model) answered(r Request, ref string) {
 
 // unsettled leaves out of the money checks what r touches: r was not
 // answered, so whether ledgerd applied it is unknown.
-func (m *model) unsettled(r Request) {
+func (m *model) unsettled(r request) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	payout := r.HoldOf
@@ -387,7 +387,7 @@ func compareAccount(c *Check, id string, got *adminapi.Account, want *accountMod
 		c.failf("%s: held %s, want %s", id, got.Held, centsString(want.held))
 	case !avail.Equal(bal.Sub(held)) || avail.IsNegative():
 		c.failf("%s: available %s with balance %s and held %s", id, got.Available, got.Balance, got.Held)
-	case got.Currency != Currency || got.OwnerExternalID != want.seed.OwnerExternalID || got.Status != adminapi.AccountOpen:
+	case got.Currency != stormCurrency || got.OwnerExternalID != want.seed.OwnerExternalID || got.Status != adminapi.AccountOpen:
 		c.failf("%s: currency %s owner %s status %s", id, got.Currency, got.OwnerExternalID, got.Status)
 	}
 }
@@ -423,7 +423,7 @@ func (lc *ledgerCheck) compareHolds(id string, hs []adminapi.Hold) {
 	switch {
 	case h.Status != want.final:
 		c.failf("payout %s: hold %s, want %s", id, h.Status, want.final)
-	case err != nil || !amt.Equal(decimal.New(want.amount, -decimalPlaces)) || h.AccountID != want.account || h.Currency != Currency:
+	case err != nil || !amt.Equal(decimal.New(want.amount, -decimalPlaces)) || h.AccountID != want.account || h.Currency != stormCurrency:
 		c.failf("payout %s: hold of %s %s on %s, want %s on %s", id, h.Amount, h.Currency, h.AccountID, centsString(want.amount), want.account)
 	case want.hold != "" && h.HoldReference != want.hold:
 		c.failf("payout %s: holdReference %s, answered %s", id, h.HoldReference, want.hold)

@@ -123,7 +123,7 @@ func clean(ctx context.Context, cfg cleanConfig, stdout, stderr io.Writer) error
 		for _, f := range failures[:min(len(failures), maxListed)] {
 			fmt.Fprintf(stdout, "  %s\n", f)
 		}
-		return &cli.ExitError{Code: ExitFailed, Err: fmt.Errorf("%d holds or accounts could not be cleaned", len(failures))}
+		return &cli.ExitError{Code: exitFailed, Err: fmt.Errorf("%d holds or accounts could not be cleaned", len(failures))}
 	}
 	return nil
 }

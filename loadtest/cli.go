@@ -125,9 +125,9 @@ func driveFlags(cmd *cobra.Command, cfg *driveConfig, withDuration bool, duratio
 	fs.StringVar(&cfg.report, "report", "", "file to write the JSON report to")
 	fs.BoolVar(&cfg.json, "json", false, "print the report as JSON on stdout instead of the table")
 	fs.StringVar(&cfg.html, "html", "", "file to write the HTML report to: one self-contained page of charts")
-	fs.DurationVar(&cfg.reconcile, "reconcile-timeout", DefaultReconcileTimeout, "how long to wait for the final reconciliation run; past it the run says \"not checked\"")
-	fs.DurationVar(&cfg.giveUpAfter, "give-up-after", DefaultGiveUpAfter, "how long one request is retried (at most 30 attempts) before the storm gives it up and goes on; it is resent at the end of its phase")
-	fs.DurationVar(&cfg.resolveFor, "resolve-timeout", DefaultResolveTimeout, "how long the requests given up are resent, under their own keys, until answered; one still unanswered fails the run")
+	fs.DurationVar(&cfg.reconcile, "reconcile-timeout", defaultReconcileTimeout, "how long to wait for the final reconciliation run; past it the run says \"not checked\"")
+	fs.DurationVar(&cfg.giveUpAfter, "give-up-after", defaultGiveUpAfter, "how long one request is retried (at most 30 attempts) before the storm gives it up and goes on; it is resent at the end of its phase")
+	fs.DurationVar(&cfg.resolveFor, "resolve-timeout", defaultResolveTimeout, "how long the requests given up are resent, under their own keys, until answered; one still unanswered fails the run")
 	fs.StringArrayVar(&cfg.thresholdExprs, "threshold", nil, "pass/fail criterion, repeatable: [endpoint:]metric op value, metric p50|p90|p95|p99|p99.9|max (value with us, ms or s) or errors (a percentage), e.g. 'p99<250ms', 'errors<0.1%', 'authorize:p99<50ms'; a failed one exits 1, naming it")
 	fs.DurationVar(&cfg.progress, "progress", 2*time.Second, "interval of the progress line on stderr (0: none)")
 	fs.DurationVar(&cfg.sample, "sample-every", 2*time.Second, "interval of the readings of ledgerd's /metrics (RSS, goroutines, pool)")
@@ -229,7 +229,7 @@ func setupExit(err error) error {
 	if errors.As(err, &ue) {
 		return err
 	}
-	return &cli.ExitError{Code: ExitSetup, Err: err}
+	return &cli.ExitError{Code: exitSetup, Err: err}
 }
 
 const stormLong = `storm seeds accounts through the admin API, installs a signing secret (or
@@ -302,7 +302,7 @@ replay" sends it.`,
 			return err
 		}
 		cfg.pickSeed(cmd)
-		cfg.shape.Prefix = NewPrefix(cfg.shape.Seed, h.now())
+		cfg.shape.Prefix = newPrefix(cfg.shape.Seed, h.now())
 		p := Generate(cfg.shape)
 		p.Header.CreatedAt = h.now().UTC()
 		if cfg.secretFile != "" {
@@ -321,7 +321,7 @@ replay" sends it.`,
 			defer f.Close()
 			w = f
 		}
-		if err := Write(w, p); err != nil {
+		if err := writePlan(w, p); err != nil {
 			return setupExit(fmt.Errorf("writing the storm: %w", err))
 		}
 		if out != "-" {

@@ -8,10 +8,10 @@ import (
 	"os"
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/provider-ledger/adapter/internal/wait"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
 
@@ -26,7 +26,6 @@ func TestProcCPU(t *testing.T) {
 	ctx := context.Background()
 	var p procCPU
 	p.start()
-	began := time.Now()
 
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
@@ -41,15 +40,12 @@ func TestProcCPU(t *testing.T) {
 	}
 	// Alive until a full scan of /proc (every 2 s) has found it, then gone
 	// before the window closes.
-	for seen := false; !seen; {
-		if time.Since(began) > 30*time.Second {
-			t.Fatal("the sampler never found the backend in 30 s")
-		}
-		time.Sleep(50 * time.Millisecond)
+	wait.Until(t, "the sampler to find the backend", func() bool {
 		p.mu.Lock()
-		_, seen = p.last[pid]
-		p.mu.Unlock()
-	}
+		defer p.mu.Unlock()
+		_, seen := p.last[pid]
+		return seen
+	})
 	var q procCPU
 	q.first, q.last = map[int]float64{}, map[int]float64{}
 	q.read(pid)
@@ -57,14 +53,10 @@ func TestProcCPU(t *testing.T) {
 	conn.Close(ctx)
 	// The backend exits on the closed connection: its CPU is all counted
 	// once its /proc entry is gone.
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("backend %d still running 30 s after its connection closed", pid)
-		}
-	}
+	wait.Until(t, fmt.Sprintf("backend %d to exit after its connection closed", pid), func() bool {
+		_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+		return errors.Is(err, fs.ErrNotExist)
+	})
 	got := p.stop() / 1e6
 
 	if backendCPU < 0.05 {

@@ -22,21 +22,21 @@ import (
 // ones for 1.00 to 100.00 and then captures that hold. A cycle counts when
 // both answered 200 approved.
 
-// CycleSettings shapes a cycle run.
-type CycleSettings struct {
+// cycleSettings shapes a cycle run.
+type cycleSettings struct {
 	Clients  int           // closed-loop clients
 	Duration time.Duration // measured window
 	Warmup   time.Duration // run before the window, not counted
 }
 
-// CycleReport is what a cycle run measured in its window.
-type CycleReport struct {
+// cycleReport is what a cycle run measured in its window.
+type cycleReport struct {
 	Clients      int     `json:"clients"`
 	Seconds      float64 `json:"seconds"`
 	Cycles       int64   `json:"cycles"`
 	CyclesPerSec float64 `json:"cyclesPerSec"`
-	Authorize    Latency `json:"authorize"`
-	Capture      Latency `json:"capture"`
+	Authorize    latency `json:"authorize"`
+	Capture      latency `json:"capture"`
 	// Retried counts answers the service would retry (408, 429, 5xx,
 	// transport errors); Failed counts cycles that did not end approved.
 	Retried  int64          `json:"retried"`
@@ -45,11 +45,11 @@ type CycleReport struct {
 	// CPU per cycle in microseconds, when it could be sampled: ledgerd (from
 	// its process_cpu_seconds_total), Postgres (every postgres process on
 	// this machine, from /proc) and this load generator.
-	CPU *CPUPerCycle `json:"cpuPerCycle,omitempty"`
+	CPU *cpuPerCycle `json:"cpuPerCycle,omitempty"`
 }
 
-// CPUPerCycle is CPU time per completed cycle, in microseconds.
-type CPUPerCycle struct {
+// cpuPerCycle is CPU time per completed cycle, in microseconds.
+type cpuPerCycle struct {
 	Ledgerd  float64 `json:"ledgerdMicros,omitempty"`
 	Postgres float64 `json:"postgresMicros,omitempty"`
 	Loadgen  float64 `json:"loadgenMicros,omitempty"`
@@ -59,12 +59,12 @@ type CPUPerCycle struct {
 // with three significant digits.
 func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, 120_000_000, 3) }
 
-func latencyOf(h *hdrhistogram.Histogram) Latency {
+func latencyOf(h *hdrhistogram.Histogram) latency {
 	if h.TotalCount() == 0 {
-		return Latency{}
+		return latency{}
 	}
 	q := func(p float64) float64 { return round(float64(h.ValueAtQuantile(p)) / 1000) }
-	return Latency{P50: q(50), P90: q(90), P95: q(95), P99: q(99), P999: q(99.9), Max: round(float64(h.Max()) / 1000)}
+	return latency{P50: q(50), P90: q(90), P95: q(95), P99: q(99), P999: q(99.9), Max: round(float64(h.Max()) / 1000)}
 }
 
 // cycleWorker is one closed-loop client's tallies.
@@ -79,8 +79,8 @@ type cycleWorker struct {
 // (funded, each with its source instrument) and returns what the window
 // measured. sample, when set, is called at the start and the end of the
 // window (CPU sampling).
-func runCycles(ctx context.Context, client *caller.Client, providerID, prefix string, accounts []AccountSeed,
-	set CycleSettings, sample func(start bool)) CycleReport {
+func runCycles(ctx context.Context, client *caller.Client, providerID, prefix string, accounts []accountSeed,
+	set cycleSettings, sample func(start bool)) cycleReport {
 	var wg sync.WaitGroup
 	workers := make([]*cycleWorker, set.Clients)
 	begin := time.Now()
@@ -107,7 +107,7 @@ func runCycles(ctx context.Context, client *caller.Client, providerID, prefix st
 				t0 := time.Now()
 				r := w.send(ctx, client, claims.Authorize, authorizeService{PayoutID: payout, ProviderID: providerID,
 					ExternalID: a.OwnerExternalID, FundingSource: a.SourceToken, FraudScore: 0.01, IdempotencyKey: "a-" + payout,
-					Amount: money{Currency: currency{Code: Currency, DecimalPlaces: decimalPlaces}, Value: amount.StringFixed(decimalPlaces)}})
+					Amount: money{Currency: currency{Code: stormCurrency, DecimalPlaces: decimalPlaces}, Value: amount.StringFixed(decimalPlaces)}})
 				t1 := time.Now()
 				if r == nil || r.Outcome() != "approved" {
 					w.failed++
@@ -132,7 +132,7 @@ func runCycles(ctx context.Context, client *caller.Client, providerID, prefix st
 	if sample != nil {
 		sample(false)
 	}
-	rep := CycleReport{Clients: set.Clients, Seconds: set.Duration.Seconds(), Statuses: map[string]int{}}
+	rep := cycleReport{Clients: set.Clients, Seconds: set.Duration.Seconds(), Statuses: map[string]int{}}
 	auth, capt := newHist(), newHist()
 	for _, w := range workers {
 		auth.Merge(w.auth)
@@ -180,7 +180,7 @@ type (
 // send posts one callback under the service's retry policy and returns
 // the 200 answer, or nil.
 func (w *cycleWorker) send(ctx context.Context, client *caller.Client, endpoint string, svc any) *caller.Reply {
-	deadline := time.Now().Add(DefaultGiveUpAfter)
+	deadline := time.Now().Add(defaultGiveUpAfter)
 	for attempt := 0; attempt < maxAttempts && ctx.Err() == nil; attempt++ {
 		reply, err := client.Send(ctx, endpoint, svc)
 		status := 0

@@ -21,7 +21,7 @@
 //     some credits under a new key (contract §2.6 row 2: the same
 //     creditReference).
 //
-// With a duration the storm runs in rounds (GenerateRound): every round is
+// With a duration the storm runs in rounds (generateRound): every round is
 // a plan of the same shape over the same accounts, which each round funds
 // again for its own payouts under fresh keys. The duration bounds the
 // window requests start in: the requests not started by its end are

@@ -13,9 +13,9 @@ import (
 	"github.com/provider-ledger/adapter/internal/cli"
 )
 
-// Environment is what a reader needs to compare a run with another: the
+// environment is what a reader needs to compare a run with another: the
 // versions, the machine, the database.
-type Environment struct {
+type environment struct {
 	Loadtest   string `json:"loadtest"`
 	GoVersion  string `json:"goVersion"`
 	OS         string `json:"os"`
@@ -35,8 +35,8 @@ type Environment struct {
 }
 
 // localEnvironment describes this machine and this binary.
-func localEnvironment() Environment {
-	e := Environment{Loadtest: cli.Version(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH,
+func localEnvironment() environment {
+	e := environment{Loadtest: cli.Version(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH,
 		Cores: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0)}
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		e.Kernel = strings.TrimSpace(string(b))

@@ -24,7 +24,7 @@ import (
 // provider"): 408, 429, 5xx and transport errors are retried with the same
 // key; other 4xx are terminal. The service retries for hours; a storm gives
 // a request up after maxAttempts or its give-up time (--give-up-after,
-// DefaultGiveUpAfter) so the others go on, and at the end of the phase
+// defaultGiveUpAfter) so the others go on, and at the end of the phase
 // resends each one it gave up under the same key until it is answered
 // (for --resolve-timeout at most): see runner.resolve.
 const (
@@ -112,7 +112,7 @@ type runner struct {
 	// pending are the requests of the current phase given up after
 	// retries, to be resent by resolve; unresolved counts those still
 	// unanswered after it.
-	pending    []Request
+	pending    []request
 	unresolved int
 	phases     [numPhases]time.Duration
 	// authorizeRate is the 200 answers to authorize per second of the
@@ -136,7 +136,7 @@ type keyAnswers struct {
 
 func newRunner(client *caller.Client, l loop, m *model, start time.Time) *runner {
 	x := &runner{client: client, loop: l, model: m, tl: newTimeline(start), all: newHist(), answers: map[string]*keyAnswers{}, lastGiveUp: map[string]string{},
-		giveUpAfter: DefaultGiveUpAfter, resolveFor: DefaultResolveTimeout, logf: func(string, ...any) {}}
+		giveUpAfter: defaultGiveUpAfter, resolveFor: defaultResolveTimeout, logf: func(string, ...any) {}}
 	for i := range x.stats {
 		x.stats[i] = &endpointStats{statuses: map[int]int{}, hist: newHist()}
 	}
@@ -206,7 +206,7 @@ func (x *runner) run(ctx context.Context, p Plan) error {
 	x.total.Add(int64(len(p.Requests)))
 	rs := &roundState{finals: map[int]string{}}
 	for ph := range numPhases {
-		var reqs []Request
+		var reqs []request
 		for _, r := range p.Requests {
 			if r.Phase == ph {
 				reqs = append(reqs, r)
@@ -227,7 +227,7 @@ func (x *runner) run(ctx context.Context, p Plan) error {
 		took := time.Since(start)
 		x.mu.Lock()
 		x.phases[ph] += took
-		if ph == PhaseAuthorize {
+		if ph == phaseAuthorize {
 			x.authorizeTime += took
 		}
 		x.mu.Unlock()
@@ -241,8 +241,8 @@ func (x *runner) run(ctx context.Context, p Plan) error {
 	return nil
 }
 
-func (x *runner) closedLoop(ctx context.Context, rs *roundState, reqs []Request) {
-	work := make(chan Request)
+func (x *runner) closedLoop(ctx context.Context, rs *roundState, reqs []request) {
+	work := make(chan request)
 	var wg sync.WaitGroup
 	for range min(x.loop.conc, max(len(reqs), 1)) {
 		wg.Go(func() {
@@ -269,7 +269,7 @@ feed:
 // openLoop starts request i at start + i/rate, whatever is in flight, up to
 // maxInflight at once. When that many are in flight the next start waits,
 // but its latency still counts from its intended time.
-func (x *runner) openLoop(ctx context.Context, rs *roundState, reqs []Request) {
+func (x *runner) openLoop(ctx context.Context, rs *roundState, reqs []request) {
 	interval := time.Duration(float64(time.Second) / x.loop.rate)
 	sem := make(chan struct{}, max(x.loop.maxInflight, 1))
 	var wg sync.WaitGroup
@@ -320,7 +320,7 @@ type roundState struct {
 	finals map[int]string // seq → reference of the answer acted on
 }
 
-func scopeOf(r Request) string {
+func scopeOf(r request) string {
 	if p, _ := r.Service["payoutID"].(string); p != "" {
 		return p
 	}
@@ -336,7 +336,7 @@ func str(m map[string]any, k string) string { s, _ := m[k].(string); return s }
 // deliver sends one logical request as its delivery plan says and checks the
 // answer the caller acts on. intended is the open loop's send time (zero in
 // a closed loop).
-func (x *runner) deliver(ctx context.Context, rs *roundState, r Request, intended time.Time) {
+func (x *runner) deliver(ctx context.Context, rs *roundState, r request, intended time.Time) {
 	defer x.done.Add(1)
 	svc := clone(r.Service)
 	if r.HoldOf != "" {
@@ -388,7 +388,7 @@ func (x *runner) deliver(ctx context.Context, rs *roundState, r Request, intende
 // connection broke would: half the time by a client-side timeout that may
 // fire before or after ledgerd commits, half the time by ignoring a full
 // answer. A 200 answer still counts for the replay-consistency check.
-func (x *runner) dropped(ctx context.Context, r Request) {
+func (x *runner) dropped(ctx context.Context, r request) {
 	actx := ctx
 	if r.Seq%2 == 1 {
 		var cancel context.CancelFunc
@@ -431,7 +431,7 @@ func statusOr(r *caller.Reply) int {
 // already a retry (its answer was lost); intended, when set, is the open
 // loop's send time of the first attempt; keep says the answer is kept for
 // the replay-consistency check.
-func (x *runner) send(ctx context.Context, r Request, retrying bool, intended time.Time, keep bool) (map[string]any, bool) {
+func (x *runner) send(ctx context.Context, r request, retrying bool, intended time.Time, keep bool) (map[string]any, bool) {
 	return x.sendUntil(ctx, r, sendBounds{retrying: retrying, intended: intended, keep: keep,
 		deadline: time.Now().Add(x.giveUpAfter), attempts: maxAttempts})
 }
@@ -444,7 +444,7 @@ type sendBounds struct {
 	attempts       int       // 0: no bound but deadline
 }
 
-func (x *runner) sendUntil(ctx context.Context, r Request, b sendBounds) (map[string]any, bool) {
+func (x *runner) sendUntil(ctx context.Context, r request, b sendBounds) (map[string]any, bool) {
 	var last string
 	for attempt := 0; b.attempts == 0 || attempt < b.attempts; attempt++ {
 		if attempt > 0 || b.retrying {
@@ -523,7 +523,7 @@ func (x *runner) backoff(ctx context.Context, attempt int, wait time.Duration, d
 // of the run would be refused the same way: another provider (403) and a
 // key ledgerd does not know (400 undecryptable); they abort the run with
 // what to do.
-func (x *runner) terminal(r Request, reply *caller.Reply) {
+func (x *runner) terminal(r request, reply *caller.Reply) {
 	pt := problemType(reply)
 	switch {
 	case reply.Status == http.StatusForbidden && strings.HasSuffix(pt, "wrong-provider") && x.abort != nil:
@@ -545,7 +545,7 @@ func problemType(r *caller.Reply) string {
 }
 
 // record keeps a 200 answer for the replay-consistency check.
-func (x *runner) record(r Request, service map[string]any) {
+func (x *runner) record(r request, service map[string]any) {
 	b, _ := json.Marshal(service) // maps marshal with sorted keys: canonical
 	k := r.Endpoint + "|" + scopeOf(r) + "|" + str(r.Service, "idempotencyKey")
 	x.mu.Lock()
@@ -569,7 +569,7 @@ var referenceClaim = map[string]string{claims.Authorize: "holdReference", claims
 // expect checks the answer the caller acts on: every request of a storm is
 // valid and funded, so every one is approved with a reference and echoes
 // its key; a second attempt under a new key answers the first's reference.
-func (x *runner) expect(rs *roundState, r Request, svc map[string]any) {
+func (x *runner) expect(rs *roundState, r request, svc map[string]any) {
 	refName := referenceClaim[r.Endpoint]
 	ref := str(svc, refName)
 	if got, want := str(svc, "idempotencyKey"), str(r.Service, "idempotencyKey"); got != want {

@@ -78,8 +78,8 @@ func newRound() *roundState { return &roundState{finals: map[int]string{}} }
 
 func authStats(x *runner) *endpointStats { return x.stats[endpointIndex(claims.Authorize)] }
 
-func authorizeRequest() Request {
-	return Request{Seq: 1, Endpoint: claims.Authorize, Service: map[string]any{"payoutID": "p-1", "providerID": "bank", "idempotencyKey": "k-1"}}
+func authorizeRequest() request {
+	return request{Seq: 1, Endpoint: claims.Authorize, Service: map[string]any{"payoutID": "p-1", "providerID": "bank", "idempotencyKey": "k-1"}}
 }
 
 // TestRetryPolicy: 408, 429 and 5xx are retried with the same key until an
@@ -133,7 +133,7 @@ func TestDeliver(t *testing.T) {
 		f := &fakeLedger{}
 		x := testRunner(t, f)
 		r := authorizeRequest()
-		r.Delivery = Delivery{Duplicate: true, Concurrent: true, Drop: true}
+		r.Delivery = delivery{Duplicate: true, Concurrent: true, Drop: true}
 		x.deliver(context.Background(), newRound(), r, time.Time{})
 		st := authStats(x)
 		// drop (1) + two concurrent sends + one duplicate. The dropped send
@@ -154,7 +154,7 @@ func TestDeliver(t *testing.T) {
 		f := &fakeLedger{ref: func(call int) string { return "hold-" + string(rune('0'+call)) }}
 		x := testRunner(t, f)
 		r := authorizeRequest()
-		r.Delivery = Delivery{Duplicate: true}
+		r.Delivery = delivery{Duplicate: true}
 		x.deliver(context.Background(), newRound(), r, time.Time{})
 		if repeated, diffs, n := x.consistency(); repeated != 1 || n != 1 || !strings.Contains(diffs[0], "hold-1") || !strings.Contains(diffs[0], "hold-2") {
 			t.Fatalf("consistency: %d %d %v", repeated, n, diffs)
@@ -179,7 +179,7 @@ func TestDeliver(t *testing.T) {
 		t.Parallel()
 		f := &fakeLedger{}
 		x := testRunner(t, f)
-		x.deliver(context.Background(), newRound(), Request{Seq: 3, Endpoint: claims.Capture, HoldOf: "p-9", Service: map[string]any{"idempotencyKey": "k"}}, time.Time{})
+		x.deliver(context.Background(), newRound(), request{Seq: 3, Endpoint: claims.Capture, HoldOf: "p-9", Service: map[string]any{"idempotencyKey": "k"}}, time.Time{})
 		if f.calls != 0 || x.nProblem != 1 {
 			t.Fatalf("calls %d problems %v", f.calls, x.problems)
 		}
@@ -202,7 +202,7 @@ func TestPlan(t *testing.T) {
 	if err := e.add(p); err != nil {
 		t.Fatal(err)
 	}
-	seen := map[int]Request{}
+	seen := map[int]request{}
 	payouts := map[string]bool{}
 	lastPhase := 0
 	for _, r := range p.Requests {
@@ -233,22 +233,22 @@ func TestPlan(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := Write(&buf, p); err != nil {
+	if err := writePlan(&buf, p); err != nil {
 		t.Fatal(err)
 	}
-	back, err := Read(bytes.NewReader(buf.Bytes()), "")
+	back, err := readPlan(bytes.NewReader(buf.Bytes()), "")
 	if err != nil || len(back.Requests) != len(p.Requests) || back.Header.Prefix != shape.Prefix {
 		t.Fatalf("read back: %v", err)
 	}
 	if eb := newModel(shape.Prefix); eb.add(back) != nil || len(eb.payouts) != 60 {
 		t.Fatalf("expectation of the read-back storm: %v", err)
 	}
-	fresh, err := Read(bytes.NewReader(buf.Bytes()), "ltzzz9")
+	fresh, err := readPlan(bytes.NewReader(buf.Bytes()), "ltzzz9")
 	if err != nil || fresh.Header.Prefix != "ltzzz9" || strings.Contains(func() string { b, _ := json.Marshal(fresh); return string(b) }(), shape.Prefix) {
 		t.Fatalf("reprefixed: %v", err)
 	}
 	for _, bad := range []string{"", `{"kind":"header","version":99}`, buf.String() + `{"seq":1,"endpoint":"refund","service":{"idempotencyKey":"k"}}` + "\n"} {
-		if _, err := Read(strings.NewReader(bad), ""); err == nil {
+		if _, err := readPlan(strings.NewReader(bad), ""); err == nil {
 			t.Errorf("Read accepted %.60q", bad)
 		}
 	}

@@ -57,12 +57,12 @@ type htmlData struct {
 	DataJSON template.JS
 }
 
-// RenderHTML renders the report as one HTML page.
-func RenderHTML(r *Report) ([]byte, error) {
+// renderHTML renders the report as one HTML page.
+func renderHTML(r *Report) ([]byte, error) {
 	data := struct {
 		*Report
 		DeadlinesMs []float64 `json:"deadlinesMs"`
-	}{r, DeadlinesMs}
+	}{r, deadlinesMs}
 	// encoding/json escapes <, > and & in strings, so the JSON cannot close
 	// the script element it sits in.
 	b, err := json.Marshal(data)
@@ -78,9 +78,9 @@ func RenderHTML(r *Report) ([]byte, error) {
 	return []byte(sb.String()), err
 }
 
-// WriteHTML writes the report's HTML page to path.
-func WriteHTML(path string, r *Report) error {
-	b, err := RenderHTML(r)
+// writeHTML writes the report's HTML page to path.
+func writeHTML(path string, r *Report) error {
+	b, err := renderHTML(r)
 	if err != nil {
 		return err
 	}

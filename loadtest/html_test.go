@@ -17,10 +17,10 @@ import (
 	"github.com/provider-ledger/adapter/ledger"
 )
 
-// Chromium finds a headless-capable Chromium. Without one the test is
+// chromium finds a headless-capable Chromium. Without one the test is
 // skipped on a developer's machine, and fails in CI (CI is set by
 // .ci/run), where the HTML report must be rendered.
-func Chromium(t testing.TB) string {
+func chromium(t testing.TB) string {
 	t.Helper()
 	return tooltest.Require(t, "chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 }
@@ -29,7 +29,7 @@ func Chromium(t testing.TB) string {
 // DOM after its scripts ran.
 func BrowserDOM(t testing.TB, path string) string {
 	t.Helper()
-	bin := Chromium(t)
+	bin := chromium(t)
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		t.Fatal(err)
@@ -103,18 +103,18 @@ func fullReport() *Report {
 	tl.attempt(0, start.Add(16*time.Second), 0, true, false, 0)
 	r := &Report{Command: "spawn", OK: true, Prefix: "lt1x2y3", Seed: 42, ProviderID: "local", SecretFingerprint: "0011223344556677",
 		StartedAt: time.Unix(1_800_000_000, 0), FinishedAt: time.Unix(1_800_000_055, 0), Rounds: 3,
-		Settings: Settings{Accounts: 20, Payouts: 1000, Credits: 200, Concurrency: 16, Loop: "closed", DurationSeconds: 40, ReconcileTimeout: "5m0s", Chaos: true},
+		Settings: settings{Accounts: 20, Payouts: 1000, Credits: 200, Concurrency: 16, Loop: "closed", DurationSeconds: 40, ReconcileTimeout: "5m0s", Chaos: true},
 		Series:   tl.series(), Notes: []string{"a note <b>not bold</b>"},
-		Outages: []Outage{{What: "ledgerd SIGKILL, restarted", Start: 15, Ready: 16.2, End: 16.4},
+		Outages: []outage{{What: "ledgerd SIGKILL, restarted", Start: 15, Ready: 16.2, End: 16.4},
 			{What: "Postgres immediate stop, restarted", Start: 25, Ready: 26.5, End: 27}},
 		Checks: []Check{{Name: "accounts", OK: true, Checked: 20}, {Name: "reconciliation", OK: true, NotChecked: "not checked: no report within 5m0s"},
 			{Name: "holds", OK: false, Checked: 1000, Failed: 1, Detail: []string{"payout x: 2 holds, want 1"}}},
-		Reconciliation: Reconciliation{Available: true, Checked: true, RunID: "rec_1", Expected: 1,
-			Findings: []RunFinding{{Finding: ledger.Finding{Kind: "duplicate_credit_attempt", Severity: "warning", Subject: "lt1x2y3-r"}, Expected: true}}},
+		Reconciliation: reconciliation{Available: true, Checked: true, RunID: "rec_1", Expected: 1,
+			Findings: []runFinding{{Finding: ledger.Finding{Kind: "duplicate_credit_attempt", Severity: "warning", Subject: "lt1x2y3-r"}, Expected: true}}},
 		Environment: localEnvironment(),
-		Ceiling: &BenchResult{Adapter: CycleReport{Clients: 16, CyclesPerSec: 2100, CPU: &CPUPerCycle{Ledgerd: 200, Postgres: 400, Loadgen: 150}},
-			Ceiling: &CeilingReport{CyclesPerSec: 1900}, Ratio: 1.11},
-		Resources: &Resources{EverySeconds: 2, StormEnd: 40, RSSMaxMB: 61},
+		Ceiling: &benchResult{Adapter: cycleReport{Clients: 16, CyclesPerSec: 2100, CPU: &cpuPerCycle{Ledgerd: 200, Postgres: 400, Loadgen: 150}},
+			Ceiling: &ceilingReport{CyclesPerSec: 1900}, Ratio: 1.11},
+		Resources: &resources{EverySeconds: 2, StormEnd: 40, RSSMaxMB: 61},
 	}
 	for i, ep := range endpoints {
 		h := newHist()
@@ -126,7 +126,7 @@ func fullReport() *Report {
 		r.Endpoints = append(r.Endpoints, EndpointReport{Endpoint: ep, Requests: 100, Sent: 110, OK: 100, Statuses: map[string]int{"200": 100, "503": 10}})
 	}
 	for i := -1; i <= 45; i += 2 {
-		r.Resources.Samples = append(r.Resources.Samples, Sample{T: float64(i), RSSMB: 50 + 10*math.Sin(float64(i)/5), Goroutines: 30 + i%9, PoolAcquired: i % 16, PoolOpen: 16, PoolMax: 16})
+		r.Resources.Samples = append(r.Resources.Samples, sample{T: float64(i), RSSMB: 50 + 10*math.Sin(float64(i)/5), Goroutines: 30 + i%9, PoolAcquired: i % 16, PoolOpen: 16, PoolMax: 16})
 	}
 	return r
 }
@@ -138,7 +138,7 @@ func fullReport() *Report {
 // says so instead.
 func TestHTMLReport(t *testing.T) {
 	t.Parallel()
-	b, err := RenderHTML(fullReport())
+	b, err := renderHTML(fullReport())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestHTMLReport(t *testing.T) {
 	bare := fullReport()
 	bare.Outages, bare.Resources, bare.Ceiling = nil, nil, nil
 	path = filepath.Join(t.TempDir(), "bare.html")
-	if err := WriteHTML(path, bare); err != nil {
+	if err := writeHTML(path, bare); err != nil {
 		t.Fatal(err)
 	}
 	dom = BrowserDOM(t, path)

@@ -195,7 +195,7 @@ func checkStormOutputs(t *testing.T, l *ledgerd, r loadtest.Report, out, errs, h
 	if n := metric(t, l.admin, "ledgerd_callback_undecryptable_total"); n != 0 {
 		t.Errorf("%v undecryptable callbacks: the key probe reached the callbacks", n)
 	}
-	if !strings.Contains(errs, "answers/s") || !strings.Contains(errs, "p99") {
+	if !strings.Contains(errs, "answers/s") || !strings.Contains(errs, "p50/p90/p95/p99/p99.9/max ") {
 		t.Errorf("no progress lines on stderr:\n%s", errs)
 	}
 	if b, err := os.ReadFile(html); err != nil || !bytes.Contains(b, []byte(r.Prefix)) || !bytes.Contains(b, []byte(`id="report-data"`)) {

@@ -18,12 +18,12 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// FormatVersion is the version of the JSON-lines storm format.
-const FormatVersion = 1
+// formatVersion is the version of the JSON-lines storm format.
+const formatVersion = 1
 
-// Currency is the currency of every storm: USD, two minor units.
+// stormCurrency is the currency of every storm: USD, two minor units.
 const (
-	Currency      = "USD"
+	stormCurrency = "USD"
 	decimalPlaces = 2
 )
 
@@ -33,17 +33,17 @@ const (
 // authorize under a new key need the first hold in place and uncaptured; a
 // second credit attempt needs the first credit answered.
 const (
-	PhaseAuthorize = 0 // every payout's authorize
-	PhaseSecond    = 1 // authorize second attempts (new key), first credit attempts
-	PhaseSettle    = 2 // captures, releases, credit second attempts
+	phaseAuthorize = 0 // every payout's authorize
+	phaseSecond    = 1 // authorize second attempts (new key), first credit attempts
+	phaseSettle    = 2 // captures, releases, credit second attempts
 	numPhases      = 3
 )
 
 var phaseNames = [numPhases]string{"authorize", "second-attempts+credits", "settle+credit-retries"}
 
-// Header is the first line of a recorded storm. It carries no secret: only
+// header is the first line of a recorded storm. It carries no secret: only
 // the fingerprint of the one the recorder was given, if any.
-type Header struct {
+type header struct {
 	Kind              string `json:"kind"` // "header"
 	Version           int    `json:"version"`
 	Seed              int64  `json:"seed"`
@@ -57,12 +57,12 @@ type Header struct {
 	// and for every recording).
 	Round     int           `json:"round,omitempty"`
 	CreatedAt time.Time     `json:"createdAt"`
-	Accounts  []AccountSeed `json:"accounts"`
+	Accounts  []accountSeed `json:"accounts"`
 }
 
-// AccountSeed is one customer account the storm seeds through the admin
+// accountSeed is one customer account the storm seeds through the admin
 // API, with its funding adjustment and its two instruments.
-type AccountSeed struct {
+type accountSeed struct {
 	AccountID        string `json:"accountID"`
 	OwnerExternalID  string `json:"ownerExternalID"`
 	SourceToken      string `json:"sourceToken"`
@@ -71,8 +71,8 @@ type AccountSeed struct {
 	FundingKey       string `json:"fundingKey"`
 }
 
-// Delivery is how a request is delivered, besides the retry policy.
-type Delivery struct {
+// delivery is how a request is delivered, besides the retry policy.
+type delivery struct {
 	// Duplicate: once answered, delivered again in sequence with the same key.
 	Duplicate bool `json:"duplicate,omitempty"`
 	// Concurrent: sent twice at once with the same key.
@@ -82,10 +82,10 @@ type Delivery struct {
 	Drop bool `json:"drop,omitempty"`
 }
 
-// Request is one line of a recorded storm after the header: one logical
+// request is one line of a recorded storm after the header: one logical
 // callback (one idempotency key), its plaintext service claims and how it is
 // delivered. iat, exp and typ are added when it is sealed.
-type Request struct {
+type request struct {
 	Seq      int            `json:"seq"`
 	Phase    int            `json:"phase"`
 	Endpoint string         `json:"endpoint"`
@@ -99,13 +99,13 @@ type Request struct {
 	// LeaveHeld marks an authorize whose payout is neither captured nor
 	// released by the storm (an unclaimed payment).
 	LeaveHeld bool     `json:"leaveHeld,omitempty"`
-	Delivery  Delivery `json:"delivery"`
+	Delivery  delivery `json:"delivery"`
 }
 
 // Plan is a whole storm: the header and the requests in order.
 type Plan struct {
-	Header   Header
-	Requests []Request
+	Header   header
+	Requests []request
 }
 
 // Shape is what a generated storm looks like.
@@ -124,29 +124,29 @@ type Shape struct {
 	SecondAttempts  float64
 }
 
-// NewPrefix returns a run prefix from the seed and the time, unique enough
+// newPrefix returns a run prefix from the seed and the time, unique enough
 // that several runs can target one ledgerd. It contains letters outside hex
 // so it never occurs inside a UUID (replay --reprefix substitutes it).
-func NewPrefix(seed int64, now time.Time) string {
+func newPrefix(seed int64, now time.Time) string {
 	return "lt" + strconv.FormatUint(uint64(seed)%46656, 36) + "x" + strconv.FormatInt(now.UnixMilli(), 36)
 }
 
 // Generate builds a storm from shape, deterministically for a seed and
 // prefix. Every account is funded with what its payouts need plus a margin,
 // so every authorize of the storm must be approved. It is round 0 of
-// GenerateRound.
-func Generate(s Shape) Plan { return GenerateRound(s, 0, nil) }
+// generateRound.
+func Generate(s Shape) Plan { return generateRound(s, 0, nil) }
 
-// GenerateRound builds round round of a storm that runs in rounds (a storm
+// generateRound builds round round of a storm that runs in rounds (a storm
 // with a duration): round 0 creates the accounts; a later round reuses
 // accounts (those of round 0) and funds them again with what its own
 // payouts need, under fresh funding keys, so that every round's authorizes
 // find the money whatever earlier rounds left held. Payout IDs, request IDs
 // and idempotency keys are fresh in every round; all carry the prefix.
-func GenerateRound(s Shape, round int, accounts []AccountSeed) Plan {
+func generateRound(s Shape, round int, accounts []accountSeed) Plan {
 	g := &generator{s: s, rng: rand.New(rand.NewPCG(uint64(s.Seed), 0x6c6f6164746573+uint64(round)))} // "loadtes"
-	p := Plan{Header: Header{Kind: "header", Version: FormatVersion, Seed: s.Seed, Prefix: s.Prefix, ProviderID: s.ProviderID,
-		Currency: Currency, Payouts: s.Payouts, Credits: s.Credits, Round: round}}
+	p := Plan{Header: header{Kind: "header", Version: formatVersion, Seed: s.Seed, Prefix: s.Prefix, ProviderID: s.ProviderID,
+		Currency: stormCurrency, Payouts: s.Payouts, Credits: s.Credits, Round: round}}
 	p.Header.Accounts = g.accounts(accounts)
 	g.need = make([]decimal.Decimal, len(p.Header.Accounts))
 	for range s.Payouts {
@@ -164,13 +164,13 @@ func GenerateRound(s Shape, round int, accounts []AccountSeed) Plan {
 	return p
 }
 
-// generator is the state of one GenerateRound: the shape, the random
+// generator is the state of one generateRound: the shape, the random
 // source, the requests of each phase so far and what each account's
 // payouts need.
 type generator struct {
 	s      Shape
 	rng    *rand.Rand
-	phases [numPhases][]Request
+	phases [numPhases][]request
 	need   []decimal.Decimal // by account index
 }
 
@@ -204,19 +204,19 @@ func (g *generator) cents(lo, hi int) decimal.Decimal {
 func (g *generator) key() string { return g.s.Prefix + "-" + g.newUUID() }
 
 // delivery draws how a request is delivered.
-func (g *generator) delivery() Delivery {
-	return Delivery{Duplicate: g.rng.Float64() < g.s.Duplicates, Concurrent: g.rng.Float64() < g.s.ConcurrentDupes, Drop: g.rng.Float64() < g.s.Drop}
+func (g *generator) delivery() delivery {
+	return delivery{Duplicate: g.rng.Float64() < g.s.Duplicates, Concurrent: g.rng.Float64() < g.s.ConcurrentDupes, Drop: g.rng.Float64() < g.s.Drop}
 }
 
 // moneyClaim returns the service's money object for an amount of the
 // storm's currency.
 func moneyClaim(d decimal.Decimal) map[string]any {
-	return map[string]any{"currency": map[string]any{"code": Currency, "decimalPlaces": decimalPlaces}, "value": d.StringFixed(decimalPlaces)}
+	return map[string]any{"currency": map[string]any{"code": stormCurrency, "decimalPlaces": decimalPlaces}, "value": d.StringFixed(decimalPlaces)}
 }
 
 // accounts returns the round's accounts: new ones when reuse is nil (round
 // 0), else a copy of reuse under fresh funding keys.
-func (g *generator) accounts(reuse []AccountSeed) []AccountSeed {
+func (g *generator) accounts(reuse []accountSeed) []accountSeed {
 	if reuse != nil {
 		out := slices.Clone(reuse)
 		for i := range out {
@@ -224,9 +224,9 @@ func (g *generator) accounts(reuse []AccountSeed) []AccountSeed {
 		}
 		return out
 	}
-	var out []AccountSeed
+	var out []accountSeed
 	for i := range g.s.Accounts {
-		out = append(out, AccountSeed{
+		out = append(out, accountSeed{
 			AccountID:        AccountID(g.s.Prefix, i),
 			OwnerExternalID:  fmt.Sprintf("%s-cust-%s", g.s.Prefix, g.hex(12)),
 			SourceToken:      fmt.Sprintf("%s-src-%s", g.s.Prefix, g.hex(24)),
@@ -240,7 +240,7 @@ func (g *generator) accounts(reuse []AccountSeed) []AccountSeed {
 // payout adds one payout from a random account: its authorize, perhaps a
 // second attempt under a new key, and its capture or release unless it is
 // left held.
-func (g *generator) payout(accounts []AccountSeed) {
+func (g *generator) payout(accounts []accountSeed) {
 	s := g.s
 	ai := g.rng.IntN(len(accounts))
 	a := accounts[ai]
@@ -248,7 +248,7 @@ func (g *generator) payout(accounts []AccountSeed) {
 	g.need[ai] = g.need[ai].Add(amount)
 	payout := s.Prefix + "-" + g.newUUID()
 	fraud := float64(g.rng.IntN(50)) / 100 // below every sane step-up threshold
-	auth := Request{Endpoint: claims.Authorize, Delivery: g.delivery(), Service: map[string]any{
+	auth := request{Endpoint: claims.Authorize, Delivery: g.delivery(), Service: map[string]any{
 		"payoutID": payout, "providerID": s.ProviderID, "externalID": a.OwnerExternalID, "fundingSource": a.SourceToken,
 		"amount": moneyClaim(amount), "fraudScore": fraud, "callerSubject": "svc-payouts", "requestID": s.Prefix + "-" + g.newUUID(),
 		"idempotencyKey": g.key()}}
@@ -262,29 +262,29 @@ func (g *generator) payout(accounts []AccountSeed) {
 	default:
 		final = claims.Release
 	}
-	g.phases[PhaseAuthorize] = append(g.phases[PhaseAuthorize], auth)
-	g.maybeSecond(PhaseAuthorize, PhaseSecond)
+	g.phases[phaseAuthorize] = append(g.phases[phaseAuthorize], auth)
+	g.maybeSecond(phaseAuthorize, phaseSecond)
 	switch final {
 	case claims.Capture:
-		g.phases[PhaseSettle] = append(g.phases[PhaseSettle], Request{Endpoint: claims.Capture, HoldOf: payout, Delivery: g.delivery(),
+		g.phases[phaseSettle] = append(g.phases[phaseSettle], request{Endpoint: claims.Capture, HoldOf: payout, Delivery: g.delivery(),
 			Service: map[string]any{"payoutID": payout, "providerID": s.ProviderID, "idempotencyKey": g.key()}})
 	case claims.Release:
 		reason := [...]string{"cancelled", "expired", "review_rejected"}[g.rng.IntN(3)]
-		g.phases[PhaseSettle] = append(g.phases[PhaseSettle], Request{Endpoint: claims.Release, HoldOf: payout, Delivery: g.delivery(),
+		g.phases[phaseSettle] = append(g.phases[phaseSettle], request{Endpoint: claims.Release, HoldOf: payout, Delivery: g.delivery(),
 			Service: map[string]any{"payoutID": payout, "providerID": s.ProviderID, "idempotencyKey": g.key(), "reason": reason}})
 	}
 }
 
 // credit adds one credit to a random account, and perhaps a second
 // attempt under a new key.
-func (g *generator) credit(accounts []AccountSeed) {
+func (g *generator) credit(accounts []accountSeed) {
 	s := g.s
 	a := accounts[g.rng.IntN(len(accounts))]
-	credit := Request{Endpoint: claims.CreditAccount, Delivery: g.delivery(), Service: map[string]any{
+	credit := request{Endpoint: claims.CreditAccount, Delivery: g.delivery(), Service: map[string]any{
 		"providerID": s.ProviderID, "idempotencyKey": g.key(), "requesterExternalID": a.OwnerExternalID,
 		"fundingDestination": a.DestinationToken, "amount": moneyClaim(g.cents(100, 50000)), "requestID": s.Prefix + "-" + g.newUUID()}}
-	g.phases[PhaseSecond] = append(g.phases[PhaseSecond], credit)
-	g.maybeSecond(PhaseSecond, PhaseSettle)
+	g.phases[phaseSecond] = append(g.phases[phaseSecond], credit)
+	g.maybeSecond(phaseSecond, phaseSettle)
 }
 
 // maybeSecond, at the shape's rate of second attempts, repeats the last
@@ -296,7 +296,7 @@ func (g *generator) maybeSecond(phase, into int) {
 		return
 	}
 	first := g.phases[phase][len(g.phases[phase])-1]
-	second := Request{Endpoint: first.Endpoint, Delivery: g.delivery(), Service: clone(first.Service), SecondOf: -len(g.phases[phase])}
+	second := request{Endpoint: first.Endpoint, Delivery: g.delivery(), Service: clone(first.Service), SecondOf: -len(g.phases[phase])}
 	second.Service["idempotencyKey"] = g.key()
 	g.phases[into] = append(g.phases[into], second)
 }
@@ -304,8 +304,8 @@ func (g *generator) maybeSecond(phase, into int) {
 // sequence numbers the requests phase after phase, resolves each second
 // attempt's SecondOf to the seq of its first, and returns them in the
 // order to send: each phase shuffled.
-func (g *generator) sequence() []Request {
-	var out []Request
+func (g *generator) sequence() []request {
+	var out []request
 	// A negative SecondOf is the 1-based index of the first attempt in the
 	// phase before and becomes its seq.
 	seq := 0
@@ -343,8 +343,8 @@ func clone(m map[string]any) map[string]any {
 	return out
 }
 
-// Write writes p as JSON lines: the header, then one request per line.
-func Write(w io.Writer, p Plan) error {
+// writePlan writes p as JSON lines: the header, then one request per line.
+func writePlan(w io.Writer, p Plan) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	if err := enc.Encode(p.Header); err != nil {
@@ -358,10 +358,10 @@ func Write(w io.Writer, p Plan) error {
 	return bw.Flush()
 }
 
-// Read reads a storm written by Write. With newPrefix set, every occurrence
-// of the recorded prefix is replaced by it, so one recording can be replayed
-// several times against one ledgerd as independent storms.
-func Read(r io.Reader, newPrefix string) (Plan, error) {
+// readPlan reads a storm written by writePlan. With newPrefix set, every
+// occurrence of the recorded prefix is replaced by it, so one recording can
+// be replayed several times against one ledgerd as independent storms.
+func readPlan(r io.Reader, newPrefix string) (Plan, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
 	var p Plan
@@ -380,8 +380,8 @@ func Read(r io.Reader, newPrefix string) (Plan, error) {
 			if err := json.Unmarshal([]byte(raw), &p.Header); err != nil {
 				return Plan{}, fmt.Errorf("line 1: header: %w", err)
 			}
-			if p.Header.Kind != "header" || p.Header.Version != FormatVersion {
-				return Plan{}, fmt.Errorf("line 1: not a loadtest storm header of version %d", FormatVersion)
+			if p.Header.Kind != "header" || p.Header.Version != formatVersion {
+				return Plan{}, fmt.Errorf("line 1: not a loadtest storm header of version %d", formatVersion)
 			}
 			if p.Header.Prefix == "" || len(p.Header.Accounts) == 0 {
 				return Plan{}, errors.New("line 1: header without prefix or accounts")
@@ -395,7 +395,7 @@ func Read(r io.Reader, newPrefix string) (Plan, error) {
 			}
 			continue
 		}
-		var req Request
+		var req request
 		dec := json.NewDecoder(strings.NewReader(raw))
 		dec.UseNumber()
 		if err := dec.Decode(&req); err != nil {
@@ -415,7 +415,7 @@ func Read(r io.Reader, newPrefix string) (Plan, error) {
 	return p, nil
 }
 
-func validRequest(r Request, index int) error {
+func validRequest(r request, index int) error {
 	switch r.Endpoint {
 	case claims.Authorize, claims.Capture, claims.Release, claims.CreditAccount:
 	default:

@@ -13,8 +13,9 @@ import (
 
 // progress prints the state of a storm every interval: requests done of
 // the total (or time of the duration), answers per second since the last
-// line, the p99 so far and the non-200 answers so far. On a terminal it
-// redraws one line with a bar; otherwise it prints plain lines.
+// line, the p50/p90/p95/p99/p99.9/max latencies so far and the non-200
+// answers so far. On a terminal it redraws one line with a bar; otherwise it
+// prints plain lines.
 type progress struct {
 	w        io.Writer
 	bar      bool
@@ -95,9 +96,10 @@ func (p *progress) line(now time.Time) (frac float64, text string) {
 	for _, s := range x.stats {
 		retried += s.retried
 	}
-	var p99 float64
+	lat := "-"
 	if x.all.TotalCount() > 0 {
-		p99 = msOf(x.all.ValueAtQuantile(99))
+		q := func(p float64) float64 { return msOf(x.all.ValueAtQuantile(p)) }
+		lat = fmt.Sprintf("%.1f/%.1f/%.1f/%.1f/%.1f/%.1f", q(50), q(90), q(95), q(99), q(99.9), msOf(x.all.Max()))
 	}
 	x.mu.Unlock()
 	rate := 0.0
@@ -117,7 +119,7 @@ func (p *progress) line(now time.Time) (frac float64, text string) {
 		}
 		fmt.Fprintf(&b, "%s, %d/%d requests (%.0f%%)", elapsed.Round(time.Second), done, total, 100*frac)
 	}
-	fmt.Fprintf(&b, ", %.0f answers/s, p99 %.1f ms so far", rate, p99)
+	fmt.Fprintf(&b, ", %.0f answers/s, p50/p90/p95/p99/p99.9/max %s ms so far", rate, lat)
 	if len(nonOK) > 0 {
 		parts := make([]string, 0, len(nonOK))
 		for _, k := range slices.Sorted(maps.Keys(nonOK)) {

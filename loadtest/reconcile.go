@@ -11,21 +11,21 @@ import (
 	"github.com/provider-ledger/adapter/ledger"
 )
 
-// DefaultReconcileTimeout is how long a run waits for its reconciliation
+// defaultReconcileTimeout is how long a run waits for its reconciliation
 // (POST /v1/reconciliation/runs answers when the run is done, and a run
 // over a large ledger takes minutes).
-const DefaultReconcileTimeout = 5 * time.Minute
+const defaultReconcileTimeout = 5 * time.Minute
 
-// RunFinding is a finding about the run's accounts, holds or requests.
+// runFinding is a finding about the run's accounts, holds or requests.
 // Expected marks the run's own doing: a duplicate_credit_attempt of a
 // requestID the storm credited under a second key on purpose.
-type RunFinding struct {
+type runFinding struct {
 	ledger.Finding
 	Expected bool `json:"expected,omitempty"`
 }
 
-// Reconciliation is what the run's reconciliation found, scoped to the run.
-type Reconciliation struct {
+// reconciliation is what the run's reconciliation found, scoped to the run.
+type reconciliation struct {
 	// Available is false when this ledgerd has no reconciliation route.
 	Available bool `json:"available"`
 	// Checked is false when no report came back (timeout, another run
@@ -36,7 +36,7 @@ type Reconciliation struct {
 	Seconds float64 `json:"seconds,omitempty"`
 	// Findings are the run's (subject tied to the run), expected or not;
 	// at most 50 are listed, the counts count all.
-	Findings []RunFinding `json:"findings,omitempty"`
+	Findings []runFinding `json:"findings,omitempty"`
 	// Unexpected counts the run's findings that are not expected, Critical
 	// those of them that are critical, Expected the expected ones.
 	Unexpected int `json:"unexpected"`
@@ -53,7 +53,7 @@ type Reconciliation struct {
 // timeout, with a context of its own: a slow reconciliation is "not
 // checked", never a failure of the ledger. A 409 (another run in progress)
 // is retried until the timeout.
-func reconcile(ctx context.Context, adm *adminClient, m *model, timeout time.Duration) Reconciliation {
+func reconcile(ctx context.Context, adm *adminClient, m *model, timeout time.Duration) reconciliation {
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
@@ -64,9 +64,9 @@ func reconcile(ctx context.Context, adm *adminClient, m *model, timeout time.Dur
 		switch {
 		case err == nil:
 		case errors.Is(err, adminapi.ErrNoRoute):
-			return Reconciliation{Note: "this ledgerd has no reconciliation endpoint"}
+			return reconciliation{Note: "this ledgerd has no reconciliation endpoint"}
 		case rctx.Err() != nil && ctx.Err() == nil:
-			return Reconciliation{Available: true, Note: fmt.Sprintf("not checked: no report within %s (--reconcile-timeout)", timeout)}
+			return reconciliation{Available: true, Note: fmt.Sprintf("not checked: no report within %s (--reconcile-timeout)", timeout)}
 		case errors.Is(err, adminapi.ErrConflict):
 			select {
 			case <-time.After(time.Second):
@@ -75,11 +75,11 @@ func reconcile(ctx context.Context, adm *adminClient, m *model, timeout time.Dur
 				continue
 			}
 		default:
-			return Reconciliation{Available: true, Note: "failed: " + cli.AdminAPI.Explain(err).Error(), Unexpected: 1, Critical: 1}
+			return reconciliation{Available: true, Note: "failed: " + cli.AdminAPI.Explain(err).Error(), Unexpected: 1, Critical: 1}
 		}
 		break
 	}
-	r := Reconciliation{Available: true, Checked: true, RunID: run.RunID, Seconds: round2(time.Since(start).Seconds())}
+	r := reconciliation{Available: true, Checked: true, RunID: run.RunID, Seconds: round2(time.Since(start).Seconds())}
 	for _, f := range run.Findings {
 		if f.Fixed {
 			continue
@@ -91,7 +91,7 @@ func reconcile(ctx context.Context, adm *adminClient, m *model, timeout time.Dur
 			}
 			continue
 		}
-		rf := RunFinding{Finding: f, Expected: f.Kind == "duplicate_credit_attempt" && m.secondCredit(f.Subject)}
+		rf := runFinding{Finding: f, Expected: f.Kind == "duplicate_credit_attempt" && m.secondCredit(f.Subject)}
 		if rf.Expected {
 			r.Expected++
 		} else {
@@ -109,7 +109,7 @@ func reconcile(ctx context.Context, adm *adminClient, m *model, timeout time.Dur
 
 // check is the reconciliation as a check of the run: it fails on any of
 // the run's findings that the run did not cause on purpose.
-func (r Reconciliation) check() Check {
+func (r reconciliation) check() Check {
 	c := Check{Name: "reconciliation: no finding about the run's accounts, holds or requests but the expected duplicate_credit_attempt of its second credits",
 		Checked: r.Unexpected + r.Expected, Failed: r.Unexpected, OK: r.Unexpected == 0}
 	if !r.Available || !r.Checked {

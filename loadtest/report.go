@@ -25,8 +25,8 @@ type Report struct {
 	SecretFingerprint string        `json:"secretFingerprint"`
 	StartedAt         time.Time     `json:"startedAt"`
 	FinishedAt        time.Time     `json:"finishedAt"`
-	Settings          Settings      `json:"settings"`
-	Phases            []PhaseReport `json:"phases"`
+	Settings          settings      `json:"settings"`
+	Phases            []phaseReport `json:"phases"`
 	Rounds            int           `json:"rounds"`
 	// WindowSeconds is the time requests were started in: with --duration
 	// at most that; DrainSeconds the time after it that the requests in
@@ -37,26 +37,26 @@ type Report struct {
 	DrainSeconds   float64          `json:"drainSeconds"`
 	Unsent         int              `json:"unsent"`
 	Endpoints      []EndpointReport `json:"endpoints"`
-	Overall        Overall          `json:"overall"`
+	Overall        overall          `json:"overall"`
 	Checks         []Check          `json:"checks"`
-	Reconciliation Reconciliation   `json:"reconciliation"`
+	Reconciliation reconciliation   `json:"reconciliation"`
 	// Notes are things a reader must know to read the figures (a replay
 	// of stored answers, a setting overridden).
 	Notes []string `json:"notes,omitempty"`
 	// Series is the run over time; Histograms each endpoint's latency
 	// distribution.
-	Series     Series      `json:"series"`
-	Histograms []Histogram `json:"histograms"`
+	Series     series      `json:"series"`
+	Histograms []histogram `json:"histograms"`
 	// Resources is ledgerd's memory, goroutines and pool over the run
 	// (from its /metrics).
-	Resources *Resources `json:"resources,omitempty"`
+	Resources *resources `json:"resources,omitempty"`
 	// Outages are the chaos of a spawned run: each kill or restart and how
 	// long ledgerd was unavailable.
-	Outages     []Outage    `json:"outages,omitempty"`
-	Environment Environment `json:"environment"`
+	Outages     []outage    `json:"outages,omitempty"`
+	Environment environment `json:"environment"`
 	// Ceiling is the bench measure of a spawned run (--ceiling): the
 	// adapter's authorize+capture cycles against the pgbench ceiling.
-	Ceiling *BenchResult `json:"ceiling,omitempty"`
+	Ceiling *benchResult `json:"ceiling,omitempty"`
 	// Failures lists the first failures of the storm itself (terminal
 	// statuses, unexpected outcomes, gave up after retries).
 	Failures     []string `json:"failures,omitempty"`
@@ -64,12 +64,12 @@ type Report struct {
 	Interrupted  bool     `json:"interrupted,omitempty"`
 }
 
-// DeadlinesMs are the service's callback deadline (2 to 3 s), drawn on the
+// deadlinesMs are the service's callback deadline (2 to 3 s), drawn on the
 // latency charts.
-var DeadlinesMs = []float64{2000, 3000}
+var deadlinesMs = []float64{2000, 3000}
 
-// Settings are the knobs of the run.
-type Settings struct {
+// settings are the knobs of the run.
+type settings struct {
 	Accounts        int     `json:"accounts"`
 	Payouts         int     `json:"payouts"`
 	Credits         int     `json:"credits"`
@@ -91,15 +91,15 @@ type Settings struct {
 	Chaos            bool    `json:"chaos,omitempty"`
 }
 
-// PhaseReport is one phase of the storm.
-type PhaseReport struct {
+// phaseReport is one phase of the storm.
+type phaseReport struct {
 	Name     string  `json:"name"`
 	Requests int     `json:"requests"`
 	Seconds  float64 `json:"seconds"`
 }
 
-// Latency is a set of percentiles in milliseconds.
-type Latency struct {
+// latency is a set of percentiles in milliseconds.
+type latency struct {
 	P50  float64 `json:"p50"`
 	P90  float64 `json:"p90"`
 	P95  float64 `json:"p95"`
@@ -127,21 +127,21 @@ type EndpointReport struct {
 	Dropped   int            `json:"dropped"`
 	Transport int            `json:"transportErrors"`
 	Statuses  map[string]int `json:"statuses"`
-	LatencyMs Latency        `json:"latencyMs"`
+	LatencyMs latency        `json:"latencyMs"`
 	// RatePerSec is 200 answers per second over the span from this
 	// endpoint's first send to its last answer.
 	RatePerSec float64 `json:"ratePerSec"`
 }
 
-// Overall is the whole run's traffic.
-type Overall struct {
+// overall is the whole run's traffic.
+type overall struct {
 	Requests      int     `json:"requests"`
 	Sent          int     `json:"sent"`
 	OK            int     `json:"ok"`
 	Seconds       float64 `json:"seconds"`
 	ThroughputOK  float64 `json:"throughputOkPerSec"`
 	ThroughputAll float64 `json:"throughputSentPerSec"`
-	LatencyMs     Latency `json:"latencyMs"`
+	LatencyMs     latency `json:"latencyMs"`
 	// GivenUp are requests given up after retries (then resent), Resolved
 	// those answered once resent, Unresolved those never answered: they
 	// fail the run. Lost counts the accounts and holds whose ledger state
@@ -156,11 +156,11 @@ type Overall struct {
 	AuthorizeOKPerSec float64 `json:"authorizeOkPerSec"`
 }
 
-func (x *runner) endpointReports() ([]EndpointReport, Overall) {
+func (x *runner) endpointReports() ([]EndpointReport, overall) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	var out []EndpointReport
-	var all Overall
+	var all overall
 	var first, last time.Time
 	for i, ep := range endpoints {
 		s := x.stats[i]
@@ -199,10 +199,10 @@ func (x *runner) endpointReports() ([]EndpointReport, Overall) {
 }
 
 // histograms returns each endpoint's latency distribution.
-func (x *runner) histograms() []Histogram {
+func (x *runner) histograms() []histogram {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	var out []Histogram
+	var out []histogram
 	for i, ep := range endpoints {
 		out = append(out, logHistogram(ep, x.stats[i].hist))
 	}
@@ -214,8 +214,8 @@ func round(f float64) float64 {
 	return v
 }
 
-// Print writes the report as readable tables.
-func (r *Report) Print(w io.Writer) {
+// print writes the report as readable tables.
+func (r *Report) print(w io.Writer) {
 	r.printSettings(w)
 	fmt.Fprintln(w)
 	r.printTraffic(w)
@@ -270,9 +270,15 @@ func (r *Report) printTraffic(w io.Writer) {
 	}
 }
 
-// latencyCells are a Latency's percentiles as tab-ended table cells.
-func latencyCells(l Latency) string {
+// latencyCells are a latency's percentiles as tab-ended table cells.
+func latencyCells(l latency) string {
 	return fmt.Sprintf("%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t", l.P50, l.P90, l.P95, l.P99, l.P999, l.Max)
+}
+
+// compact is a latency's six percentiles as one "p50/p90/p95/p99/p99.9/max"
+// string of milliseconds, for places too narrow for a column each.
+func (l latency) compact() string {
+	return fmt.Sprintf("%.2f/%.2f/%.2f/%.2f/%.2f/%.2f", l.P50, l.P90, l.P95, l.P99, l.P999, l.Max)
 }
 
 // statusCounts returns an endpoint's answers by status, and its transport
@@ -305,7 +311,7 @@ func (r *Report) printLedgerd(w io.Writer) {
 	}
 	if c := r.Ceiling; c != nil {
 		fmt.Fprintln(w)
-		printBench(w, BenchReport{Runs: []BenchResult{*c}})
+		printBench(w, BenchReport{Runs: []benchResult{*c}})
 	}
 }
 
@@ -337,7 +343,7 @@ func printChecks(w io.Writer, checks []Check) {
 
 // printReconciliation writes the run's reconciliation findings, or why
 // there are none (nothing when it was not available and no note says why).
-func printReconciliation(w io.Writer, rc Reconciliation) {
+func printReconciliation(w io.Writer, rc reconciliation) {
 	switch {
 	case rc.Note != "" && (!rc.Available || !rc.Checked):
 		fmt.Fprintf(w, "reconciliation: %s\n", rc.Note)

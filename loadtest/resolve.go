@@ -8,12 +8,12 @@ import (
 
 // Defaults of --give-up-after and --resolve-timeout.
 const (
-	DefaultGiveUpAfter    = 60 * time.Second
-	DefaultResolveTimeout = 30 * time.Minute
+	defaultGiveUpAfter    = 60 * time.Second
+	defaultResolveTimeout = 30 * time.Minute
 )
 
 // giveUp queues r, given up after retries, for resolve.
-func (x *runner) giveUp(r Request) {
+func (x *runner) giveUp(r request) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.stats[endpointIndex(r.Endpoint)].givenUp++
@@ -39,7 +39,7 @@ func (x *runner) resolve(ctx context.Context, rs *roundState) {
 	}
 	x.logf("resending %d requests given up after retries, until answered (at most %s)", len(pend), x.resolveFor)
 	deadline := time.Now().Add(x.resolveFor)
-	work := make(chan Request)
+	work := make(chan request)
 	var wg sync.WaitGroup
 	for range min(max(x.loop.conc, 1), len(pend)) {
 		wg.Go(func() {
@@ -61,7 +61,7 @@ func (x *runner) resolve(ctx context.Context, rs *roundState) {
 }
 
 // resend sends one request given up until deadline.
-func (x *runner) resend(ctx context.Context, rs *roundState, r Request, deadline time.Time) {
+func (x *runner) resend(ctx context.Context, rs *roundState, r request, deadline time.Time) {
 	svc, gaveUp := x.sendUntil(ctx, r, sendBounds{retrying: true, keep: true, deadline: deadline})
 	switch {
 	case svc != nil:

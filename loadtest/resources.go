@@ -19,8 +19,8 @@ const (
 	metricMax      = "ledgerd_db_pool_max_connections"
 )
 
-// Sample is one reading of ledgerd's /metrics.
-type Sample struct {
+// sample is one reading of ledgerd's /metrics.
+type sample struct {
 	// T is seconds since the storm began (negative before it).
 	T          float64 `json:"t"`
 	RSSMB      float64 `json:"rssMB"`
@@ -32,10 +32,10 @@ type Sample struct {
 	PoolMax      int `json:"poolMax"`
 }
 
-// Resources is the soak view of a run.
-type Resources struct {
+// resources is the soak view of a run.
+type resources struct {
 	EverySeconds float64  `json:"everySeconds"`
-	Samples      []Sample `json:"samples"`
+	Samples      []sample `json:"samples"`
 	// Failed counts readings that got no answer (ledgerd down).
 	Failed int `json:"failed"`
 	// StormEnd is when the storm ended (seconds since it began).
@@ -62,18 +62,18 @@ type sampler struct {
 	start time.Time // the storm's start; set before the first reading
 
 	mu      sync.Mutex
-	res     Resources
+	res     resources
 	stopc   chan struct{}
 	stopped chan struct{}
 }
 
 func newSampler(adm *adminClient, every time.Duration, start time.Time) *sampler {
-	return &sampler{adm: adm, every: every, start: start, res: Resources{EverySeconds: every.Seconds()},
+	return &sampler{adm: adm, every: every, start: start, res: resources{EverySeconds: every.Seconds()},
 		stopc: make(chan struct{}), stopped: make(chan struct{})}
 }
 
 // read takes one sample now.
-func (s *sampler) read(ctx context.Context) (Sample, bool) {
+func (s *sampler) read(ctx context.Context) (sample, bool) {
 	cctx, cancel := context.WithTimeout(ctx, min(s.every, 2*time.Second)+time.Second)
 	defer cancel()
 	m, err := s.adm.metrics(cctx, metricRSS, metricGoroutes, metricAcquired, metricTotal, metricMax)
@@ -81,9 +81,9 @@ func (s *sampler) read(ctx context.Context) (Sample, bool) {
 	defer s.mu.Unlock()
 	if _, ok := m[metricRSS]; err != nil || !ok {
 		s.res.Failed++
-		return Sample{}, false
+		return sample{}, false
 	}
-	x := Sample{T: round2(time.Since(s.start).Seconds()), RSSMB: round(m[metricRSS] / (1 << 20)), Goroutines: int(m[metricGoroutes]),
+	x := sample{T: round2(time.Since(s.start).Seconds()), RSSMB: round(m[metricRSS] / (1 << 20)), Goroutines: int(m[metricGoroutes]),
 		PoolAcquired: int(m[metricAcquired]), PoolOpen: int(m[metricTotal]), PoolMax: int(m[metricMax])}
 	s.res.Samples = append(s.res.Samples, x)
 	return x, true
@@ -114,14 +114,14 @@ func (s *sampler) stop() {
 // summary computes the figures of the soak view. before and after are the
 // goroutine counts of the idle ledgerd before the storm and after it
 // (its connections closed); stormEnd is seconds since the storm began.
-func (s *sampler) summary(before, after int, stormEnd float64) Resources {
+func (s *sampler) summary(before, after int, stormEnd float64) resources {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.res
 	r.Samples = slices.Clone(r.Samples)
 	r.StormEnd = round2(stormEnd)
 	r.GoroutinesBefore, r.GoroutinesAfter = before, after
-	var in []Sample
+	var in []sample
 	for _, x := range r.Samples {
 		r.RSSMaxMB = max(r.RSSMaxMB, x.RSSMB)
 		r.GoroutinesPeak = max(r.GoroutinesPeak, x.Goroutines)
@@ -191,7 +191,7 @@ const (
 // upward trend (the median of the storm's last fifth at most 10 % and 8 MB
 // above that of its second fifth), and the goroutines of the idle ledgerd
 // after the storm no more than 10 above those before it.
-func soakCheck(r Resources, rssLimitMB float64) Check {
+func soakCheck(r resources, rssLimitMB float64) Check {
 	c := Check{Name: fmt.Sprintf("soak: ledgerd's RSS under %.0f MB with no upward trend through the storm; no goroutine growth after it", rssLimitMB)}
 	if len(r.Samples) < 5 {
 		c.NotChecked = fmt.Sprintf("only %d samples of ledgerd's /metrics", len(r.Samples))

@@ -20,9 +20,9 @@ import (
 	"github.com/provider-ledger/adapter/internal/cli"
 )
 
-// MaxSealLifetime is the longest lifetime (exp - iat) seal gives a request:
+// maxSealLifetime is the longest lifetime (exp - iat) seal gives a request:
 // ledgerd's default LEDGER_MAX_TOKEN_LIFETIME, past which it refuses one.
-const MaxSealLifetime = 10 * time.Minute
+const maxSealLifetime = 10 * time.Minute
 
 // sealConfig is `loadtest seal`.
 type sealConfig struct {
@@ -118,8 +118,8 @@ func (cfg *sealConfig) validate() error {
 	if cfg.accounts < 1 || cfg.accounts > 100000 {
 		return cli.Usagef("--accounts must be 1 to 100000")
 	}
-	if cfg.lifetime < time.Second || cfg.lifetime > MaxSealLifetime {
-		return cli.Usagef("--lifetime must be 1s to %s", MaxSealLifetime)
+	if cfg.lifetime < time.Second || cfg.lifetime > maxSealLifetime {
+		return cli.Usagef("--lifetime must be 1s to %s", maxSealLifetime)
 	}
 	if cfg.format != "vegeta" && cfg.format != "k6" {
 		return cli.Usagef("--format %q: vegeta or k6", cfg.format)
@@ -168,7 +168,7 @@ func parseMix(s string) (auth, credit float64, err error) {
 func sealPlan(cfg sealConfig, now time.Time) Plan {
 	auth, credit, _ := parseMix(cfg.mix)
 	payouts := int(float64(cfg.count)*auth/(auth+credit) + 0.5)
-	s := Shape{Seed: cfg.seed, Prefix: NewPrefix(cfg.seed, now), ProviderID: cfg.providerID,
+	s := Shape{Seed: cfg.seed, Prefix: newPrefix(cfg.seed, now), ProviderID: cfg.providerID,
 		Accounts: cfg.accounts, Payouts: payouts, Credits: cfg.count - payouts, LeaveHeld: 1}
 	p := Generate(s)
 	kept := p.Requests[:0]
@@ -235,7 +235,7 @@ func sealSeed(ctx context.Context, cfg sealConfig, key envelope.Key, p Plan) err
 
 // sealedBody is the body of one request as the service posts it:
 // {"request":"<compact JWE>"}, its claims valid from iat for lifetime.
-func sealedBody(key envelope.Key, r Request, iat time.Time, lifetime time.Duration) ([]byte, error) {
+func sealedBody(key envelope.Key, r request, iat time.Time, lifetime time.Duration) ([]byte, error) {
 	svc, err := json.Marshal(r.Service)
 	if err != nil {
 		return nil, err

@@ -269,7 +269,7 @@ func (sp *spawned) newSession(ctx context.Context, cfg spawnConfig, root string,
 		sp.logf("chaos: %s during a %s storm", s.chaos.describe(), d.duration)
 	}
 	if cfg.ceiling {
-		s.ceiling = func(ctx context.Context, key envelope.Key) *BenchResult {
+		s.ceiling = func(ctx context.Context, key envelope.Key) *benchResult {
 			return sp.ceiling(ctx, s, key, d.providerID, cfg.ceilClients, cfg.ceilDur)
 		}
 	}
@@ -646,16 +646,16 @@ func (sp *spawned) ceilingURL(ctx context.Context) (string, error) {
 
 // ceiling runs the bench cycles on the spawned ledgerd and the pgbench
 // ceiling on its Postgres server (docs/benchmarks.md).
-func (sp *spawned) ceiling(ctx context.Context, s *session, key envelope.Key, providerID string, clients int, d time.Duration) *BenchResult {
+func (sp *spawned) ceiling(ctx context.Context, s *session, key envelope.Key, providerID string, clients int, d time.Duration) *benchResult {
 	logf := func(format string, a ...any) { sp.logf(format, a...) }
 	dbURL, err := sp.ceilingURL(ctx)
 	if err != nil {
-		return &BenchResult{CeilingErr: "the ceiling database: " + err.Error()}
+		return &benchResult{CeilingErr: "the ceiling database: " + err.Error()}
 	}
-	prefix := NewPrefix(time.Now().UnixNano()%(1<<40), time.Now())
+	prefix := newPrefix(time.Now().UnixNano()%(1<<40), time.Now())
 	accounts, err := seedBenchAccounts(ctx, s.adm, prefix, providerID, 1000, logf)
 	if err != nil {
-		return &BenchResult{CeilingErr: err.Error()}
+		return &benchResult{CeilingErr: err.Error()}
 	}
 	hc := &http.Client{Transport: newTransport(clients), Timeout: 30 * time.Second}
 	defer hc.CloseIdleConnections()

@@ -21,9 +21,9 @@ import (
 
 // Exit statuses of Run.
 const (
-	ExitOK     = 0 // every check passed
-	ExitFailed = 1 // an invariant, consistency or request check failed
-	ExitSetup  = 2 // usage error, or the run could not be set up
+	exitOK     = 0 // every check passed
+	exitFailed = 1 // an invariant, consistency or request check failed
+	exitSetup  = 2 // usage error, or the run could not be set up
 )
 
 // driveConfig is what storm, replay and spawn share.
@@ -70,9 +70,9 @@ type session struct {
 	// is read from --secret-file or installed.
 	key      envelope.Key
 	keyReady bool
-	env      Environment
+	env      environment
 	chaos    *chaos
-	ceiling  func(ctx context.Context, key envelope.Key) *BenchResult
+	ceiling  func(ctx context.Context, key envelope.Key) *benchResult
 }
 
 func newTransport(conc int) *http.Transport {
@@ -118,7 +118,7 @@ func setupf(format string, a ...any) error { return setupError{fmt.Errorf(format
 // of a generated one.
 type planSource struct {
 	shape    Shape
-	accounts []AccountSeed
+	accounts []accountSeed
 	fixed    *Plan
 }
 
@@ -127,11 +127,11 @@ func (ps *planSource) plan(round int) Plan {
 		return *ps.fixed
 	}
 	if round == 0 {
-		p := GenerateRound(ps.shape, 0, nil)
+		p := generateRound(ps.shape, 0, nil)
 		ps.accounts = p.Header.Accounts
 		return p
 	}
-	return GenerateRound(ps.shape, round, ps.accounts)
+	return generateRound(ps.shape, round, ps.accounts)
 }
 
 // drive runs the storm and its checks and returns the report. An error is
@@ -272,8 +272,8 @@ type stormResult struct {
 	err           error // an interruption or an abort
 	rounds        int
 	phaseRequests [numPhases]int
-	outages       []Outage
-	resources     Resources
+	outages       []outage
+	resources     resources
 	// window is the time requests were started in (at most --duration);
 	// drain the time after it that in-flight work took to finish.
 	window, drain time.Duration
@@ -354,7 +354,7 @@ func (s *session) describe(rep *Report, st stormResult, first Plan) {
 	rep.WindowSeconds, rep.DrainSeconds, rep.Unsent = round2(st.window.Seconds()), round2(st.drain.Seconds()), int(x.unsent.Load())
 	rep.Settings = s.settings(first)
 	for ph := range numPhases {
-		rep.Phases = append(rep.Phases, PhaseReport{Name: phaseNames[ph], Requests: st.phaseRequests[ph], Seconds: round2(x.phases[ph].Seconds())})
+		rep.Phases = append(rep.Phases, phaseReport{Name: phaseNames[ph], Requests: st.phaseRequests[ph], Seconds: round2(x.phases[ph].Seconds())})
 	}
 	rep.Endpoints, rep.Overall = x.endpointReports()
 	x.mu.Lock()
@@ -420,7 +420,7 @@ func (s *session) planSource(ctx context.Context, rep *Report) (*planSource, err
 	cfg := s.cfg
 	if cfg.cmd != "replay" {
 		sh := cfg.shape
-		sh.Prefix = NewPrefix(sh.Seed, s.hooks.now())
+		sh.Prefix = newPrefix(sh.Seed, s.hooks.now())
 		return &planSource{shape: sh}, nil
 	}
 	read := func(prefix string) (Plan, error) {
@@ -429,7 +429,7 @@ func (s *session) planSource(ctx context.Context, rep *Report) (*planSource, err
 			return Plan{}, setupError{err}
 		}
 		defer f.Close()
-		p, err := Read(f, prefix)
+		p, err := readPlan(f, prefix)
 		if err != nil {
 			return Plan{}, setupf("%s: %v", cfg.in, err)
 		}
@@ -459,7 +459,7 @@ func (s *session) planSource(ctx context.Context, rep *Report) (*planSource, err
 		}
 	}
 	if fresh {
-		if p, err = read(NewPrefix(p.Header.Seed, s.hooks.now())); err != nil {
+		if p, err = read(newPrefix(p.Header.Seed, s.hooks.now())); err != nil {
 			return nil, err
 		}
 	}
@@ -473,9 +473,9 @@ func (s *session) planSource(ctx context.Context, rep *Report) (*planSource, err
 	return &planSource{fixed: &p}, nil
 }
 
-func (s *session) settings(first Plan) Settings {
+func (s *session) settings(first Plan) settings {
 	cfg := s.cfg
-	st := Settings{Accounts: len(first.Header.Accounts), Payouts: first.Header.Payouts, Credits: first.Header.Credits, Concurrency: cfg.loop.conc,
+	st := settings{Accounts: len(first.Header.Accounts), Payouts: first.Header.Payouts, Credits: first.Header.Credits, Concurrency: cfg.loop.conc,
 		Duplicates: cfg.shape.Duplicates, ConcurrentDupes: cfg.shape.ConcurrentDupes, Drop: cfg.shape.Drop, CaptureRatio: cfg.shape.CaptureRatio,
 		LeaveHeld: cfg.shape.LeaveHeld, SecondAttempts: cfg.shape.SecondAttempts, Loop: "closed", Rate: cfg.loop.rate,
 		DurationSeconds: cfg.duration.Seconds(), ReconcileTimeout: cfg.reconcile.String(), Chaos: s.chaos != nil}
@@ -507,25 +507,25 @@ func (s *session) finish(rep *Report) error {
 		enc := json.NewEncoder(s.stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {
-			return &cli.ExitError{Code: ExitSetup, Err: err}
+			return &cli.ExitError{Code: exitSetup, Err: err}
 		}
 	} else {
-		rep.Print(s.stdout)
+		rep.print(s.stdout)
 	}
 	if s.cfg.report != "" {
 		b, _ := json.MarshalIndent(rep, "", "  ")
 		if err := os.WriteFile(s.cfg.report, append(b, '\n'), 0o644); err != nil {
-			return &cli.ExitError{Code: ExitSetup, Err: fmt.Errorf("writing the report: %w", err)}
+			return &cli.ExitError{Code: exitSetup, Err: fmt.Errorf("writing the report: %w", err)}
 		}
 	}
 	if s.cfg.html != "" {
-		if err := WriteHTML(s.cfg.html, rep); err != nil {
-			return &cli.ExitError{Code: ExitSetup, Err: fmt.Errorf("writing the HTML report: %w", err)}
+		if err := writeHTML(s.cfg.html, rep); err != nil {
+			return &cli.ExitError{Code: exitSetup, Err: fmt.Errorf("writing the HTML report: %w", err)}
 		}
 		s.logf("HTML report written to %s", s.cfg.html)
 	}
 	if !rep.OK {
-		return &cli.ExitError{Code: ExitFailed}
+		return &cli.ExitError{Code: exitFailed}
 	}
 	return nil
 }

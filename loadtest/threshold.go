@@ -85,20 +85,20 @@ func thresholdValue(metric, s string) (float64, error) {
 }
 
 // latencyMetric returns the percentile a latency metric names, or nil.
-func latencyMetric(m string) func(Latency) float64 {
+func latencyMetric(m string) func(latency) float64 {
 	switch m {
 	case "p50":
-		return func(l Latency) float64 { return l.P50 }
+		return func(l latency) float64 { return l.P50 }
 	case "p90":
-		return func(l Latency) float64 { return l.P90 }
+		return func(l latency) float64 { return l.P90 }
 	case "p95":
-		return func(l Latency) float64 { return l.P95 }
+		return func(l latency) float64 { return l.P95 }
 	case "p99":
-		return func(l Latency) float64 { return l.P99 }
+		return func(l latency) float64 { return l.P99 }
 	case "p99.9":
-		return func(l Latency) float64 { return l.P999 }
+		return func(l latency) float64 { return l.P999 }
 	case "max":
-		return func(l Latency) float64 { return l.Max }
+		return func(l latency) float64 { return l.Max }
 	}
 	return nil
 }
@@ -118,7 +118,7 @@ func errorShare(e EndpointReport) (bad, all int) {
 // check judges the threshold against the report.
 func (t threshold) check(r *Report) Check {
 	c := Check{Name: "threshold " + t.expr}
-	var lat Latency
+	var lat latency
 	bad, all := 0, 0
 	for _, e := range r.Endpoints {
 		if t.endpoint == "" || e.Endpoint == t.endpoint {

@@ -52,10 +52,10 @@ func TestThresholdCheck(t *testing.T) {
 	t.Parallel()
 	r := &Report{
 		Endpoints: []EndpointReport{
-			{Endpoint: "authorize", Statuses: map[string]int{"200": 998, "503": 2}, LatencyMs: Latency{P99: 40}},
-			{Endpoint: "capture", Statuses: map[string]int{"200": 1000}, Transport: 0, LatencyMs: Latency{P99: 90}},
+			{Endpoint: "authorize", Statuses: map[string]int{"200": 998, "503": 2}, LatencyMs: latency{P99: 40}},
+			{Endpoint: "capture", Statuses: map[string]int{"200": 1000}, Transport: 0, LatencyMs: latency{P99: 90}},
 		},
-		Overall: Overall{LatencyMs: Latency{P99: 80}},
+		Overall: overall{LatencyMs: latency{P99: 80}},
 	}
 	for expr, ok := range map[string]bool{
 		"p99<100ms": true, "p99<80ms": false, "p99<=80ms": true, "authorize:p99<50ms": true, "capture:p99<50ms": false,

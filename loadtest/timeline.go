@@ -122,10 +122,10 @@ func (t *timeline) attempt(ep int, end time.Time, status int, transportErr, meas
 func (t *timeline) retry(when time.Time)   { t.at(when).retries++ }
 func (t *timeline) dropped(when time.Time) { t.at(when).dropped++ }
 
-// Series is the run over time, one point per BucketSeconds: rates per
+// series is the run over time, one point per BucketSeconds: rates per
 // second, latency percentiles in milliseconds (-1 where nothing was
 // measured), counts per bucket.
-type Series struct {
+type series struct {
 	BucketSeconds float64 `json:"bucketSeconds"`
 	// T is each point's start, in seconds since the storm began.
 	T []float64 `json:"t"`
@@ -133,10 +133,10 @@ type Series struct {
 	// HTTP attempt per second.
 	OKPerSec   map[string][]float64 `json:"okPerSec"`
 	SentPerSec []float64            `json:"sentPerSec"`
-	// LatencySeries is over every endpoint's measured attempts;
+	// latencySeries is over every endpoint's measured attempts;
 	// ByEndpoint over each endpoint's.
-	LatencySeries
-	ByEndpoint map[string]LatencySeries `json:"latencyByEndpoint"`
+	latencySeries
+	ByEndpoint map[string]latencySeries `json:"latencyByEndpoint"`
 	// Statuses counts non-200 answers by status ("503") and transport
 	// errors ("transport") per point; Retries the attempts that retried;
 	// Dropped the answers discarded as lost.
@@ -145,9 +145,9 @@ type Series struct {
 	Dropped  []int            `json:"dropped"`
 }
 
-// LatencySeries are latency percentiles over time, in milliseconds, -1
+// latencySeries are latency percentiles over time, in milliseconds, -1
 // where a point has no measured attempt.
-type LatencySeries struct {
+type latencySeries struct {
 	P50  []float64 `json:"p50Ms"`
 	P90  []float64 `json:"p90Ms"`
 	P95  []float64 `json:"p95Ms"`
@@ -157,7 +157,7 @@ type LatencySeries struct {
 }
 
 // add appends the percentiles of h (-1 each when h is empty).
-func (l *LatencySeries) add(h *hdrhistogram.Histogram) {
+func (l *latencySeries) add(h *hdrhistogram.Histogram) {
 	q := func(p float64) float64 {
 		if h == nil || h.TotalCount() == 0 {
 			return -1
@@ -171,10 +171,10 @@ func (l *LatencySeries) add(h *hdrhistogram.Histogram) {
 	l.P99, l.P999, l.Max = append(l.P99, q(99)), append(l.P999, q(99.9)), append(l.Max, q(100))
 }
 
-// series turns the timeline into Series.
-func (t *timeline) series() Series {
+// series turns the timeline into a series.
+func (t *timeline) series() series {
 	width := t.width.Seconds()
-	s := Series{BucketSeconds: width, OKPerSec: map[string][]float64{}, Statuses: map[string][]int{}, ByEndpoint: map[string]LatencySeries{}}
+	s := series{BucketSeconds: width, OKPerSec: map[string][]float64{}, Statuses: map[string][]int{}, ByEndpoint: map[string]latencySeries{}}
 	n := len(t.buckets)
 	for _, b := range t.buckets {
 		for c := range b.statuses {
@@ -205,7 +205,7 @@ func (t *timeline) series() Series {
 		s.SentPerSec = append(s.SentPerSec, round(float64(sent)/width))
 		s.Retries = append(s.Retries, b.retries)
 		s.Dropped = append(s.Dropped, b.dropped)
-		s.LatencySeries.add(b.hist)
+		s.latencySeries.add(b.hist)
 		for e, ep := range endpoints {
 			l := s.ByEndpoint[ep]
 			l.add(b.eph[e])
@@ -218,9 +218,9 @@ func (t *timeline) series() Series {
 // msOf is microseconds as milliseconds with three decimals.
 func msOf(us int64) float64 { return math.Round(float64(us)) / 1000 }
 
-// Histogram is an endpoint's latency distribution on logarithmic bins:
+// histogram is an endpoint's latency distribution on logarithmic bins:
 // Counts[i] attempts took from EdgesMs[i] to EdgesMs[i+1] milliseconds.
-type Histogram struct {
+type histogram struct {
 	Endpoint string    `json:"endpoint"`
 	EdgesMs  []float64 `json:"edgesMs"`
 	Counts   []int64   `json:"counts"`
@@ -230,8 +230,8 @@ const histogramBins = 48
 
 // logHistogram bins h (µs) into histogramBins logarithmic bins from its
 // smallest to its largest value, widened to whole decades.
-func logHistogram(endpoint string, h *hdrhistogram.Histogram) Histogram {
-	out := Histogram{Endpoint: endpoint}
+func logHistogram(endpoint string, h *hdrhistogram.Histogram) histogram {
+	out := histogram{Endpoint: endpoint}
 	if h.TotalCount() == 0 {
 		return out
 	}

@@ -28,8 +28,8 @@ func (s *slowLedger) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.fakeLedger.ServeHTTP(w, r)
 }
 
-func authorizes(n int) []Request {
-	var out []Request
+func authorizes(n int) []request {
+	var out []request
 	for i := range n {
 		r := authorizeRequest()
 		r.Seq = i + 1
@@ -74,8 +74,8 @@ func TestGenerateRound(t *testing.T) {
 	t.Parallel()
 	shape := Shape{Seed: 5, Prefix: "ltr0x1", ProviderID: "bank", Accounts: 3, Payouts: 30, Credits: 10, CaptureRatio: 0.5, LeaveHeld: 0.3, SecondAttempts: 0.3}
 	m := newModel(shape.Prefix)
-	r0 := GenerateRound(shape, 0, nil)
-	r1 := GenerateRound(shape, 1, r0.Header.Accounts)
+	r0 := generateRound(shape, 0, nil)
+	r1 := generateRound(shape, 1, r0.Header.Accounts)
 	for _, p := range []Plan{r0, r1} {
 		if err := m.add(p); err != nil {
 			t.Fatal(err)
@@ -184,17 +184,17 @@ func TestParseMetrics(t *testing.T) {
 // each fail; a flat run passes; too few samples is not checked.
 func TestSoakCheck(t *testing.T) {
 	t.Parallel()
-	run := func(rss func(t float64) float64, before, after int) Resources {
-		s := &sampler{res: Resources{EverySeconds: 1}}
+	run := func(rss func(t float64) float64, before, after int) resources {
+		s := &sampler{res: resources{EverySeconds: 1}}
 		for i := 0; i <= 100; i++ {
 			x := float64(i)
-			s.res.Samples = append(s.res.Samples, Sample{T: x, RSSMB: rss(x), Goroutines: 30})
+			s.res.Samples = append(s.res.Samples, sample{T: x, RSSMB: rss(x), Goroutines: 30})
 		}
 		return s.summary(before, after, 100)
 	}
 	for _, tc := range []struct {
 		name string
-		r    Resources
+		r    resources
 		ok   bool
 		says string
 	}{
@@ -212,7 +212,7 @@ func TestSoakCheck(t *testing.T) {
 			}
 		})
 	}
-	if c := soakCheck(Resources{Samples: []Sample{{T: 1}}}, 150); !c.OK || c.NotChecked == "" {
+	if c := soakCheck(resources{Samples: []sample{{T: 1}}}, 150); !c.OK || c.NotChecked == "" {
 		t.Fatalf("one sample: %+v", c)
 	}
 }
@@ -249,11 +249,11 @@ func TestFindingScope(t *testing.T) {
 			t.Errorf("secondCredit(%q) = %v", tc.subject, got)
 		}
 	}
-	r := Reconciliation{Available: true, Checked: true, Unexpected: 1, Findings: []RunFinding{{Finding: ledger.Finding{Kind: "balance_drift", Severity: "critical", Subject: "x"}}}}
+	r := reconciliation{Available: true, Checked: true, Unexpected: 1, Findings: []runFinding{{Finding: ledger.Finding{Kind: "balance_drift", Severity: "critical", Subject: "x"}}}}
 	if c := r.check(); c.OK || c.Failed != 1 || len(c.Detail) != 1 {
 		t.Fatalf("%+v", c)
 	}
-	r = Reconciliation{Available: true, Note: "not checked: no report within 1s (--reconcile-timeout)"}
+	r = reconciliation{Available: true, Note: "not checked: no report within 1s (--reconcile-timeout)"}
 	if c := r.check(); !c.OK || c.NotChecked == "" {
 		t.Fatalf("%+v", c)
 	}
@@ -272,7 +272,7 @@ func TestProgress(t *testing.T) {
 	p := newProgress(&buf, false, time.Second, "loadtest storm", x, start, 0)
 	p.print(false)
 	line := buf.String()
-	for _, want := range []string{"loadtest storm: ", "25/100 requests (25%)", "answers/s", "p99 5.0 ms so far", "non-200 503:1"} {
+	for _, want := range []string{"loadtest storm: ", "25/100 requests (25%)", "answers/s", "p50/p90/p95/p99/p99.9/max 3.0/5.0/5.0/5.0/5.0/5.0 ms so far", "non-200 503:1"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("progress line %q lacks %q", line, want)
 		}
@@ -297,7 +297,7 @@ func TestPercentiles(t *testing.T) {
 	}
 	eps, all := x.endpointReports()
 	near := func(got, want float64) bool { return got >= want*0.99 && got <= want*1.01 }
-	for _, l := range []Latency{eps[0].LatencyMs, all.LatencyMs} {
+	for _, l := range []latency{eps[0].LatencyMs, all.LatencyMs} {
 		if !near(l.P50, 500) || !near(l.P90, 900) || !near(l.P95, 950) || !near(l.P99, 990) || !near(l.P999, 999) || !near(l.Max, 1000) {
 			t.Fatalf("latency %+v", l)
 		}
@@ -315,10 +315,33 @@ func TestPercentiles(t *testing.T) {
 		t.Fatalf("timeline p95 %v p99.9 %v", s.P95, s.P999)
 	}
 	var out bytes.Buffer
-	(&Report{Endpoints: eps, Overall: all}).Print(&out)
+	(&Report{Endpoints: eps, Overall: all}).print(&out)
 	for _, h := range []string{"p50 ms", "p90 ms", "p95 ms", "p99 ms", "p99.9 ms", "max ms", "950.", "999."} {
 		if !strings.Contains(out.String(), h) {
 			t.Errorf("the table lacks %q:\n%s", h, out.String())
+		}
+	}
+}
+
+// TestBenchTable: the bench table and the ceiling line show all six
+// percentiles of authorize and capture, each in its place.
+func TestBenchTable(t *testing.T) {
+	lat := func(base float64) latency {
+		return latency{P50: base + 0.1, P90: base + 0.2, P95: base + 0.3, P99: base + 0.4, P999: base + 0.5, Max: base + 0.6}
+	}
+	var buf bytes.Buffer
+	printBench(&buf, BenchReport{Runs: []benchResult{{
+		Adapter: cycleReport{Clients: 4, CyclesPerSec: 100, Authorize: lat(1), Capture: lat(2)},
+		Ceiling: &ceilingReport{Clients: 4, AuthorizeTPS: 900, CaptureTPS: 800, AuthorizeLat: lat(3), CaptureLat: lat(4)},
+		Ratio:   0.5,
+	}}})
+	out := buf.String()
+	for _, want := range []string{"auth p50/p90/p95/p99/p99.9/max ms", "capt p50/p90/p95/p99/p99.9/max ms",
+		"1.10/1.20/1.30/1.40/1.50/1.60", "2.10/2.20/2.30/2.40/2.50/2.60",
+		"authorize 900 tps (p50/p90/p95/p99/p99.9/max 3.10/3.20/3.30/3.40/3.50/3.60 ms)",
+		"capture 800 tps (p50/p90/p95/p99/p99.9/max 4.10/4.20/4.30/4.40/4.50/4.60 ms)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bench output lacks %q:\n%s", want, out)
 		}
 	}
 }

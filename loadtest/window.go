@@ -32,7 +32,7 @@ func (x *runner) stopped() bool {
 }
 
 // withdraw records reqs as never sent: they leave the model.
-func (x *runner) withdraw(reqs []Request) {
+func (x *runner) withdraw(reqs []request) {
 	for _, r := range reqs {
 		x.model.withdraw(r)
 	}
@@ -45,7 +45,7 @@ func (x *runner) withdraw(reqs []Request) {
 // captured); a capture or release not sent leaves its payout held; a
 // credit not sent leaves its account uncredited; a second credit not sent
 // is no longer an expected duplicate finding.
-func (m *model) withdraw(r Request) {
+func (m *model) withdraw(r request) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
