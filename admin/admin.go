@@ -55,16 +55,16 @@ type Config struct {
 	// in the account's currency, waits for another actor's approval.
 	ApprovalOver *decimal.Decimal
 	// ApprovalTTL is how long an adjustment waits for approval before it
-	// expires (LEDGER_ADJUSTMENT_APPROVAL_TTL; default DefaultApprovalTTL).
+	// expires (LEDGER_ADJUSTMENT_APPROVAL_TTL; default 24 h).
 	ApprovalTTL time.Duration
 	// Now is the clock (nil: time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
 }
 
-// DefaultApprovalTTL is how long an adjustment waits for approval unless
+// defaultApprovalTTL is how long an adjustment waits for approval unless
 // Config.ApprovalTTL says otherwise.
-const DefaultApprovalTTL = 24 * time.Hour
+const defaultApprovalTTL = 24 * time.Hour
 
 // Ledger is what the admin API needs of the ledger's database: accounts,
 // instruments, holds and the journal, and the bank's controls (the audit
@@ -171,7 +171,7 @@ func New(cfg Config) *Handler {
 		cfg.Now = time.Now
 	}
 	if cfg.ApprovalTTL <= 0 {
-		cfg.ApprovalTTL = DefaultApprovalTTL
+		cfg.ApprovalTTL = defaultApprovalTTL
 	}
 	s := &Handler{cfg: cfg, router: httprouter.New(), log: cfg.Logger}
 	if s.log == nil {

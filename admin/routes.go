@@ -85,9 +85,9 @@ func (s *Handler) register(method, path string) routeSpec {
 	return rs
 }
 
-// RouteScopes returns the route table: the scope each route needs, by
+// routeScopes returns the route table: the scope each route needs, by
 // "METHOD /path" in the router's syntax ("" for the open routes).
-func RouteScopes() map[string]string {
+func routeScopes() map[string]string {
 	out := make(map[string]string, len(routeTable))
 	for _, rs := range routeTable {
 		out[rs.method+" "+rs.path] = rs.scope

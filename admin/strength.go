@@ -6,12 +6,12 @@ import (
 	"strings"
 )
 
-// MinTokenLength is the shortest LEDGER_ADMIN_TOKEN a non-loopback admin
+// minTokenLength is the shortest LEDGER_ADMIN_TOKEN a non-loopback admin
 // listener takes.
-const MinTokenLength = 32
+const minTokenLength = 32
 
 // CheckTokenStrength refuses a break-glass token that anyone could guess
-// or a bystander could remember: shorter than MinTokenLength characters;
+// or a bystander could remember: shorter than minTokenLength characters;
 // under 128 bits by the estimate length × log2(the size of the character
 // classes it uses: lower case 26, upper case 26, digits 10, others 33);
 // fewer than 10 distinct characters; or a repetition of a shorter string.
@@ -20,7 +20,7 @@ const MinTokenLength = 32
 // rule failed, never the token.
 func CheckTokenStrength(token string) error {
 	n := len(token)
-	if n < MinTokenLength {
+	if n < minTokenLength {
 		return errors.New("is shorter than 32 characters")
 	}
 	pool := 0

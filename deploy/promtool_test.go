@@ -13,10 +13,10 @@ import (
 	"github.com/provider-ledger/adapter/internal/tooltest"
 )
 
-// PromtoolModule is the Go module version of the Prometheus release
+// promtoolModule is the Go module version of the Prometheus release
 // compose.yaml runs (v3.X.Y is module v0.30X.Y): .ci/run builds its
 // promtool from it when the one installed is not of that release.
-const PromtoolModule = "github.com/prometheus/prometheus@v0.305.0"
+const promtoolModule = "github.com/prometheus/prometheus@v0.305.0"
 
 // composePrometheus returns the version of the Prometheus image
 // compose.yaml runs: "3.5.0" for prom/prometheus:v3.5.0@sha256:….
@@ -54,7 +54,7 @@ func promtool(t *testing.T, b *testBundle) string {
 		}
 	}
 	msg := "promtool " + want + " (the Prometheus compose.yaml runs), found " + promtoolVersion(found) + " at " + found +
-		"; .ci/run builds it from " + PromtoolModule
+		"; .ci/run builds it from " + promtoolModule
 	if os.Getenv("CI") != "" {
 		t.Fatal("needs " + msg)
 	}
@@ -90,11 +90,11 @@ func TestCIBuildsComposePromtool(t *testing.T) {
 	if _, err := fmt.Sscanf(release, "%d.%d.%d", &x, &y, &z); err != nil || x != 3 {
 		t.Fatalf("Prometheus %s: the module version mapping below is that of 3.x", release)
 	}
-	if want := fmt.Sprintf("github.com/prometheus/prometheus@v0.%d.%d", 300+y, z); PromtoolModule != want {
-		t.Errorf("PromtoolModule %s, want %s for Prometheus %s", PromtoolModule, want, release)
+	if want := fmt.Sprintf("github.com/prometheus/prometheus@v0.%d.%d", 300+y, z); promtoolModule != want {
+		t.Errorf("promtoolModule %s, want %s for Prometheus %s", promtoolModule, want, release)
 	}
 	ci := read(t, "../.ci/run")
-	for _, line := range []string{"prom_release=" + release, "prom_module=" + PromtoolModule} {
+	for _, line := range []string{"prom_release=" + release, "prom_module=" + promtoolModule} {
 		if !strings.Contains(ci, "\n"+line+"\n") {
 			t.Errorf(".ci/run has no line %q", line)
 		}

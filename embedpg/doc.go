@@ -4,7 +4,7 @@
 //
 // It does not bundle PostgreSQL: it uses the server binaries already installed
 // on the machine (see [FindBinaries]). When none are found, [Start] fails with
-// [ErrNoBinaries], whose message says how to install PostgreSQL or point
+// errNoBinaries, whose message says how to install PostgreSQL or point
 // DATABASE_URL at an existing database.
 //
 // # Layout of the data directory
@@ -50,7 +50,7 @@
 // process that started it dies, even by SIGKILL.
 //
 // An Instance holds an exclusive lock on DataDir/embedpg.lock for its lifetime: a
-// second Start on the same DataDir while one is running fails with [ErrInUse]
+// second Start on the same DataDir while one is running fails with errInUse
 // rather than disturbing it. The kernel drops the lock when its holder dies,
 // so if a postgres of this data directory is still running at Start (an
 // orphan of a killed owner), Start shuts it down before starting its own, and

@@ -13,9 +13,9 @@ import (
 	"time"
 )
 
-// ErrNoBinaries is returned by [FindBinaries] and [Start] when no PostgreSQL
+// errNoBinaries is returned by [FindBinaries] and [Start] when no PostgreSQL
 // server binaries (initdb and postgres) can be found.
-var ErrNoBinaries = errors.New("embedpg: no PostgreSQL server binaries (initdb and postgres) found " +
+var errNoBinaries = errors.New("embedpg: no PostgreSQL server binaries (initdb and postgres) found " +
 	"in PATH, `pg_config --bindir` or /usr/lib/postgresql/*/bin; install PostgreSQL " +
 	"(e.g. `apt-get install postgresql`, `dnf install postgresql-server`, `brew install postgresql`) " +
 	"or set DATABASE_URL to an existing database")
@@ -25,7 +25,7 @@ var ErrNoBinaries = errors.New("embedpg: no PostgreSQL server binaries (initdb a
 // Otherwise it searches, in order: the directories of PATH, the output of
 // `pg_config --bindir` (pg_config found in PATH), and /usr/lib/postgresql/*/bin
 // with the highest major version first. Nothing found: an error wrapping
-// [ErrNoBinaries].
+// errNoBinaries.
 func FindBinaries(binDir string) (string, error) {
 	return defaultFinder().find(binDir)
 }
@@ -47,7 +47,7 @@ func defaultFinder() finder {
 func (f finder) find(override string) (string, error) {
 	if override != "" {
 		if !hasServerBinaries(override) {
-			return "", fmt.Errorf("%w (BinDir %q has no executable initdb and postgres)", ErrNoBinaries, override)
+			return "", fmt.Errorf("%w (BinDir %q has no executable initdb and postgres)", errNoBinaries, override)
 		}
 		return filepath.Abs(override)
 	}
@@ -72,7 +72,7 @@ func (f finder) find(override string) (string, error) {
 			return dir, nil
 		}
 	}
-	return "", ErrNoBinaries
+	return "", errNoBinaries
 }
 
 // pgConfigBinDir asks the first pg_config in f.path for its bindir; "" when

@@ -36,7 +36,7 @@ func newFindTree(t *testing.T) *findTree {
 }
 
 // TestFindBinaries: a directory given explicitly is used, and only it:
-// without both binaries it is ErrNoBinaries, never a fallback elsewhere.
+// without both binaries it is errNoBinaries, never a fallback elsewhere.
 func TestFindBinaries(t *testing.T) {
 	t.Parallel()
 	t.Run("OverrideHonoured", func(t *testing.T) {
@@ -55,8 +55,8 @@ func TestFindBinaries(t *testing.T) {
 		empty := t.TempDir()
 		// Binaries elsewhere must not be used instead of a wrong override.
 		got, err := finder{path: b.other}.find(empty)
-		if !errors.Is(err, ErrNoBinaries) {
-			t.Fatalf("find(empty override) = %q, %v; want ErrNoBinaries", got, err)
+		if !errors.Is(err, errNoBinaries) {
+			t.Fatalf("find(empty override) = %q, %v; want errNoBinaries", got, err)
 		}
 	})
 }
@@ -70,8 +70,8 @@ func TestFindBinariesNone(t *testing.T) {
 		b := newFindTree(t)
 		onlyInitdb := makeBin(t, filepath.Join(b.root, "half"), "initdb")
 		got, err := finder{path: "" + string(os.PathListSeparator) + onlyInitdb, globs: []string{filepath.Join(b.root, "none", "*", "bin")}}.find("")
-		if !errors.Is(err, ErrNoBinaries) {
-			t.Fatalf("find = %q, %v; want ErrNoBinaries", got, err)
+		if !errors.Is(err, errNoBinaries) {
+			t.Fatalf("find = %q, %v; want errNoBinaries", got, err)
 		}
 		for _, hint := range []string{"apt-get install postgresql", "DATABASE_URL"} {
 			if !strings.Contains(err.Error(), hint) {
@@ -87,8 +87,8 @@ func TestFindBinariesNone(t *testing.T) {
 		if err := os.Chmod(filepath.Join(dir, "postgres"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := (finder{path: dir}).find(""); !errors.Is(err, ErrNoBinaries) {
-			t.Fatalf("find = %q, %v; want ErrNoBinaries", got, err)
+		if got, err := (finder{path: dir}).find(""); !errors.Is(err, errNoBinaries) {
+			t.Fatalf("find = %q, %v; want errNoBinaries", got, err)
 		}
 	})
 }

@@ -24,9 +24,9 @@ type Config struct {
 	StartTimeout time.Duration
 }
 
-// ErrInUse is returned by [Start] when another running Instance (in this or
+// errInUse is returned by [Start] when another running Instance (in this or
 // another process) holds the data directory.
-var ErrInUse = errors.New("embedpg: data directory is in use by another running embedded PostgreSQL")
+var errInUse = errors.New("embedpg: data directory is in use by another running embedded PostgreSQL")
 
 // Instance is a running private PostgreSQL cluster started by [Start]. Call
 // [Instance.Stop] when done.

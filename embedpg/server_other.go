@@ -18,15 +18,15 @@ func (s *Instance) Stop(context.Context) error { return nil }
 // PassfileURL is empty: no Instance can be started here.
 func (s *Instance) PassfileURL() string { return "" }
 
-// ErrNotRunning is returned by RunningURL when no embedded Postgres of the
+// errNotRunning is returned by RunningURL when no embedded Postgres of the
 // data directory is running.
-var ErrNotRunning = errors.New("embedpg: the embedded Postgres is not running")
+var errNotRunning = errors.New("embedpg: the embedded Postgres is not running")
 
 // RunningURL is not supported on this operating system.
-func RunningURL(string, bool) (string, error) { return "", ErrNotRunning }
+func RunningURL(string, bool) (string, error) { return "", errNotRunning }
 
 // CrashRestart is not supported on this operating system.
-func CrashRestart(context.Context, string) error { return ErrNotRunning }
+func CrashRestart(context.Context, string) error { return errNotRunning }
 
 // StopCluster does nothing: no cluster can run here.
 func StopCluster(context.Context, string) error { return nil }

@@ -28,7 +28,7 @@ import (
 )
 
 // These tests run real initdb and postgres processes from the installed
-// server binaries. Without them they fail with ErrNoBinaries, whose message
+// server binaries. Without them they fail with errNoBinaries, whose message
 // says how to install PostgreSQL.
 
 // setup returns a Config whose DataDir does not exist yet: Start creates it.
@@ -378,11 +378,11 @@ func TestServerStopsOrphanedServer(t *testing.T) {
 		t.Errorf("Stop of the orphan's Server: %v", err)
 	}
 	// A second Start while the data directory is in use is refused.
-	if s3, err := Start(t.Context(), cfg); !errors.Is(err, ErrInUse) {
+	if s3, err := Start(t.Context(), cfg); !errors.Is(err, errInUse) {
 		if s3 != nil {
 			s3.Stop(context.Background())
 		}
-		t.Fatalf("Start on a directory in use: %v, want ErrInUse", err)
+		t.Fatalf("Start on a directory in use: %v, want errInUse", err)
 	}
 	if got := queryOne[int](t, conn, "select 2"); got != 2 {
 		t.Fatalf("select 2 = %d", got)
@@ -481,11 +481,11 @@ func TestServerNoBinaries(t *testing.T) {
 	t.Parallel()
 	cfg := setup(t)
 	cfg.BinDir = t.TempDir()
-	if s, err := Start(t.Context(), cfg); !errors.Is(err, ErrNoBinaries) {
+	if s, err := Start(t.Context(), cfg); !errors.Is(err, errNoBinaries) {
 		if s != nil {
 			s.Stop(context.Background())
 		}
-		t.Fatalf("Start with an empty BinDir: %v, want ErrNoBinaries", err)
+		t.Fatalf("Start with an empty BinDir: %v, want errNoBinaries", err)
 	}
 }
 

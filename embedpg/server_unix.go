@@ -203,7 +203,7 @@ func lockDataDir(dataDir string) (*os.File, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w (%s is locked)", ErrInUse, path)
+			return nil, fmt.Errorf("%w (%s is locked)", errInUse, path)
 		}
 		return nil, fmt.Errorf("embedpg: locking %s: %w", path, err)
 	}

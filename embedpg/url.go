@@ -51,15 +51,15 @@ func passfileLine(password string) string {
 	return "127.0.0.1:*:*:" + superuser + ":" + esc + "\n"
 }
 
-// ErrNotRunning is returned by RunningURL when no embedded Postgres of the
+// errNotRunning is returned by RunningURL when no embedded Postgres of the
 // data directory is running.
-var ErrNotRunning = errors.New("embedpg: the embedded Postgres is not running")
+var errNotRunning = errors.New("embedpg: the embedded Postgres is not running")
 
 // RunningURL returns the connection URL of the embedded Postgres running
 // in dataDir (ledgerd's LEDGER_DATA_DIR), read from its files: the port
 // from the cluster's postmaster.pid, the password from DataDir/pgpass (the
 // URL names the file) or, with withPassword, from DataDir/pg-password
-// inline. It fails with ErrNotRunning when no server of that directory is
+// inline. It fails with errNotRunning when no server of that directory is
 // running.
 func RunningURL(dataDir string, withPassword bool) (string, error) {
 	dir, err := filepath.Abs(dataDir)
@@ -67,7 +67,7 @@ func RunningURL(dataDir string, withPassword bool) (string, error) {
 		dir, err = filepath.EvalSymlinks(dir)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("%w: there is no %s (is it the LEDGER_DATA_DIR ledgerd runs with?)", ErrNotRunning, dataDir)
+		return "", fmt.Errorf("%w: there is no %s (is it the LEDGER_DATA_DIR ledgerd runs with?)", errNotRunning, dataDir)
 	} else if err != nil {
 		return "", fmt.Errorf("embedpg: data directory %s: %w", dataDir, err)
 	}
@@ -77,7 +77,7 @@ func RunningURL(dataDir string, withPassword bool) (string, error) {
 		if _, serr := os.Stat(filepath.Join(pgDir, "PG_VERSION")); serr != nil {
 			return "", fmt.Errorf("embedpg: %s holds no embedded cluster (is LEDGER_DATA_DIR right?)", dataDir)
 		}
-		return "", fmt.Errorf("%w in %s (start ledgerd without DATABASE_URL)", ErrNotRunning, dataDir)
+		return "", fmt.Errorf("%w in %s (start ledgerd without DATABASE_URL)", errNotRunning, dataDir)
 	} else if err != nil {
 		return "", fmt.Errorf("embedpg: reading %s: %w", filepath.Join(pgDir, "postmaster.pid"), err)
 	}
@@ -85,12 +85,12 @@ func RunningURL(dataDir string, withPassword bool) (string, error) {
 	// directory, listen address, shared memory key, status.
 	lines := strings.Split(string(b), "\n")
 	if len(lines) < 4 {
-		return "", fmt.Errorf("%w in %s (postgres is starting or stopping)", ErrNotRunning, dataDir)
+		return "", fmt.Errorf("%w in %s (postgres is starting or stopping)", errNotRunning, dataDir)
 	}
 	pid, err1 := strconv.Atoi(strings.TrimSpace(lines[0]))
 	port, err2 := strconv.Atoi(strings.TrimSpace(lines[3]))
 	if err1 != nil || err2 != nil || !alive(max(pid, -pid)) {
-		return "", fmt.Errorf("%w in %s (a stale postmaster.pid)", ErrNotRunning, dataDir)
+		return "", fmt.Errorf("%w in %s (a stale postmaster.pid)", errNotRunning, dataDir)
 	}
 	u := &url.URL{Scheme: "postgres", User: url.User(superuser), Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 		Path: "/postgres", RawQuery: "sslmode=disable"}

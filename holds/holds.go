@@ -20,9 +20,9 @@ const (
 	StatusReleased = "released"
 )
 
-// ValidStatus reports whether s is a hold status: what a listing's status
+// validStatus reports whether s is a hold status: what a listing's status
 // filter accepts.
-func ValidStatus(s string) bool {
+func validStatus(s string) bool {
 	return s == StatusHeld || s == StatusCaptured || s == StatusReleased
 }
 
@@ -92,7 +92,7 @@ func (o *ListOptions) Validate() (Position, error) {
 	if o.Limit < 1 || o.Limit > ledger.MaxLimit {
 		return Position{}, ledger.Invalid("/limit", "limit must be 1 to %d", ledger.MaxLimit)
 	}
-	if o.Status != "" && !ValidStatus(o.Status) {
+	if o.Status != "" && !validStatus(o.Status) {
 		return Position{}, ledger.Invalid("/status", "status must be held, captured or released")
 	}
 	// A slice, not a map: when both are bad, the first is reported, every time.
@@ -104,7 +104,7 @@ func (o *ListOptions) Validate() (Position, error) {
 	if o.Cursor == "" {
 		return Position{}, nil
 	}
-	p, err := DecodeCursor(o.Cursor)
+	p, err := decodeCursor(o.Cursor)
 	if err != nil {
 		return Position{}, ledger.Invalid("/cursor", "cursor is malformed")
 	}
@@ -124,8 +124,8 @@ func EncodeCursor(h Hold) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(h.PlacedAt.UnixMicro(), 10) + "|" + h.HoldReference))
 }
 
-// DecodeCursor decodes a cursor of EncodeCursor.
-func DecodeCursor(c string) (Position, error) {
+// decodeCursor decodes a cursor of EncodeCursor.
+func decodeCursor(c string) (Position, error) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
 		return Position{}, err

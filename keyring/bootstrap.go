@@ -98,7 +98,7 @@ func Bootstrap(ctx context.Context, cfg BootstrapConfig) (BootstrapResult, error
 	}
 	for _, secret := range secrets {
 		fp := envelope.Key{Secret: secret}.Fingerprint()
-		info, created, err := cfg.Vault.add(ctx, secret, SourceEnv)
+		info, created, err := cfg.Vault.add(ctx, secret, sourceEnv)
 		switch {
 		case errors.Is(err, errOtherKEK):
 			log.Warn("a signing secret of LEDGER_SIGNING_SECRETS is stored under a KEK this replica was not given; left as it is (see ledgerd_keyring_undecryptable_secrets)",
@@ -154,7 +154,7 @@ func (v *Vault) generateDev(ctx context.Context, dataDir string) (info SecretInf
 	path = filepath.Join(dataDir, SecretFile)
 	content := []byte(base64.StdEncoding.EncodeToString(secret) + "\n")
 	defer clear(content)
-	row, err := v.newRow(secret, SourceDev)
+	row, err := v.newRow(secret, sourceDev)
 	if err != nil {
 		return info, "", err
 	}

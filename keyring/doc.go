@@ -11,7 +11,7 @@
 //   - [Loader]: loads [Vault.Active] into an envelope.KeySet once
 //     ([Loader.Reload]) and then every Interval, 2 s by default
 //     ([Loader.Start], [Loader.Stop]); after a failed load it retries
-//     within RetryMax, and at once on [Loader.Kick] (a new database
+//     within a second, and at once on [Loader.Kick] (a new database
 //     connection).
 //   - [Bootstrap]: at start-up, imports LEDGER_SIGNING_SECRETS and, in
 //     embedded mode with an empty keyring, generates a development secret
@@ -112,7 +112,7 @@
 // The fingerprint (64 bits) identifies a secret: adding a secret whose
 // fingerprint is stored finds that row. For an active row the stored secret
 // is decrypted and compared in constant time, so a different secret with a
-// colliding fingerprint is refused (ErrFingerprintCollision), never taken
+// colliding fingerprint is refused (409 secret-fingerprint-collision), never taken
 // for the stored one. A retired row has no value left to compare, so a
 // collision with it is reported as ErrSecretRetired; by chance that has
 // probability 2^-64 per pair.

@@ -35,8 +35,8 @@ const (
 	SkipWeak SkipReason = "weak"
 )
 
-// SkipReasons lists every SkipReason.
-var SkipReasons = []SkipReason{SkipOtherKEK, SkipDamaged, SkipWeak}
+// skipReasons lists every SkipReason.
+var skipReasons = []SkipReason{SkipOtherKEK, SkipDamaged, SkipWeak}
 
 // KEKFingerprint identifies a KEK without revealing it: the first 8 bytes of
 // SHA-256 over a domain-separation label and the key, in hex. It is stored

@@ -15,19 +15,19 @@ import (
 	"github.com/provider-ledger/adapter/envelope"
 )
 
-// DefaultInterval is how often a Loader reloads the keyring by default. A
+// defaultInterval is how often a Loader reloads the keyring by default. A
 // change made through any replica reaches every replica's keyring within
 // one interval plus one load (contract §1: within 5 s).
-const DefaultInterval = 2 * time.Second
+const defaultInterval = 2 * time.Second
 
-// After a failed load the loop retries sooner than Interval: RetryFirst
-// after the first failure, doubling up to RetryMax, so that once a primary
+// After a failed load the loop retries sooner than Interval: retryFirst
+// after the first failure, doubling up to retryMax, so that once a primary
 // answers again (a failover, a restart) the keyring is fresh within about
-// RetryMax plus one load, and the outage callbacks see is the database's
+// retryMax plus one load, and the outage callbacks see is the database's
 // and not the keyring's.
 const (
-	RetryFirst = 250 * time.Millisecond
-	RetryMax   = time.Second
+	retryFirst = 250 * time.Millisecond
+	retryMax   = time.Second
 )
 
 // failureLogEvery: while the database keeps failing, a Loader logs the first
@@ -42,23 +42,23 @@ type Config struct {
 	// every load replaces its keys. Required.
 	Keyring *envelope.KeySet
 	// Interval between loads of the background loop; 0 means
-	// DefaultInterval. Must not be negative.
+	// 2 s. Must not be negative.
 	Interval time.Duration
 	// LoadTimeout bounds one load, so that a load stuck behind a lock
 	// fails (and is logged) instead of silently keeping old keys; 0 means
-	// DefaultLoadTimeout.
+	// 2 s.
 	LoadTimeout time.Duration
 	// Logger receives key-set changes and load failures (IDs and
 	// fingerprints only). Nil discards.
 	Logger *slog.Logger
 }
 
-// DefaultLoadTimeout bounds one load of the keyring.
-const DefaultLoadTimeout = 2 * time.Second
+// defaultLoadTimeout bounds one load of the keyring.
+const defaultLoadTimeout = 2 * time.Second
 
 // Loader keeps an envelope.KeySet equal to the active secrets of a Vault:
 // Reload loads once; Start runs Reload every Interval in the background
-// (sooner after a failure, see RetryFirst, and on Kick) until Stop or the
+// (sooner after a failure, and on Kick) until Stop or the
 // context ends.
 //
 // Each load reads the whole (tiny) active set, decrypts it and hands it to
@@ -96,10 +96,10 @@ func NewLoader(cfg Config) (*Loader, error) {
 		return nil, fmt.Errorf("keyring: Loader interval %s is negative", cfg.Interval)
 	}
 	if cfg.Interval == 0 {
-		cfg.Interval = DefaultInterval
+		cfg.Interval = defaultInterval
 	}
 	if cfg.LoadTimeout <= 0 {
-		cfg.LoadTimeout = DefaultLoadTimeout
+		cfg.LoadTimeout = defaultLoadTimeout
 	}
 	l := &Loader{cfg: cfg, log: cfg.Logger, kick: make(chan struct{}, 1)}
 	if l.log == nil {
@@ -168,8 +168,8 @@ func (l *Loader) logChange(keys []envelope.Key) {
 }
 
 // Start runs the background loop: a Reload every Interval until Stop is
-// called or ctx ends; after a failed load, retries after RetryFirst,
-// doubling up to RetryMax (never later than Interval), until one succeeds.
+// called or ctx ends; after a failed load, retries after 250 ms,
+// doubling up to 1 s (never later than Interval), until one succeeds.
 // A failed load is logged and the keyring keeps its last good keys; a
 // cancelled context is not an error. It does not load at once: call Reload
 // first. Start on a running Loader is an error.
@@ -237,15 +237,15 @@ func (l *Loader) run(ctx context.Context) {
 }
 
 // nextDelay is the wait before the next load: Interval while loads
-// succeed, else RetryFirst doubled per consecutive failure up to RetryMax,
+// succeed, else retryFirst doubled per consecutive failure up to retryMax,
 // and never more than Interval.
 func (l *Loader) nextDelay() time.Duration {
 	n := l.failures.Load()
 	if n == 0 {
 		return l.cfg.Interval
 	}
-	d := RetryFirst << min(n-1, 8)
-	return min(d, RetryMax, l.cfg.Interval)
+	d := retryFirst << min(n-1, 8)
+	return min(d, retryMax, l.cfg.Interval)
 }
 
 // Failures is the number of consecutive failed loads of the background

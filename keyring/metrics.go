@@ -33,7 +33,7 @@ func (c storeCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c storeCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, r := range SkipReasons {
+	for _, r := range skipReasons {
 		ch <- prometheus.MustNewConstMetric(undecryptableDesc, prometheus.GaugeValue, float64(c.s.UndecryptableBy(r)), string(r))
 	}
 	cur, prev := c.s.KEKFingerprints()

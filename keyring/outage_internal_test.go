@@ -94,8 +94,8 @@ func TestLoaderOutage(t *testing.T) {
 	}
 }
 
-// TestLoaderRetrySchedule: after a failed load the next comes RetryFirst
-// later, doubling to RetryMax, never past Interval; Interval once a load
+// TestLoaderRetrySchedule: after a failed load the next comes retryFirst
+// later, doubling to retryMax, never past Interval; Interval once a load
 // succeeds.
 func TestLoaderRetrySchedule(t *testing.T) {
 	t.Parallel()
@@ -104,11 +104,11 @@ func TestLoaderRetrySchedule(t *testing.T) {
 		failures int64
 		want     time.Duration
 	}{
-		{DefaultInterval, 0, DefaultInterval},
-		{DefaultInterval, 1, RetryFirst},
-		{DefaultInterval, 2, 2 * RetryFirst},
-		{DefaultInterval, 3, RetryMax},
-		{DefaultInterval, 1000, RetryMax},
+		{defaultInterval, 0, defaultInterval},
+		{defaultInterval, 1, retryFirst},
+		{defaultInterval, 2, 2 * retryFirst},
+		{defaultInterval, 3, retryMax},
+		{defaultInterval, 1000, retryMax},
 		{100 * time.Millisecond, 5, 100 * time.Millisecond},
 	} {
 		l := &Loader{cfg: Config{Interval: c.interval}}

@@ -29,7 +29,7 @@ func TestActiveSkipsWeakStoredSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	weak := make([]byte, envelope.SecretSize)
-	row, err := secrets.newRow(weak, SourceAPI) // past add's strength check
+	row, err := secrets.newRow(weak, sourceAPI) // past add's strength check
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,17 +46,17 @@ type NewAccount struct {
 	Status          string // default open
 }
 
-// MaxAccountIDLen and MaxExternalIDLen bound identifiers, in characters.
+// maxAccountIDLen and maxExternalIDLen bound identifiers, in characters.
 const (
-	MaxAccountIDLen  = 128
-	MaxExternalIDLen = 256
+	maxAccountIDLen  = 128
+	maxExternalIDLen = 256
 )
 
 // ValidateNewAccount checks a NewAccount's fields and fills defaults.
 func ValidateNewAccount(n *NewAccount) error {
 	switch {
-	case n.AccountID == "" || utf8.RuneCountInString(n.AccountID) > MaxAccountIDLen:
-		return Invalid("/accountID", "accountID must be 1 to %d characters", MaxAccountIDLen)
+	case n.AccountID == "" || utf8.RuneCountInString(n.AccountID) > maxAccountIDLen:
+		return Invalid("/accountID", "accountID must be 1 to %d characters", maxAccountIDLen)
 	case !utf8.ValidString(n.AccountID) || strings.ContainsFunc(n.AccountID, func(r rune) bool { return r == '/' || unicode.IsSpace(r) || unicode.IsControl(r) }):
 		return Invalid("/accountID", "accountID must not contain a slash, white space or control characters")
 	case strings.ContainsFunc(n.AccountID, func(r rune) bool { return unicode.Is(unicode.Cf, r) }):
@@ -67,12 +67,12 @@ func ValidateNewAccount(n *NewAccount) error {
 		// "é" as one character or as "e" and a combining accent would be
 		// two accounts that look the same: one spelling is accepted.
 		return Invalid("/accountID", "accountID must be in Unicode normalization form C (composed characters)")
-	case CheckIdentifier(n.AccountID) != nil:
-		return Invalid("/accountID", "accountID %v", CheckIdentifier(n.AccountID))
+	case checkIdentifier(n.AccountID) != nil:
+		return Invalid("/accountID", "accountID %v", checkIdentifier(n.AccountID))
 	case HasSystemPrefix(n.AccountID) || looksLikeSystemID(n.AccountID):
 		return Invalid("/accountID", "accountID must not start with settlement: or core:, nor with anything that prints like them")
-	case n.OwnerExternalID == "" || utf8.RuneCountInString(n.OwnerExternalID) > MaxExternalIDLen:
-		return Invalid("/ownerExternalID", "ownerExternalID must be 1 to %d characters", MaxExternalIDLen)
+	case n.OwnerExternalID == "" || utf8.RuneCountInString(n.OwnerExternalID) > maxExternalIDLen:
+		return Invalid("/ownerExternalID", "ownerExternalID must be 1 to %d characters", maxExternalIDLen)
 	case !ValidText(n.OwnerExternalID):
 		return Invalid("/ownerExternalID", "ownerExternalID must be valid UTF-8 without NUL")
 	case !ValidCurrency(n.Currency):

@@ -42,9 +42,9 @@ type AuditRecord struct {
 // let a reader confirm a guess.
 const DigestRedacted = "redacted"
 
-// AuditTimeFormat is how an audit record's time enters its hash: UTC with
+// auditTimeFormat is how an audit record's time enters its hash: UTC with
 // microseconds, the precision Postgres keeps.
-const AuditTimeFormat = "2006-01-02T15:04:05.000000Z"
+const auditTimeFormat = "2006-01-02T15:04:05.000000Z"
 
 // AuditGenesis is the PrevHash of the first record: 32 zero bytes.
 func AuditGenesis() []byte { return make([]byte, sha256.Size) }
@@ -58,21 +58,21 @@ func AuditHash(prev []byte, r AuditRecord) []byte {
 	h := sha256.New()
 	h.Write(prev)
 	h.Write([]byte("ledger-audit-v1;"))
-	for _, f := range []string{strconv.FormatInt(r.Seq, 10), r.RecordedAt.UTC().Format(AuditTimeFormat), r.ActorID, r.ActorName,
+	for _, f := range []string{strconv.FormatInt(r.Seq, 10), r.RecordedAt.UTC().Format(auditTimeFormat), r.ActorID, r.ActorName,
 		r.Scope, r.Method, r.Route, r.Target, strconv.Itoa(r.Status), r.BodyDigest, r.Source} {
 		h.Write([]byte(strconv.Itoa(len(f)) + ":" + f + ";"))
 	}
 	return h.Sum(nil)
 }
 
-// ChainBreak is where a sequence of audit records stops being a chain.
-type ChainBreak struct {
+// chainBreak is where a sequence of audit records stops being a chain.
+type chainBreak struct {
 	Seq    int64
 	Detail string
 }
 
 // Error says where the chain breaks.
-func (b *ChainBreak) Error() string {
+func (b *chainBreak) Error() string {
 	return fmt.Sprintf("audit record %d: %s", b.Seq, b.Detail)
 }
 
@@ -83,18 +83,18 @@ func (b *ChainBreak) Error() string {
 // it is record 1, whose PrevHash must be AuditGenesis: a part of the chain
 // is verified against its first predecessor's hash, which the caller
 // compares with what it archived before. It returns the first break, a
-// *ChainBreak, or nil.
+// *chainBreak, or nil.
 func VerifyAuditChain(records []AuditRecord) error {
 	for i, r := range records {
 		switch {
 		case i == 0 && r.Seq == 1 && !bytes.Equal(r.PrevHash, AuditGenesis()):
-			return &ChainBreak{r.Seq, "the first record does not start the chain (its previous hash is not zero)"}
+			return &chainBreak{r.Seq, "the first record does not start the chain (its previous hash is not zero)"}
 		case i > 0 && r.Seq != records[i-1].Seq+1:
-			return &ChainBreak{r.Seq, fmt.Sprintf("it follows record %d: the records between are missing", records[i-1].Seq)}
+			return &chainBreak{r.Seq, fmt.Sprintf("it follows record %d: the records between are missing", records[i-1].Seq)}
 		case i > 0 && !bytes.Equal(r.PrevHash, records[i-1].Hash):
-			return &ChainBreak{r.Seq, fmt.Sprintf("its previous hash %s is not record %d's", hex.EncodeToString(r.PrevHash), records[i-1].Seq)}
+			return &chainBreak{r.Seq, fmt.Sprintf("its previous hash %s is not record %d's", hex.EncodeToString(r.PrevHash), records[i-1].Seq)}
 		case !bytes.Equal(AuditHash(r.PrevHash, r), r.Hash):
-			return &ChainBreak{r.Seq, "its fields do not match its hash: it was changed after it was written"}
+			return &chainBreak{r.Seq, "its fields do not match its hash: it was changed after it was written"}
 		}
 	}
 	return nil

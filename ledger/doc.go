@@ -50,7 +50,7 @@
 //	capture              70.00    0.00       70.00        30.00  -100.00
 //
 // Money is decimal.Decimal from the wire to NUMERIC and back; amounts are
-// parsed and validated by ParseMoney and ParseAmount against the ISO 4217
+// parsed and validated (Money.UnmarshalJSON, ParseAmount) against the ISO 4217
 // minor units of their currency (contract §2.2); never a float.
 //
 // # Invariants

@@ -7,7 +7,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// CheckIdentifier applies Unicode's identifier-security rules (UTS #39,
+// checkIdentifier applies Unicode's identifier-security rules (UTS #39,
 // section 5) to an account ID already in NFC without white space,
 // controls or format characters, so that an ID cannot print like
 // another's:
@@ -28,7 +28,7 @@ import (
 // What it leaves, a whole-script look-alike (the dotless "ı" is Latin),
 // the confusable skeleton of the accounts catches. The error says which
 // rule, never the ID.
-func CheckIdentifier(id string) error {
+func checkIdentifier(id string) error {
 	for _, r := range id {
 		switch {
 		case r < 0x80:

@@ -11,7 +11,7 @@ import (
 )
 
 // Money is an amount in one currency, as the spec's Money object carries it
-// (contract §2.2). A Money returned by ParseMoney or UnmarshalJSON always holds:
+// (contract §2.2). A Money read by UnmarshalJSON always holds:
 //
 //  1. Currency is an active ISO 4217 code (ValidCurrency).
 //  2. 0 < Value ≤ 10^15.
@@ -58,30 +58,30 @@ func (e *MoneyError) Error() string {
 
 // Pointers of MoneyError, relative to the Money object.
 const (
-	PointerCurrency      = "/currency"
-	PointerCode          = "/currency/code"
-	PointerDecimalPlaces = "/currency/decimalPlaces"
-	PointerValue         = "/value"
+	pointerCurrency      = "/currency"
+	pointerCode          = "/currency/code"
+	pointerDecimalPlaces = "/currency/decimalPlaces"
+	pointerValue         = "/value"
 )
 
-// MaxValueLen is the longest value string ParseMoney and ParseAmount look at
+// maxValueLen is the longest value string parseMoney and ParseAmount look at
 // (including a '-' sign). 10^15 with four decimal places and a few leading
 // zeros fits easily; a longer string is refused before any arithmetic, so a
 // pathological 100,000-digit input costs one length check. A side effect: a
 // value padded past 64 characters with zeros ("0000…1.00") is refused even
 // though the regular expression of contract §2.2 matches it.
-const MaxValueLen = 64
+const maxValueLen = 64
 
 // maxValue is the largest accepted amount, 10^15 (contract §2.2).
 var maxValue = decimal.New(1, 15)
 
-// ParseMoney validates a Money given as its wire fields and returns it
+// parseMoney validates a Money given as its wire fields and returns it
 // normalised, exactly as contract §2.2 states:
 //
 //   - code matches ^[A-Z]{3}$ and is in the table of MinorUnits;
 //   - decimalPlaces equals the ISO 4217 minor units of code;
 //   - value matches ^[0-9]+(\.[0-9]+)?$ (no sign, exponent, spaces,
-//     separators, non-ASCII digits or bare '.'), is at most MaxValueLen
+//     separators, non-ASCII digits or bare '.'), is at most maxValueLen
 //     characters, is greater than zero and at most 10^15, and is exactly
 //     representable in decimalPlaces places: trailing zeros past them are fine
 //     ("10.500" is 10.50 USD, "100.0" is 100 JPY), other digits are not
@@ -93,18 +93,18 @@ var maxValue = decimal.New(1, 15)
 // The returned Value has Exponent() == -decimalPlaces. Errors are *MoneyError
 // with Pointer "/currency/code", "/currency/decimalPlaces" or "/value"; checks
 // run in that order and the first failure is reported.
-func ParseMoney(code string, decimalPlaces int64, value string) (Money, error) {
-	places, err := currencyPlaces(code, PointerCode)
+func parseMoney(code string, decimalPlaces int64, value string) (Money, error) {
+	places, err := currencyPlaces(code, pointerCode)
 	if err != nil {
 		return Money{}, err
 	}
 	if decimalPlaces != int64(places) {
 		return Money{}, &MoneyError{
-			Pointer: PointerDecimalPlaces,
+			Pointer: pointerDecimalPlaces,
 			Detail:  "decimalPlaces must be " + strconv.Itoa(int(places)) + " for " + code,
 		}
 	}
-	v, err := parseValue(value, places, false, PointerValue)
+	v, err := parseValue(value, places, false, pointerValue)
 	if err != nil {
 		return Money{}, err
 	}
@@ -112,7 +112,7 @@ func ParseMoney(code string, decimalPlaces int64, value string) (Money, error) {
 }
 
 // ParseAmount parses an amount of the admin API (amounts as decimal strings)
-// in currency, by the rules of ParseMoney with the currency's own minor units.
+// in currency, by the rules of parseMoney with the currency's own minor units.
 // With signed, one leading '-' is allowed and the result may be negative (its
 // absolute value at most 10^15); '+' is never allowed. Zero ("0", "-0.00") is
 // refused either way: an amount that moves nothing is a mistake.
@@ -134,7 +134,7 @@ func ParseAmount(currency string, value string, signed bool) (decimal.Decimal, e
 // FormatAmount renders v with exactly the currency's minor units: "10.50" for
 // USD, "100" for JPY, "1.000" for BHD, "-3.20" for a negative USD value. It
 // never rounds: a value with more significant decimals than the currency has
-// (which ParseMoney never returns) is rendered in full, so it fails loudly
+// (which parseMoney never returns) is rendered in full, so it fails loudly
 // when parsed again instead of silently changing. For a code not in the table
 // the value is rendered in full as well.
 func FormatAmount(currency string, v decimal.Decimal) string {
@@ -171,8 +171,8 @@ func parseValue(s string, places int32, signed bool, pointer string) (decimal.De
 	if s == "" {
 		return fail("value is required")
 	}
-	if len(s) > MaxValueLen {
-		return fail("value is longer than " + strconv.Itoa(MaxValueLen) + " characters")
+	if len(s) > maxValueLen {
+		return fail("value is longer than " + strconv.Itoa(maxValueLen) + " characters")
 	}
 	neg := false
 	if signed && s[0] == '-' {
@@ -260,12 +260,12 @@ type currencyJSON struct {
 // than emit a Money the other side would refuse or round, when the currency is
 // unknown or the value has more decimals than the currency allows.
 func (m Money) MarshalJSON() ([]byte, error) {
-	places, err := currencyPlaces(m.Currency, PointerCode)
+	places, err := currencyPlaces(m.Currency, pointerCode)
 	if err != nil {
 		return nil, err
 	}
 	if !m.Value.Equal(m.Value.Truncate(places)) {
-		return nil, &MoneyError{Pointer: PointerValue, Detail: "value must be exactly representable in " + strconv.Itoa(int(places)) + " decimal places"}
+		return nil, &MoneyError{Pointer: pointerValue, Detail: "value must be exactly representable in " + strconv.Itoa(int(places)) + " decimal places"}
 	}
 	return json.Marshal(moneyJSON{
 		Currency: currencyJSON{Code: m.Currency, DecimalPlaces: places},
@@ -273,7 +273,7 @@ func (m Money) MarshalJSON() ([]byte, error) {
 	})
 }
 
-// UnmarshalJSON reads the spec's wire shape and validates it with ParseMoney.
+// UnmarshalJSON reads the spec's wire shape and validates it with parseMoney.
 // Keys match exactly (encoding/json's case-insensitive matching is not used);
 // currency.numericCode, currency.name and unknown keys are ignored (spec).
 // It refuses, with a *MoneyError: null or a non-object (pointer ""), a missing
@@ -331,7 +331,7 @@ type MoneyTokens struct {
 // missing or non-object currency ("/currency"), a missing or non-string
 // code ("/currency/code"), a missing decimalPlaces or one that is not a
 // JSON integer ("/currency/decimalPlaces"), a missing or non-string value
-// ("/value"); then ParseMoney. A null member counts as missing. Strings
+// ("/value"); then parseMoney. A null member counts as missing. Strings
 // are decoded exactly: a lone surrogate escape or a byte that is not UTF-8
 // is not a string here.
 func DecodeMoney(t MoneyTokens) (Money, error) {
@@ -339,27 +339,27 @@ func DecodeMoney(t MoneyTokens) (Money, error) {
 		return Money{}, &MoneyError{Pointer: "", Detail: "money must be a JSON object with currency and value"}
 	}
 	if t.Currency == nil || isNull(t.Currency) {
-		return Money{}, &MoneyError{Pointer: PointerCurrency, Detail: "currency is required"}
+		return Money{}, &MoneyError{Pointer: pointerCurrency, Detail: "currency is required"}
 	}
 	if !isObject(t.Currency) {
-		return Money{}, &MoneyError{Pointer: PointerCurrency, Detail: "currency must be an object with code and decimalPlaces"}
+		return Money{}, &MoneyError{Pointer: pointerCurrency, Detail: "currency must be an object with code and decimalPlaces"}
 	}
-	code, err := jsonString(t.Code, PointerCode, "currency code")
+	code, err := jsonString(t.Code, pointerCode, "currency code")
 	if err != nil {
 		return Money{}, err
 	}
 	if t.DecimalPlaces == nil || isNull(t.DecimalPlaces) {
-		return Money{}, &MoneyError{Pointer: PointerDecimalPlaces, Detail: "decimalPlaces is required"}
+		return Money{}, &MoneyError{Pointer: pointerDecimalPlaces, Detail: "decimalPlaces is required"}
 	}
 	dp, err := jsonInteger(t.DecimalPlaces)
 	if err != nil {
-		return Money{}, &MoneyError{Pointer: PointerDecimalPlaces, Detail: "decimalPlaces must be an integer"}
+		return Money{}, &MoneyError{Pointer: pointerDecimalPlaces, Detail: "decimalPlaces must be an integer"}
 	}
-	value, err := jsonString(t.Value, PointerValue, "value")
+	value, err := jsonString(t.Value, pointerValue, "value")
 	if err != nil {
 		return Money{}, err
 	}
-	return ParseMoney(code, dp, value)
+	return parseMoney(code, dp, value)
 }
 
 // isObject reports whether the JSON value raw (valid JSON) is an object.

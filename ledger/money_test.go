@@ -12,7 +12,7 @@ import (
 	"github.com/shopspring/decimal"
 )
 
-// moneyCheck checks the result of ParseMoney for one input.
+// moneyCheck checks the result of parseMoney for one input.
 type moneyCheck func(t *testing.T, m Money, err error)
 
 // parsedAs wants a Money whose String is want, normalised to the currency's
@@ -73,7 +73,7 @@ func checkNormalised(t *testing.T, currency string, v decimal.Decimal) {
 	}
 }
 
-// Parts of ParseMoney's refusals: what each kind of refused value says.
+// Parts of parseMoney's refusals: what each kind of refused value says.
 const (
 	syntax   = "plain decimal"
 	zero     = "greater than zero"
@@ -82,7 +82,7 @@ const (
 	long     = "longer than 64"
 )
 
-// parseMoneyCase is a ParseMoney call (code, decimalPlaces, value) and
+// parseMoneyCase is a parseMoney call (code, decimalPlaces, value) and
 // what it must give.
 type parseMoneyCase struct {
 	name  string
@@ -99,7 +99,7 @@ func runParseMoney(t *testing.T, cases []parseMoneyCase) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			m, err := ParseMoney(tc.code, tc.dp, tc.value)
+			m, err := parseMoney(tc.code, tc.dp, tc.value)
 			tc.check(t, m, err)
 			var me *MoneyError
 			if errors.As(err, &me) && len(tc.value) >= 4 && strings.Contains(me.Detail, tc.value) {
@@ -109,7 +109,7 @@ func runParseMoney(t *testing.T, cases []parseMoneyCase) {
 	}
 }
 
-// TestParseMoney* hold ParseMoney to contract §2: an amount is a plain
+// TestParseMoney* hold parseMoney to contract §2: an amount is a plain
 // positive decimal of at most 64 characters and 10^15, exactly
 // representable in its currency's minor units, which decimalPlaces must
 // state.
@@ -143,36 +143,36 @@ func TestParseMoneyRefusesValues(t *testing.T) {
 	// One character past the 64-character cap.
 	at65 := "0" + strings.Repeat("0", 60) + "1.00"
 	runParseMoney(t, []parseMoneyCase{
-		{"MaxPlusOneCent", "USD", 2, "1000000000000000.01", refused(PointerValue, tooLarge)},
-		{"MaxPlusOne", "USD", 2, "1000000000000001", refused(PointerValue, tooLarge)},
-		{"SixteenNines", "USD", 2, "9999999999999999", refused(PointerValue, tooLarge)},
-		{"TwentyDigits", "USD", 2, "99999999999999999999", refused(PointerValue, tooLarge)},
-		{"PastLengthCap", "USD", 2, at65, refused(PointerValue, long)},
-		{"HundredThousandDigits", "USD", 2, strings.Repeat("1", 100_000), refused(PointerValue, long)},
-		{"SubCentUSD", "USD", 2, "10.505", refused(PointerValue, inexact)},
-		{"SubCentTrailingZero", "USD", 2, "10.5050", refused(PointerValue, inexact)},
-		{"Zero", "USD", 2, "0", refused(PointerValue, zero)},
-		{"ZeroWithPlaces", "USD", 2, "0.00", refused(PointerValue, zero)},
-		{"ZeroPastPlaces", "USD", 2, "000.000", refused(PointerValue, zero)},
-		{"Negative", "USD", 2, "-1", refused(PointerValue, syntax)},
-		{"Plus", "USD", 2, "+1", refused(PointerValue, syntax)},
-		{"Exponent", "USD", 2, "1e3", refused(PointerValue, syntax)},
-		{"UpperExponent", "USD", 2, "1E3", refused(PointerValue, syntax)},
-		{"LeadingSpace", "USD", 2, " 1", refused(PointerValue, syntax)},
-		{"TrailingSpace", "USD", 2, "1 ", refused(PointerValue, syntax)},
-		{"TrailingDot", "USD", 2, "1.", refused(PointerValue, syntax)},
-		{"LeadingDot", "USD", 2, ".5", refused(PointerValue, syntax)},
-		{"OnlyDot", "USD", 2, ".", refused(PointerValue, syntax)},
-		{"TwoDots", "USD", 2, "1.2.3", refused(PointerValue, syntax)},
-		{"Comma", "USD", 2, "1,00", refused(PointerValue, syntax)},
-		{"Underscore", "USD", 2, "1_000", refused(PointerValue, syntax)},
-		{"Hex", "USD", 2, "0x10", refused(PointerValue, syntax)},
-		{"NaN", "USD", 2, "NaN", refused(PointerValue, syntax)},
-		{"Infinity", "USD", 2, "Infinity", refused(PointerValue, syntax)},
-		{"ArabicIndicDigits", "USD", 2, "١٢", refused(PointerValue, syntax)},
-		{"FullwidthDigit", "USD", 2, "１", refused(PointerValue, syntax)},
-		{"NUL", "USD", 2, "1\x00", refused(PointerValue, syntax)},
-		{"Empty", "USD", 2, "", refused(PointerValue, "required")},
+		{"MaxPlusOneCent", "USD", 2, "1000000000000000.01", refused(pointerValue, tooLarge)},
+		{"MaxPlusOne", "USD", 2, "1000000000000001", refused(pointerValue, tooLarge)},
+		{"SixteenNines", "USD", 2, "9999999999999999", refused(pointerValue, tooLarge)},
+		{"TwentyDigits", "USD", 2, "99999999999999999999", refused(pointerValue, tooLarge)},
+		{"PastLengthCap", "USD", 2, at65, refused(pointerValue, long)},
+		{"HundredThousandDigits", "USD", 2, strings.Repeat("1", 100_000), refused(pointerValue, long)},
+		{"SubCentUSD", "USD", 2, "10.505", refused(pointerValue, inexact)},
+		{"SubCentTrailingZero", "USD", 2, "10.5050", refused(pointerValue, inexact)},
+		{"Zero", "USD", 2, "0", refused(pointerValue, zero)},
+		{"ZeroWithPlaces", "USD", 2, "0.00", refused(pointerValue, zero)},
+		{"ZeroPastPlaces", "USD", 2, "000.000", refused(pointerValue, zero)},
+		{"Negative", "USD", 2, "-1", refused(pointerValue, syntax)},
+		{"Plus", "USD", 2, "+1", refused(pointerValue, syntax)},
+		{"Exponent", "USD", 2, "1e3", refused(pointerValue, syntax)},
+		{"UpperExponent", "USD", 2, "1E3", refused(pointerValue, syntax)},
+		{"LeadingSpace", "USD", 2, " 1", refused(pointerValue, syntax)},
+		{"TrailingSpace", "USD", 2, "1 ", refused(pointerValue, syntax)},
+		{"TrailingDot", "USD", 2, "1.", refused(pointerValue, syntax)},
+		{"LeadingDot", "USD", 2, ".5", refused(pointerValue, syntax)},
+		{"OnlyDot", "USD", 2, ".", refused(pointerValue, syntax)},
+		{"TwoDots", "USD", 2, "1.2.3", refused(pointerValue, syntax)},
+		{"Comma", "USD", 2, "1,00", refused(pointerValue, syntax)},
+		{"Underscore", "USD", 2, "1_000", refused(pointerValue, syntax)},
+		{"Hex", "USD", 2, "0x10", refused(pointerValue, syntax)},
+		{"NaN", "USD", 2, "NaN", refused(pointerValue, syntax)},
+		{"Infinity", "USD", 2, "Infinity", refused(pointerValue, syntax)},
+		{"ArabicIndicDigits", "USD", 2, "١٢", refused(pointerValue, syntax)},
+		{"FullwidthDigit", "USD", 2, "１", refused(pointerValue, syntax)},
+		{"NUL", "USD", 2, "1\x00", refused(pointerValue, syntax)},
+		{"Empty", "USD", 2, "", refused(pointerValue, "required")},
 	})
 }
 
@@ -183,19 +183,19 @@ func TestParseMoneyMinorUnits(t *testing.T) {
 	runParseMoney(t, []parseMoneyCase{
 		{"JPY", "JPY", 0, "100", parsedAs("100 JPY")},
 		{"JPYTrailingZero", "JPY", 0, "100.0", parsedAs("100 JPY")},
-		{"JPYFraction", "JPY", 0, "100.5", refused(PointerValue, "0 decimal places")},
-		{"JPYWithTwoPlaces", "JPY", 2, "100", refused(PointerDecimalPlaces, "must be 0 for JPY")},
+		{"JPYFraction", "JPY", 0, "100.5", refused(pointerValue, "0 decimal places")},
+		{"JPYWithTwoPlaces", "JPY", 2, "100", refused(pointerDecimalPlaces, "must be 0 for JPY")},
 		{"KRW", "KRW", 0, "1000000000000000", parsedAs("1000000000000000 KRW")},
 		{"BHD", "BHD", 3, "1", parsedAs("1.000 BHD")},
 		{"BHDFils", "BHD", 3, "0.001", parsedAs("0.001 BHD")},
-		{"BHDSubFils", "BHD", 3, "1.0005", refused(PointerValue, "3 decimal places")},
-		{"BHDWithTwoPlaces", "BHD", 2, "1.00", refused(PointerDecimalPlaces, "must be 3 for BHD")},
+		{"BHDSubFils", "BHD", 3, "1.0005", refused(pointerValue, "3 decimal places")},
+		{"BHDWithTwoPlaces", "BHD", 2, "1.00", refused(pointerDecimalPlaces, "must be 3 for BHD")},
 		{"KWD", "KWD", 3, "12.345", parsedAs("12.345 KWD")},
 		{"CLF", "CLF", 4, "1.2345", parsedAs("1.2345 CLF")},
-		{"CLFFifthPlace", "CLF", 4, "1.23456", refused(PointerValue, "4 decimal places")},
+		{"CLFFifthPlace", "CLF", 4, "1.23456", refused(pointerValue, "4 decimal places")},
 		{"CLFMax", "CLF", 4, "1000000000000000.0000", parsedAs("1000000000000000.0000 CLF")},
-		{"CLFMaxPlusOneUnit", "CLF", 4, "1000000000000000.0001", refused(PointerValue, tooLarge)},
-		{"CLFSixteenNinesWouldOverflowUint64", "CLF", 4, "9999999999999999", refused(PointerValue, tooLarge)},
+		{"CLFMaxPlusOneUnit", "CLF", 4, "1000000000000000.0001", refused(pointerValue, tooLarge)},
+		{"CLFSixteenNinesWouldOverflowUint64", "CLF", 4, "9999999999999999", refused(pointerValue, tooLarge)},
 		{"CLFJustBelowMax", "CLF", 4, "999999999999999.9999", parsedAs("999999999999999.9999 CLF")},
 		{"UYW", "UYW", 4, "0.0001", parsedAs("0.0001 UYW")},
 		{"XAF", "XAF", 0, "5000", parsedAs("5000 XAF")},
@@ -208,11 +208,11 @@ func TestParseMoneyMinorUnits(t *testing.T) {
 func TestParseMoneyRefusesDecimalPlaces(t *testing.T) {
 	t.Parallel()
 	runParseMoney(t, []parseMoneyCase{
-		{"DecimalPlacesTooMany", "USD", 3, "10.50", refused(PointerDecimalPlaces, "must be 2 for USD")},
-		{"DecimalPlacesZero", "USD", 0, "10", refused(PointerDecimalPlaces, "must be 2 for USD")},
-		{"DecimalPlacesNegative", "USD", -2, "10", refused(PointerDecimalPlaces, "must be 2 for USD")},
-		{"DecimalPlacesHuge", "USD", 1 << 40, "10", refused(PointerDecimalPlaces, "must be 2 for USD")},
-		{"DecimalPlacesWrapsInt32", "USD", 1<<32 + 2, "10", refused(PointerDecimalPlaces, "must be 2 for USD")},
+		{"DecimalPlacesTooMany", "USD", 3, "10.50", refused(pointerDecimalPlaces, "must be 2 for USD")},
+		{"DecimalPlacesZero", "USD", 0, "10", refused(pointerDecimalPlaces, "must be 2 for USD")},
+		{"DecimalPlacesNegative", "USD", -2, "10", refused(pointerDecimalPlaces, "must be 2 for USD")},
+		{"DecimalPlacesHuge", "USD", 1 << 40, "10", refused(pointerDecimalPlaces, "must be 2 for USD")},
+		{"DecimalPlacesWrapsInt32", "USD", 1<<32 + 2, "10", refused(pointerDecimalPlaces, "must be 2 for USD")},
 	})
 }
 
@@ -222,16 +222,16 @@ func TestParseMoneyRefusesDecimalPlaces(t *testing.T) {
 func TestParseMoneyRefusesCodes(t *testing.T) {
 	t.Parallel()
 	runParseMoney(t, []parseMoneyCase{
-		{"UnknownCode", "ABC", 2, "10", refused(PointerCode, "ABC is not an active")},
-		{"LowercaseCode", "usd", 2, "10", refused(PointerCode, "three uppercase letters")},
-		{"ShortCode", "US", 2, "10", refused(PointerCode, "three uppercase letters")},
-		{"LongCode", "USDX", 2, "10", refused(PointerCode, "three uppercase letters")},
-		{"EmptyCode", "", 2, "10", refused(PointerCode, "three uppercase letters")},
-		{"GoldHasNoMinorUnits", "XAU", 0, "1", refused(PointerCode, "XAU is not an active")},
-		{"SDRHasNoMinorUnits", "XDR", 0, "1", refused(PointerCode, "XDR is not an active")},
-		{"HistoricANG", "ANG", 2, "1", refused(PointerCode, "ANG is not an active")},
-		{"CodeCheckedBeforeValue", "ABC", 9, "-x", refused(PointerCode, "ABC")},
-		{"PlacesCheckedBeforeValue", "USD", 9, "-x", refused(PointerDecimalPlaces, "must be 2")},
+		{"UnknownCode", "ABC", 2, "10", refused(pointerCode, "ABC is not an active")},
+		{"LowercaseCode", "usd", 2, "10", refused(pointerCode, "three uppercase letters")},
+		{"ShortCode", "US", 2, "10", refused(pointerCode, "three uppercase letters")},
+		{"LongCode", "USDX", 2, "10", refused(pointerCode, "three uppercase letters")},
+		{"EmptyCode", "", 2, "10", refused(pointerCode, "three uppercase letters")},
+		{"GoldHasNoMinorUnits", "XAU", 0, "1", refused(pointerCode, "XAU is not an active")},
+		{"SDRHasNoMinorUnits", "XDR", 0, "1", refused(pointerCode, "XDR is not an active")},
+		{"HistoricANG", "ANG", 2, "1", refused(pointerCode, "ANG is not an active")},
+		{"CodeCheckedBeforeValue", "ABC", 9, "-x", refused(pointerCode, "ABC")},
+		{"PlacesCheckedBeforeValue", "USD", 9, "-x", refused(pointerDecimalPlaces, "must be 2")},
 	})
 }
 
@@ -249,12 +249,12 @@ func TestParseMoneyEqualAmountsAreIdentical(t *testing.T) {
 		{"BHD", 3, []string{"1", "1.0", "1.00", "1.000", "1.0000"}},
 	}
 	for _, g := range groups {
-		first, err := ParseMoney(g.code, g.dp, g.values[0])
+		first, err := parseMoney(g.code, g.dp, g.values[0])
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, v := range g.values[1:] {
-			m, err := ParseMoney(g.code, g.dp, v)
+			m, err := parseMoney(g.code, g.dp, v)
 			if err != nil {
 				t.Fatalf("%s %q: %v", g.code, v, err)
 			}
@@ -392,10 +392,10 @@ func TestMoneyError(t *testing.T) {
 	}
 }
 
-// mustParse is ParseMoney of a valid amount.
+// mustParse is parseMoney of a valid amount.
 func mustParse(t *testing.T, code string, dp int64, value string) Money {
 	t.Helper()
-	m, err := ParseMoney(code, dp, value)
+	m, err := parseMoney(code, dp, value)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -435,9 +435,9 @@ func TestMoneyMarshal(t *testing.T) {
 			m       Money
 			pointer string
 		}{
-			{"UnknownCurrency", Money{Currency: "ABC", Value: decimal.New(1, 0)}, PointerCode},
-			{"ZeroMoney", Money{}, PointerCode},
-			{"SubCent", Money{Currency: "USD", Value: decimal.RequireFromString("10.505")}, PointerValue},
+			{"UnknownCurrency", Money{Currency: "ABC", Value: decimal.New(1, 0)}, pointerCode},
+			{"ZeroMoney", Money{}, pointerCode},
+			{"SubCent", Money{Currency: "USD", Value: decimal.RequireFromString("10.505")}, pointerValue},
 		}
 		for _, tc := range cases {
 			_, err := json.Marshal(tc.m)
@@ -491,38 +491,38 @@ func TestMoneyUnmarshal(t *testing.T) {
 		{"ValueTrailingZeros", `{` + usd + `,"value":"10.500"}`, parsedAs("10.50 USD")},
 		{"JPY", `{"currency":{"code":"JPY","decimalPlaces":0},"value":"100.0"}`, parsedAs("100 JPY")},
 
-		{"ValueNumber", `{` + usd + `,"value":10.5}`, refused(PointerValue, "must be a JSON string")},
-		{"ValueNull", `{` + usd + `,"value":null}`, refused(PointerValue, "required")},
-		{"ValueMissing", `{` + usd + `}`, refused(PointerValue, "required")},
-		{"ValueKeyIsCaseSensitive", `{` + usd + `,"Value":"10.50"}`, refused(PointerValue, "required")},
-		{"ValueSubCent", `{` + usd + `,"value":"10.505"}`, refused(PointerValue, "exactly representable")},
-		{"ValueZero", `{` + usd + `,"value":"0.00"}`, refused(PointerValue, "greater than zero")},
-		{"ValueNegative", `{` + usd + `,"value":"-1"}`, refused(PointerValue, "plain decimal")},
+		{"ValueNumber", `{` + usd + `,"value":10.5}`, refused(pointerValue, "must be a JSON string")},
+		{"ValueNull", `{` + usd + `,"value":null}`, refused(pointerValue, "required")},
+		{"ValueMissing", `{` + usd + `}`, refused(pointerValue, "required")},
+		{"ValueKeyIsCaseSensitive", `{` + usd + `,"Value":"10.50"}`, refused(pointerValue, "required")},
+		{"ValueSubCent", `{` + usd + `,"value":"10.505"}`, refused(pointerValue, "exactly representable")},
+		{"ValueZero", `{` + usd + `,"value":"0.00"}`, refused(pointerValue, "greater than zero")},
+		{"ValueNegative", `{` + usd + `,"value":"-1"}`, refused(pointerValue, "plain decimal")},
 
-		{"DecimalPlacesFloat", `{"currency":{"code":"USD","decimalPlaces":2.5},"value":"1"}`, refused(PointerDecimalPlaces, "integer")},
-		{"DecimalPlacesFloatWhole", `{"currency":{"code":"USD","decimalPlaces":2.0},"value":"1"}`, refused(PointerDecimalPlaces, "integer")},
-		{"DecimalPlacesExponent", `{"currency":{"code":"USD","decimalPlaces":2e0},"value":"1"}`, refused(PointerDecimalPlaces, "integer")},
-		{"DecimalPlacesString", `{"currency":{"code":"USD","decimalPlaces":"2"},"value":"1"}`, refused(PointerDecimalPlaces, "integer")},
-		{"DecimalPlacesOverflow", `{"currency":{"code":"USD","decimalPlaces":99999999999999999999},"value":"1"}`, refused(PointerDecimalPlaces, "integer")},
-		{"DecimalPlacesNull", `{"currency":{"code":"USD","decimalPlaces":null},"value":"1"}`, refused(PointerDecimalPlaces, "required")},
-		{"DecimalPlacesMissing", `{"currency":{"code":"USD"},"value":"1"}`, refused(PointerDecimalPlaces, "required")},
-		{"DecimalPlacesMismatch", `{"currency":{"code":"USD","decimalPlaces":3},"value":"1"}`, refused(PointerDecimalPlaces, "must be 2 for USD")},
-		{"DecimalPlacesNegative", `{"currency":{"code":"USD","decimalPlaces":-2},"value":"1"}`, refused(PointerDecimalPlaces, "must be 2 for USD")},
+		{"DecimalPlacesFloat", `{"currency":{"code":"USD","decimalPlaces":2.5},"value":"1"}`, refused(pointerDecimalPlaces, "integer")},
+		{"DecimalPlacesFloatWhole", `{"currency":{"code":"USD","decimalPlaces":2.0},"value":"1"}`, refused(pointerDecimalPlaces, "integer")},
+		{"DecimalPlacesExponent", `{"currency":{"code":"USD","decimalPlaces":2e0},"value":"1"}`, refused(pointerDecimalPlaces, "integer")},
+		{"DecimalPlacesString", `{"currency":{"code":"USD","decimalPlaces":"2"},"value":"1"}`, refused(pointerDecimalPlaces, "integer")},
+		{"DecimalPlacesOverflow", `{"currency":{"code":"USD","decimalPlaces":99999999999999999999},"value":"1"}`, refused(pointerDecimalPlaces, "integer")},
+		{"DecimalPlacesNull", `{"currency":{"code":"USD","decimalPlaces":null},"value":"1"}`, refused(pointerDecimalPlaces, "required")},
+		{"DecimalPlacesMissing", `{"currency":{"code":"USD"},"value":"1"}`, refused(pointerDecimalPlaces, "required")},
+		{"DecimalPlacesMismatch", `{"currency":{"code":"USD","decimalPlaces":3},"value":"1"}`, refused(pointerDecimalPlaces, "must be 2 for USD")},
+		{"DecimalPlacesNegative", `{"currency":{"code":"USD","decimalPlaces":-2},"value":"1"}`, refused(pointerDecimalPlaces, "must be 2 for USD")},
 
-		{"CodeMissing", `{"currency":{"decimalPlaces":2},"value":"1"}`, refused(PointerCode, "required")},
-		{"CodeNumber", `{"currency":{"code":840,"decimalPlaces":2},"value":"1"}`, refused(PointerCode, "must be a JSON string")},
-		{"CodeLowercase", `{"currency":{"code":"usd","decimalPlaces":2},"value":"1"}`, refused(PointerCode, "three uppercase letters")},
-		{"CodeUnknown", `{"currency":{"code":"ABC","decimalPlaces":2},"value":"1"}`, refused(PointerCode, "ABC is not an active")},
+		{"CodeMissing", `{"currency":{"decimalPlaces":2},"value":"1"}`, refused(pointerCode, "required")},
+		{"CodeNumber", `{"currency":{"code":840,"decimalPlaces":2},"value":"1"}`, refused(pointerCode, "must be a JSON string")},
+		{"CodeLowercase", `{"currency":{"code":"usd","decimalPlaces":2},"value":"1"}`, refused(pointerCode, "three uppercase letters")},
+		{"CodeUnknown", `{"currency":{"code":"ABC","decimalPlaces":2},"value":"1"}`, refused(pointerCode, "ABC is not an active")},
 
-		{"CurrencyMissing", `{"value":"1"}`, refused(PointerCurrency, "required")},
-		{"CurrencyNull", `{"currency":null,"value":"1"}`, refused(PointerCurrency, "required")},
-		{"CurrencyString", `{"currency":"USD","value":"1"}`, refused(PointerCurrency, "must be an object")},
-		{"CurrencyArray", `{"currency":[],"value":"1"}`, refused(PointerCurrency, "must be an object")},
+		{"CurrencyMissing", `{"value":"1"}`, refused(pointerCurrency, "required")},
+		{"CurrencyNull", `{"currency":null,"value":"1"}`, refused(pointerCurrency, "required")},
+		{"CurrencyString", `{"currency":"USD","value":"1"}`, refused(pointerCurrency, "must be an object")},
+		{"CurrencyArray", `{"currency":[],"value":"1"}`, refused(pointerCurrency, "must be an object")},
 
 		{"EscapedMemberNames", `{"curr\u0065ncy":{"c\u006fde":"USD","decimalPlaces":2},"v\u0061lue":"1"}`, parsedAs("1.00 USD")},
 		{"LastOfTwoMembersWins", `{` + usd + `,"value":"1","value":"2"}`, parsedAs("2.00 USD")},
-		{"ValueLoneSurrogate", `{` + usd + `,"value":"1\ud800"}`, refused(PointerValue, "must be a JSON string")},
-		{"CodeInvalidUTF8", "{\"currency\":{\"code\":\"US\xff\",\"decimalPlaces\":2},\"value\":\"1\"}", refused(PointerCode, "must be a JSON string")},
+		{"ValueLoneSurrogate", `{` + usd + `,"value":"1\ud800"}`, refused(pointerValue, "must be a JSON string")},
+		{"CodeInvalidUTF8", "{\"currency\":{\"code\":\"US\xff\",\"decimalPlaces\":2},\"value\":\"1\"}", refused(pointerCode, "must be a JSON string")},
 		{"Truncated", `{` + usd + `,"value":"1"`, refused("", "must be a JSON object")},
 		{"TrailingGarbage", `{` + usd + `,"value":"1"} x`, refused("", "must be a JSON object")},
 		{"Null", `null`, refused("", "must be a JSON object")},
@@ -580,7 +580,7 @@ var valuePattern = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
 // documented length cap.
 func oracleValue(t *testing.T, s string, places int32, signed bool) (decimal.Decimal, bool) {
 	t.Helper()
-	if len(s) > MaxValueLen {
+	if len(s) > maxValueLen {
 		return decimal.Decimal{}, false
 	}
 	neg := false
@@ -658,7 +658,7 @@ func FuzzParseMoney(f *testing.F) {
 		f.Add(s.code, s.dp, s.value)
 	}
 	f.Fuzz(func(t *testing.T, code string, dp int64, value string) {
-		m, err := ParseMoney(code, dp, value)
+		m, err := parseMoney(code, dp, value)
 
 		places, known := MinorUnits(code)
 		var want decimal.Decimal
@@ -669,23 +669,23 @@ func FuzzParseMoney(f *testing.F) {
 
 		if err != nil {
 			if acceptable {
-				t.Fatalf("ParseMoney(%q, %d, %q) refused a valid Money: %v", code, dp, value, err)
+				t.Fatalf("parseMoney(%q, %d, %q) refused a valid Money: %v", code, dp, value, err)
 			}
-			pointer := PointerValue
+			pointer := pointerValue
 			switch {
 			case !known:
-				pointer = PointerCode
+				pointer = pointerCode
 			case dp != int64(places):
-				pointer = PointerDecimalPlaces
+				pointer = pointerDecimalPlaces
 			}
 			checkRefusal(t, err, pointer, value)
 			return
 		}
 		if !acceptable {
-			t.Fatalf("ParseMoney(%q, %d, %q) = %v, want a refusal", code, dp, value, m)
+			t.Fatalf("parseMoney(%q, %d, %q) = %v, want a refusal", code, dp, value, m)
 		}
 		if m.Currency != code || !m.Value.Equal(want) {
-			t.Fatalf("ParseMoney(%q, %d, %q) = %v, want %s %s", code, dp, value, m, want, code)
+			t.Fatalf("parseMoney(%q, %d, %q) = %v, want %s %s", code, dp, value, m, want, code)
 		}
 		if int64(m.Value.Exponent()) != -dp {
 			t.Fatalf("exponent %d, want %d", m.Value.Exponent(), -dp)
@@ -792,11 +792,11 @@ func oracleMoneyJSON(data []byte) (Money, error) {
 	}
 	rawCur, ok := obj["currency"]
 	if !ok || isNull(rawCur) {
-		return Money{}, &MoneyError{Pointer: PointerCurrency}
+		return Money{}, &MoneyError{Pointer: pointerCurrency}
 	}
 	var cur map[string]json.RawMessage
 	if json.Unmarshal(rawCur, &cur) != nil {
-		return Money{}, &MoneyError{Pointer: PointerCurrency}
+		return Money{}, &MoneyError{Pointer: pointerCurrency}
 	}
 	str := func(raw json.RawMessage, pointer string) (string, error) {
 		var s string
@@ -805,21 +805,21 @@ func oracleMoneyJSON(data []byte) (Money, error) {
 		}
 		return s, nil
 	}
-	code, err := str(cur["code"], PointerCode)
+	code, err := str(cur["code"], pointerCode)
 	if err != nil {
 		return Money{}, err
 	}
 	rawDP, ok := cur["decimalPlaces"]
 	if !ok || isNull(rawDP) {
-		return Money{}, &MoneyError{Pointer: PointerDecimalPlaces}
+		return Money{}, &MoneyError{Pointer: pointerDecimalPlaces}
 	}
 	dp, err := strconv.ParseInt(strings.TrimSpace(string(rawDP)), 10, 64)
 	if err != nil {
-		return Money{}, &MoneyError{Pointer: PointerDecimalPlaces}
+		return Money{}, &MoneyError{Pointer: pointerDecimalPlaces}
 	}
-	value, err := str(obj["value"], PointerValue)
+	value, err := str(obj["value"], pointerValue)
 	if err != nil {
 		return Money{}, err
 	}
-	return ParseMoney(code, dp, value)
+	return parseMoney(code, dp, value)
 }

@@ -11,7 +11,7 @@
 //   - schema.sql: the schema the two produce, as pg_dump prints it,
 //     normalised; TestSnapshot keeps it so.
 //
-// Up applies what is pending under tern's session-level advisory lock, so
+// up applies what is pending under tern's session-level advisory lock, so
 // that replicas starting together apply each migration and each function
 // file once (it waits for the lock at most UpOptions.LockTimeout, saying so
 // in the log). First the numbered migrations, in order, each in its own
@@ -20,12 +20,12 @@
 // one recorded in the table schema_functions, in the order of their names:
 // Flyway's repeatable migrations. A function file changes a body and
 // nothing else: its function must be declared by a migration with the
-// signature the file gives, or Up refuses the file and applies none.
+// signature the file gives, or up refuses the file and applies none.
 //
 // ledgerd applies them at start unless LEDGER_MIGRATE=off, in which case
 // it refuses to start while anything is pending, naming `ledgerctl
 // migrate`. `ledgerctl migrate` applies them on demand; `ledgerctl migrate
-// status` and `up --dry-run` show what is pending (ReadStatus, which takes
+// status` and `up --dry-run` show what is pending (readStatus, which takes
 // no lock and needs no right to change the schema). A database migrated
 // by a newer build (a later version, or a function body that replaced this
 // build's) is refused with ErrNewer; one migrated by a development build

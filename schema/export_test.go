@@ -6,7 +6,14 @@ var (
 	CheckFunctionFile = checkFunctionFile
 	ApplyFunctions    = applyFunctions
 	HashFiles         = hashFiles
+	Migrations        = migrations
 )
 
-// CreateFunctionTable is the statement that makes FunctionTable.
-const CreateFunctionTable = createFunctionTable
+const (
+	// CreateFunctionTable is the statement that makes FunctionTable.
+	CreateFunctionTable = createFunctionTable
+	// VersionTable is the table tern records the schema version in.
+	VersionTable = versionTable
+	// FunctionTable is the table of applied function bodies and checksums.
+	FunctionTable = functionTable
+)

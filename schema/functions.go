@@ -14,19 +14,19 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// FunctionTable is the table in which Up records the checksum of each
+// functionTable is the table in which up records the checksum of each
 // function file it applied.
-const FunctionTable = "schema_functions"
+const functionTable = "schema_functions"
 
-// createFunctionTable makes FunctionTable, as Up does before it applies
+// createFunctionTable makes functionTable, as up does before it applies
 // anything (docs/runtime-role.sql makes the same table, so that the
 // runtime role may read it and not write it).
 //
 // name is a function's name, and its file's. checksum is the hex SHA-256
 // of the file last applied; superseded the checksums of the files it
 // replaced, so that an older build, whose file is one of them, never puts
-// its body back (Up refuses it as ErrNewer).
-const createFunctionTable = `CREATE TABLE IF NOT EXISTS ` + FunctionTable + ` (
+// its body back (up refuses it as ErrNewer).
+const createFunctionTable = `CREATE TABLE IF NOT EXISTS ` + functionTable + ` (
     name       text        NOT NULL,
     checksum   text        NOT NULL,
     applied_on timestamptz NOT NULL,
@@ -45,7 +45,7 @@ type Function struct {
 // File is the function's file, relative to the schema directory.
 func (f Function) File() string { return "functions/" + f.Name + ".sql" }
 
-// Functions returns the embedded function files in the order Up applies
+// Functions returns the embedded function files in the order UpURL applies
 // them: by name. A file that is not exactly one CREATE OR REPLACE FUNCTION
 // of its own name is an error.
 func Functions() ([]Function, error) {
@@ -116,20 +116,20 @@ func stripCommentLines(s string) string {
 	return strings.TrimSpace(strings.Join(keep, "\n"))
 }
 
-// recorded is a function's row of FunctionTable.
+// recorded is a function's row of functionTable.
 type recorded struct {
 	checksum   string
 	superseded []string
 }
 
-// readFunctions returns the rows of FunctionTable by name; none when the
+// readFunctions returns the rows of functionTable by name; none when the
 // table does not exist.
 func readFunctions(ctx context.Context, q querier) (map[string]recorded, error) {
 	var exists bool
-	if err := q.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", FunctionTable).Scan(&exists); err != nil || !exists {
+	if err := q.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", functionTable).Scan(&exists); err != nil || !exists {
 		return nil, err
 	}
-	rows, err := q.Query(ctx, "SELECT name, checksum, superseded FROM "+FunctionTable)
+	rows, err := q.Query(ctx, "SELECT name, checksum, superseded FROM "+functionTable)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
 }
 
-// compareFunctions sorts fns against the rows of FunctionTable: pending
+// compareFunctions sorts fns against the rows of functionTable: pending
 // (never applied, or changed since), and newer (this build's file was
 // applied once and replaced since: a newer build's body is in place).
 func compareFunctions(fns []Function, rec map[string]recorded) (pending, newer []Function) {
@@ -177,7 +177,7 @@ func applyFunctions(ctx context.Context, conn *pgx.Conn, fns []Function, log *sl
 	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		rec, err := readFunctions(ctx, tx)
 		if err != nil {
-			return fmt.Errorf("schema: reading %s: %w", FunctionTable, err)
+			return fmt.Errorf("schema: reading %s: %w", functionTable, err)
 		}
 		pending, newer := compareFunctions(fns, rec)
 		if len(newer) > 0 {
@@ -194,7 +194,7 @@ func applyFunctions(ctx context.Context, conn *pgx.Conn, fns []Function, log *sl
 			names[i] = f.Name
 		}
 		// Rows of functions a migration dropped (and whose file went with them).
-		_, err = tx.Exec(ctx, `DELETE FROM `+FunctionTable+` f WHERE NOT f.name = ANY($1)
+		_, err = tx.Exec(ctx, `DELETE FROM `+functionTable+` f WHERE NOT f.name = ANY($1)
 			AND NOT EXISTS (SELECT FROM pg_proc p WHERE p.proname = f.name AND p.pronamespace = `+currentSchema+`)`, names)
 		return err
 	})
@@ -232,7 +232,7 @@ func applyFunction(ctx context.Context, tx pgx.Tx, f Function) error {
 		return fmt.Errorf("schema: %s: its signature is not the one declared for %s, so it would add an overload: "+
 			"a signature changes in a numbered migration that drops the old function and declares the new one (schema/README.md)", f.File(), f.Name)
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO `+FunctionTable+` AS t (name, checksum, applied_on) VALUES ($1, $2, now())
+	_, err = tx.Exec(ctx, `INSERT INTO `+functionTable+` AS t (name, checksum, applied_on) VALUES ($1, $2, now())
 		ON CONFLICT (name) DO UPDATE SET checksum = EXCLUDED.checksum, applied_on = EXCLUDED.applied_on,
 			superseded = array_append(array_remove(t.superseded, EXCLUDED.checksum), t.checksum)`, f.Name, f.Checksum)
 	if err != nil {
@@ -250,7 +250,7 @@ func newerFunctions(newer []Function) string {
 	return fmt.Sprintf("the bodies of %s in the database replaced this build's %s: a newer build applied them "+
 		"(to go back to an earlier body on purpose, commit it as a new change; on a developer's database, "+
 		"DELETE FROM %s WHERE name IN ('%s') and migrate again)",
-		strings.Join(names, ", "), fileList(newer), FunctionTable, strings.Join(names, "', '"))
+		strings.Join(names, ", "), fileList(newer), functionTable, strings.Join(names, "', '"))
 }
 
 func fileList(fns []Function) string {

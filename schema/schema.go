@@ -17,11 +17,11 @@ import (
 //go:embed migrations/*.sql functions/*.sql
 var files embed.FS
 
-// VersionTable is the table in which tern records the applied version.
-const VersionTable = "schema_version"
+// versionTable is the table in which tern records the applied version.
+const versionTable = "schema_version"
 
-// Migrations returns the embedded migration files.
-func Migrations() fs.FS {
+// migrations returns the embedded migration files.
+func migrations() fs.FS {
 	sub, err := fs.Sub(files, "migrations")
 	if err != nil {
 		panic(err) // the embed pattern guarantees the directory
@@ -58,20 +58,20 @@ func hashFiles(fsys fs.FS) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// Migrate applies every pending migration and function file on conn (as
-// Up does, waiting for the migration lock at most DefaultLockTimeout) and
+// migrateLatest applies every pending migration and function file on conn (as
+// up does, waiting for the migration lock at most DefaultLockTimeout) and
 // returns the version the database is at afterwards.
-func Migrate(ctx context.Context, conn *pgx.Conn) (int32, error) {
-	return MigrateTo(ctx, conn, -1)
+func migrateLatest(ctx context.Context, conn *pgx.Conn) (int32, error) {
+	return migrateTo(ctx, conn, -1)
 }
 
-// MigrateTo applies the numbered migrations up to version (-1: all) on
+// migrateTo applies the numbered migrations up to version (-1: all) on
 // conn, and the function files when that is this build's latest version,
 // under the migration lock; it returns the version the database is at
 // afterwards. A database left below the latest version has its functions
-// as declared, not defined: Up completes it.
-func MigrateTo(ctx context.Context, conn *pgx.Conn, version int32) (_ int32, err error) {
-	st, err := ReadStatus(ctx, conn)
+// as declared, not defined: up completes it.
+func migrateTo(ctx context.Context, conn *pgx.Conn, version int32) (_ int32, err error) {
+	st, err := readStatus(ctx, conn)
 	if err != nil {
 		return 0, err
 	}
@@ -86,10 +86,10 @@ func MigrateTo(ctx context.Context, conn *pgx.Conn, version int32) (_ int32, err
 	return apply(ctx, conn, version, log)
 }
 
-// Connect opens the one connection the schema's functions use. Statements
+// connect opens the one connection the schema's functions use. Statements
 // go without named prepared statements (pgx's exec mode), so that a status
 // read through a transaction pooler works too.
-func Connect(ctx context.Context, url string) (*pgx.Conn, error) {
+func connect(ctx context.Context, url string) (*pgx.Conn, error) {
 	// Parsed as the pool parses it, so that the pool's own settings
 	// (pool_max_conns, …) are taken out rather than sent to the server as
 	// run-time parameters it does not know.
@@ -113,22 +113,22 @@ func MigrateURL(ctx context.Context, url string) (int32, error) {
 	return v, err
 }
 
-// UpURL is Up on a connection of its own to url.
+// UpURL is up on a connection of its own to url.
 func UpURL(ctx context.Context, url string, o UpOptions) (Status, int32, error) {
-	conn, err := Connect(ctx, url)
+	conn, err := connect(ctx, url)
 	if err != nil {
 		return Status{}, 0, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	return Up(ctx, conn, o)
+	return up(ctx, conn, o)
 }
 
-// StatusURL is ReadStatus on a connection of its own to url.
+// StatusURL is readStatus on a connection of its own to url.
 func StatusURL(ctx context.Context, url string) (Status, error) {
-	conn, err := Connect(ctx, url)
+	conn, err := connect(ctx, url)
 	if err != nil {
 		return Status{}, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	return ReadStatus(ctx, conn)
+	return readStatus(ctx, conn)
 }

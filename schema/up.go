@@ -21,11 +21,11 @@ type Migration struct {
 
 // List returns the embedded migrations in order.
 func List() ([]Migration, error) {
-	m, err := migrate.NewMigratorEx(context.Background(), nil, VersionTable, &migrate.MigratorOptions{})
+	m, err := migrate.NewMigratorEx(context.Background(), nil, versionTable, &migrate.MigratorOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
-	if err := m.LoadMigrations(Migrations()); err != nil {
+	if err := m.LoadMigrations(migrations()); err != nil {
 		return nil, fmt.Errorf("schema: load migrations: %w", err)
 	}
 	out := make([]Migration, len(m.Migrations))
@@ -49,12 +49,12 @@ func Latest() int32 {
 type Status struct {
 	Current int32       // the version applied; 0 for an empty database
 	Latest  int32       // the version of this build's migrations
-	Pending []Migration // the numbered migrations Up would apply, in order
-	// PendingFunctions are the function files Up would apply after them:
+	Pending []Migration // the numbered migrations UpURL would apply, in order
+	// PendingFunctions are the function files UpURL would apply after them:
 	// never applied, or changed since. Empty when the database is Newer.
 	PendingFunctions []Function
 	// NewerFunctions are this build's function files whose body a newer
-	// build replaced: Up refuses to put them back.
+	// build replaced: UpURL refuses to put them back.
 	NewerFunctions []Function
 }
 
@@ -68,7 +68,7 @@ func (s Status) UpToDate() bool {
 // later version, or function bodies that replaced this build's.
 func (s Status) Newer() bool { return s.Current > s.Latest || len(s.NewerFunctions) > 0 }
 
-// PendingNames names what Up would apply: the migrations' file names,
+// PendingNames names what UpURL would apply: the migrations' file names,
 // then the function files (functions/<name>.sql).
 func (s Status) PendingNames() []string {
 	var names []string
@@ -99,10 +99,10 @@ func (s Status) Explain() string {
 		s.Current, s.Latest, strings.Join(s.PendingNames(), ", "))
 }
 
-// ReadStatus reads the database's version and the checksums of its
+// readStatus reads the database's version and the checksums of its
 // function bodies, taking no lock and creating nothing: it works with a
 // role that may not change the schema and through a transaction pooler.
-func ReadStatus(ctx context.Context, conn *pgx.Conn) (Status, error) {
+func readStatus(ctx context.Context, conn *pgx.Conn) (Status, error) {
 	all, err := List()
 	if err != nil {
 		return Status{}, err
@@ -113,11 +113,11 @@ func ReadStatus(ctx context.Context, conn *pgx.Conn) (Status, error) {
 	}
 	s := Status{Latest: all[len(all)-1].Version}
 	var exists bool
-	if err := conn.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", VersionTable).Scan(&exists); err != nil {
+	if err := conn.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", versionTable).Scan(&exists); err != nil {
 		return Status{}, fmt.Errorf("schema: reading the version: %w", err)
 	}
 	if exists {
-		if err := conn.QueryRow(ctx, "SELECT version FROM "+VersionTable).Scan(&s.Current); err != nil {
+		if err := conn.QueryRow(ctx, "SELECT version FROM "+versionTable).Scan(&s.Current); err != nil {
 			return Status{}, fmt.Errorf("schema: reading the version: %w", err)
 		}
 	}
@@ -134,7 +134,7 @@ func ReadStatus(ctx context.Context, conn *pgx.Conn) (Status, error) {
 	}
 	rec, err := readFunctions(ctx, conn)
 	if err != nil {
-		return Status{}, fmt.Errorf("schema: reading %s: %w", FunctionTable, err)
+		return Status{}, fmt.Errorf("schema: reading %s: %w", functionTable, err)
 	}
 	s.PendingFunctions, s.NewerFunctions = compareFunctions(fns, rec)
 	return s, nil
@@ -148,8 +148,8 @@ func checkBaseline(ctx context.Context, conn *pgx.Conn, version int32) error {
 		return nil
 	}
 	var exists bool
-	if err := conn.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", FunctionTable).Scan(&exists); err != nil {
-		return fmt.Errorf("schema: reading %s: %w", FunctionTable, err)
+	if err := conn.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", functionTable).Scan(&exists); err != nil {
+		return fmt.Errorf("schema: reading %s: %w", functionTable, err)
 	}
 	if exists {
 		return nil
@@ -157,10 +157,10 @@ func checkBaseline(ctx context.Context, conn *pgx.Conn, version int32) error {
 	return fmt.Errorf("%w (it is at version %d of migrations that no longer exist, and has no %s table); "+
 		"no release made such a database, and this build does not carry it over: recreate it (drop the database "+
 		"and create it empty; for ledgerd's embedded database, remove its data directory, LEDGER_DATA_DIR, "+
-		"default var/ledgerd) and migrate again", ErrPreBaseline, version, FunctionTable)
+		"default var/ledgerd) and migrate again", ErrPreBaseline, version, functionTable)
 }
 
-// UpOptions are the settings of Up.
+// UpOptions are the settings of UpURL.
 type UpOptions struct {
 	// LockTimeout bounds the wait for the migration lock, which another
 	// process migrating holds (default DefaultLockTimeout).
@@ -171,44 +171,44 @@ type UpOptions struct {
 	Logger *slog.Logger
 }
 
-// DefaultLockTimeout is how long Up waits for the migration lock by default.
+// DefaultLockTimeout is how long UpURL waits for the migration lock by default.
 const DefaultLockTimeout = 5 * time.Minute
 
-// lockPoll is how often Up tries the migration lock while another holds it;
+// lockPoll is how often up tries the migration lock while another holds it;
 // lockLogEvery how often it says it is still waiting.
 const (
 	lockPoll     = 250 * time.Millisecond
 	lockLogEvery = 10 * time.Second
 )
 
-// ErrLockTimeout is returned by Up when the migration lock was not free
+// ErrLockTimeout is returned by UpURL when the migration lock was not free
 // within UpOptions.LockTimeout.
 var ErrLockTimeout = errors.New("schema: timed out waiting for the migration lock")
 
-// ErrPreBaseline is returned by ReadStatus and Up for a database that a
+// ErrPreBaseline is returned by StatusURL and UpURL for a database that a
 // development build migrated before the migrations were squashed into
 // 001_baseline.sql: its version counts other migrations. No release made
 // such a database; it is refused, not carried over.
 var ErrPreBaseline = errors.New("schema: the database was migrated by a development build from before 001_baseline.sql")
 
-// ErrNewer is returned by Up when the database is at a later version than
+// ErrNewer is returned by UpURL when the database is at a later version than
 // this build's migrations: a newer ledgerd migrated it.
 var ErrNewer = errors.New("schema: the database was migrated by a newer build")
 
-// Up applies the pending migrations, then the pending function files, on
-// conn, and returns the status before (read under the lock when Up
+// up applies the pending migrations, then the pending function files, on
+// conn, and returns the status before (read under the lock when up
 // migrates) and the version after. When there is nothing to apply it takes
 // no lock. Otherwise it takes tern's session-level advisory lock, waiting
 // at most o.LockTimeout and logging while it waits, so that replicas
 // starting together apply each migration and each function file once;
 // conn must therefore be a direct or session-pooled connection, never one
 // through a transaction pooler.
-func Up(ctx context.Context, conn *pgx.Conn, o UpOptions) (before Status, version int32, err error) {
+func up(ctx context.Context, conn *pgx.Conn, o UpOptions) (before Status, version int32, err error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if before, err = ReadStatus(ctx, conn); err != nil {
+	if before, err = readStatus(ctx, conn); err != nil {
 		return before, 0, err
 	}
 	if before.Newer() {
@@ -222,7 +222,7 @@ func Up(ctx context.Context, conn *pgx.Conn, o UpOptions) (before Status, versio
 	}
 	defer unlock(ctx, conn, &err)
 	// Another process may have migrated while we waited.
-	if before, err = ReadStatus(ctx, conn); err != nil || before.UpToDate() {
+	if before, err = readStatus(ctx, conn); err != nil || before.UpToDate() {
 		return before, before.Current, err
 	}
 	if before.Newer() {
@@ -238,13 +238,13 @@ func Up(ctx context.Context, conn *pgx.Conn, o UpOptions) (before Status, versio
 // lock.
 func apply(ctx context.Context, conn *pgx.Conn, version int32, log *slog.Logger) (int32, error) {
 	if _, err := conn.Exec(ctx, createFunctionTable); err != nil {
-		return 0, fmt.Errorf("schema: creating %s: %w", FunctionTable, err)
+		return 0, fmt.Errorf("schema: creating %s: %w", functionTable, err)
 	}
-	m, err := migrate.NewMigrator(ctx, conn, VersionTable) // takes the lock again: reentrant in our session
+	m, err := migrate.NewMigrator(ctx, conn, versionTable) // takes the lock again: reentrant in our session
 	if err != nil {
 		return 0, fmt.Errorf("schema: %w", err)
 	}
-	if err := m.LoadMigrations(Migrations()); err != nil {
+	if err := m.LoadMigrations(migrations()); err != nil {
 		return 0, fmt.Errorf("schema: load migrations: %w", err)
 	}
 	m.OnStart = func(seq int32, name, _, _ string) {
@@ -272,7 +272,7 @@ func apply(ctx context.Context, conn *pgx.Conn, version int32, log *slog.Logger)
 	return v, applyFunctions(ctx, conn, fns, log)
 }
 
-// lockNum is tern's advisory lock key (migrate.lockNum): Up takes the same
+// lockNum is tern's advisory lock key (migrate.lockNum): up takes the same
 // lock tern takes, first without blocking, so that it can time out and say
 // it is waiting; tern's own blocking take is then reentrant.
 const lockNum = int64(9628173550095224)

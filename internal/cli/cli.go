@@ -10,12 +10,12 @@
 //     goes to stdout and exits 0 for -h and --help on every command.
 //   - Flags may come before the command words (ledgerctl --admin URL
 //     accounts get A), positional arguments may be negative numbers
-//     (adjust acc -5.25), and "--" ends the flags (Normalize).
+//     (adjust acc -5.25), and "--" ends the flags (normalize).
 //   - Env ties a flag to environment variables: the help shows them beside
 //     the flag ("(env LEDGER_ADMIN_URL)"), and a flag not given takes the
 //     first one set. Defaults shown in help never come from the
 //     environment, so a token or a password never appears in help.
-//   - A flag whose usage says "(required)" (RequiredMark) is checked
+//   - A flag whose usage says "(required)" (requiredMark) is checked
 //     before the command runs: missing, it is a usage error and nothing
 //     is sent.
 //   - ExitStatus documents a command's exit codes in its help.
@@ -213,17 +213,17 @@ func applyEnv(cmd *cobra.Command) error {
 	return err
 }
 
-// RequiredMark in a flag's usage makes the flag required: a command run
+// requiredMark in a flag's usage makes the flag required: a command run
 // without it (nor its environment variable) is a usage error before it
 // does anything, a request included. The help shows the mark.
-const RequiredMark = "(required)"
+const requiredMark = "(required)"
 
-// checkRequired refuses a command whose flags marked RequiredMark are
+// checkRequired refuses a command whose flags marked requiredMark are
 // empty, naming every one.
 func checkRequired(cmd *cobra.Command) error {
 	var missing []string
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if strings.Contains(f.Usage, RequiredMark) && (f.Value.String() == "" || f.Value.String() == "[]") {
+		if strings.Contains(f.Usage, requiredMark) && (f.Value.String() == "" || f.Value.String() == "[]") {
 			missing = append(missing, "--"+f.Name)
 		}
 	})
@@ -262,7 +262,7 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, stdout, st
 	if root.Version != "" {
 		root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	}
-	args = Normalize(root, args)
+	args = normalize(root, args)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
@@ -301,7 +301,7 @@ func oneLine(s string) string {
 	return strings.Join(fields, "; ")
 }
 
-// Normalize rewrites args for cobra: the command words first, then every
+// normalize rewrites args for cobra: the command words first, then every
 // flag with its value, then "--" and the positional arguments. So flags
 // may come before the command words (ledgerctl --admin URL accounts get
 // A) or anywhere after them, and a positional argument may be a negative
@@ -310,7 +310,7 @@ func oneLine(s string) string {
 // far, then on its subcommands (where a flag given early is defined): a
 // flag that is boolean anywhere there takes none. Arguments after a "--"
 // of the caller stay positional. Shell completion requests are left alone.
-func Normalize(root *cobra.Command, args []string) []string {
+func normalize(root *cobra.Command, args []string) []string {
 	if len(args) > 0 && strings.HasPrefix(args[0], "__complete") {
 		return args
 	}

@@ -101,8 +101,8 @@ func TestNormalize(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			if got := Normalize(testTree(), c.in); !slices.Equal(got, c.want) {
-				t.Fatalf("Normalize(%q) = %q, want %q", c.in, got, c.want)
+			if got := normalize(testTree(), c.in); !slices.Equal(got, c.want) {
+				t.Fatalf("normalize(%q) = %q, want %q", c.in, got, c.want)
 			}
 		})
 	}

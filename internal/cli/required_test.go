@@ -19,7 +19,7 @@ func TestRequiredFlags(t *testing.T) {
 		root := Group(&cobra.Command{Use: "prog"})
 		var owner, note string
 		create := &cobra.Command{Use: "create", Args: NoArgs, RunE: func(*cobra.Command, []string) error { ran++; return nil }}
-		create.Flags().StringVar(&owner, "owner", "", "the owner "+RequiredMark)
+		create.Flags().StringVar(&owner, "owner", "", "the owner "+requiredMark)
 		create.Flags().StringVar(&owner, "owner-external-id", "", "same as --owner")
 		create.Flags().StringVar(&note, "note", "", "a note (required)")
 		Env(create.Flags(), "note", "PROG_NOTE")

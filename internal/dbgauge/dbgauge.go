@@ -34,14 +34,14 @@ import (
 // millions of payouts, and Prometheus's scrape timeouts are seconds.
 const Budget = 500 * time.Millisecond
 
-// ReadTimeout bounds one read; a scrape stops waiting for it long before.
-const ReadTimeout = 10 * time.Second
+// readTimeout bounds one read; a scrape stops waiting for it long before.
+const readTimeout = 10 * time.Second
 
 // Options are a Reader's optional settings.
 type Options struct {
 	// Budget is how long a scrape waits for a read; 0 means Budget.
 	Budget time.Duration
-	// Timeout bounds one read; 0 means ReadTimeout.
+	// Timeout bounds one read; 0 means 10 s.
 	Timeout time.Duration
 	// Logger gets a failed read at debug level (nil: discard). A read
 	// fails while the database is unreachable, which readiness and the
@@ -80,7 +80,7 @@ func New[T any](name string, read func(context.Context) (T, error), o Options) *
 		o.Budget = Budget
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = ReadTimeout
+		o.Timeout = readTimeout
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -5,9 +5,9 @@ import (
 	"errors"
 )
 
-// ErrNotObject is EachMember's error for input whose top-level value is not
+// errNotObject is EachMember's error for input whose top-level value is not
 // a JSON object.
-var ErrNotObject = errors.New("not a JSON object")
+var errNotObject = errors.New("not a JSON object")
 
 // SkipSpace returns the index of the first byte at or after i in b that is
 // not JSON insignificant white space.
@@ -26,18 +26,18 @@ func SkipSpace(b []byte, i int) int {
 // EachMember calls fn with the raw (quoted) name and the raw value of each
 // top-level member of the JSON object b, in order, without allocating. It
 // walks the top level only, so b must be valid JSON already (json.Valid, or
-// [Check]); a value that is not an object gives [ErrNotObject]. An error of
+// [Check]); a value that is not an object gives an error ("not a JSON object"). An error of
 // fn stops the walk and is returned.
 func EachMember(b []byte, fn func(name, value []byte) error) error {
 	i := SkipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
-		return ErrNotObject
+		return errNotObject
 	}
 	i++
 	for {
 		i = SkipSpace(b, i)
 		if i >= len(b) {
-			return ErrNotObject
+			return errNotObject
 		}
 		switch b[i] {
 		case '}':
@@ -46,17 +46,17 @@ func EachMember(b []byte, fn func(name, value []byte) error) error {
 			i = SkipSpace(b, i+1)
 		}
 		if i >= len(b) || b[i] != '"' {
-			return ErrNotObject
+			return errNotObject
 		}
 		end := skipString(b, i)
 		name := b[i:end]
 		i = SkipSpace(b, end)
 		if i >= len(b) || b[i] != ':' {
-			return ErrNotObject
+			return errNotObject
 		}
 		i = SkipSpace(b, i+1)
 		if i >= len(b) {
-			return ErrNotObject
+			return errNotObject
 		}
 		vend := skipValue(b, i)
 		if err := fn(name, b[i:vend]); err != nil {

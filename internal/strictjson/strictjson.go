@@ -34,8 +34,8 @@ import (
 	"unicode/utf8"
 )
 
-// MaxDepth bounds the nesting of arrays and objects, as encoding/json does.
-const MaxDepth = 10000
+// maxDepth bounds the nesting of arrays and objects, as encoding/json does.
+const maxDepth = 10000
 
 // Reason says what is wrong with the input.
 type Reason int
@@ -43,7 +43,7 @@ type Reason int
 // The reasons of an *Error.
 const (
 	// Syntax: not exactly one well-formed JSON value (white space around
-	// it aside), or nested deeper than MaxDepth.
+	// it aside), or nested deeper than 10000 levels.
 	Syntax Reason = iota + 1
 	// InvalidEscape: a \u escape of a lone or reversed UTF-16 surrogate.
 	InvalidEscape
@@ -237,7 +237,7 @@ func (c *checker) value(i, depth int) (int, bool) {
 }
 
 func (c *checker) array(i, depth int) (int, bool) {
-	if depth > MaxDepth {
+	if depth > maxDepth {
 		return i, c.fail(Syntax, "")
 	}
 	i = c.ws(i + 1)
@@ -274,7 +274,7 @@ func (c *checker) array(i, depth int) (int, bool) {
 const manyMembers = 32
 
 func (c *checker) object(i, depth int) (int, bool) {
-	if depth > MaxDepth {
+	if depth > maxDepth {
 		return i, c.fail(Syntax, "")
 	}
 	i = c.ws(i + 1)

@@ -135,7 +135,7 @@ func TestCheckRefusesDuplicateNames(t *testing.T) {
 
 // TestCheckRefusesSyntax: what is not one JSON value (truncated, trailing
 // data, bad escapes, control characters, leading zeros, empty, nested
-// past MaxDepth) is a syntax error; the error never quotes a value.
+// past 10000 levels) is a syntax error; the error never quotes a value.
 func TestCheckRefusesSyntax(t *testing.T) {
 	t.Parallel()
 	runCheck(t, []checkCase{
