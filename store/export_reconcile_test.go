@@ -22,7 +22,6 @@ func ReconcileSQL(now time.Time) map[string]ReconcileQuery {
 	out["duplicate_credit_attempts"] = ReconcileQuery{duplicateCreditAttemptsSQL, nil}
 	out["candidates"] = ReconcileQuery{candidatesSQL, []any{cutoff}}
 	out["recipients"] = ReconcileQuery{recipientsSQL, []any{now.Add(-31 * 24 * time.Hour)}}
-	out["holds_by_reference"] = ReconcileQuery{holdsByReferenceSQL, []any{[]string{"hold_p1", "hold_p2", "hold_p3"}}}
 	out["holds_by_payout"] = ReconcileQuery{holdsByPayoutSQL, []any{[]string{"pay_p1", "pay_p2", "pay_p3"}}}
 	out["credit_conflicts"] = ReconcileQuery{creditConflictsSQL, nil}
 	out["customers"] = ReconcileQuery{customersSQL, []any{"", 500}}

@@ -125,8 +125,6 @@ WHERE c.created_at >= $1`
 
 	holdStatusSQL = `SELECT status FROM hold_states WHERE hold_reference = $1`
 
-	holdsByReferenceSQL = `SELECT ` + holdColumns + ` FROM hold_states WHERE hold_reference = ANY ($1::text[])`
-
 	// $1 hold, $2 payout, $3 status, $4 reference, $5 reason, $6 kind, $7 transaction, $8 now.
 	fixSettleSQL = `SELECT outcome, reason, reference, orphan FROM hold_settle(p_status => $3, p_hold_reference => $1,
 p_payout_id => $2, p_reference => $4, p_reason => $5, p_kind => $6, p_transaction_id => $7, p_now => $8)`
@@ -386,28 +384,6 @@ func (in *interned) get(b []byte) string {
 	s := string(b)
 	(*in)[s] = s
 	return s
-}
-
-// HoldsByReference reads the holds of the given references (those that
-// exist), by reference.
-func (db *DB) HoldsByReference(ctx context.Context, refs []string) (map[string]holds.Hold, error) {
-	out := make(map[string]holds.Hold, len(refs))
-	if len(refs) == 0 {
-		return out, nil
-	}
-	rows, err := db.pool.Query(ctx, holdsByReferenceSQL, refs)
-	if err != nil {
-		return nil, interpret(err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		h, err := scanHold(rows)
-		if err != nil {
-			return nil, interpret(err)
-		}
-		out[h.HoldReference] = h
-	}
-	return out, interpret(rows.Err())
 }
 
 func recipients(ctx context.Context, tx pgx.Tx, since time.Time) (map[string]map[string]bool, error) {
