@@ -1,17 +1,12 @@
 package admin
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"reflect"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
@@ -19,7 +14,6 @@ import (
 
 	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/problem"
-	"github.com/provider-ledger/adapter/internal/strictjson"
 	"github.com/provider-ledger/adapter/keyring"
 	"github.com/provider-ledger/adapter/ledger"
 )
@@ -314,163 +308,9 @@ func validRequest(r *http.Request, ps httprouter.Params) error {
 // ServeHTTP serves the admin API.
 func (s *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
 
-// StatusOf maps an error code to its HTTP status: the one table of it.
-func StatusOf(c ledger.Code) int {
-	switch c {
-	case ledger.CodeInvalid:
-		return http.StatusBadRequest
-	case ledger.CodeNotFound:
-		return http.StatusNotFound
-	case ledger.CodeConflict:
-		return http.StatusConflict
-	case ledger.CodeUnprocessable:
-		return http.StatusUnprocessableEntity
-	case ledger.CodeForbidden:
-		return http.StatusForbidden
-	case ledger.CodeUnavailable, ledger.CodeTimeout, ledger.CodeCanceled:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
-}
-
-// statusOf is the status writeError answers err with.
-func (s *Handler) statusOf(err error) int {
-	var le *ledger.Error
-	code := ledger.CodeOf(err)
-	switch {
-	case errors.As(err, &le) && StatusOf(code) < 500:
-		return StatusOf(code)
-	case StatusOf(code) == http.StatusServiceUnavailable || errors.Is(err, context.DeadlineExceeded):
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
-}
-
-// writeError answers err as a problem: a ledger.Error by its code, a
-// database outage as 503, anything else as 500 (logged, not shown).
-func (s *Handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	var le *ledger.Error
-	switch status := s.statusOf(err); {
-	case status < 500 && errors.As(err, &le):
-		p := problem.New(le.Slug, status, le.Message)
-		if le.Pointer != "" || le.Whole {
-			p.WithField(le.Pointer, le.Message)
-		}
-		problem.Write(w, p)
-	case status == http.StatusServiceUnavailable:
-		s.log.Warn("admin request failed: database unavailable", "path", r.URL.Path, "err", err)
-		p := problem.New(slugDatabaseUnavailable, http.StatusServiceUnavailable, "the database is unavailable; retry later")
-		p.RetryAfter = time.Second
-		problem.Write(w, p)
-	default:
-		s.log.Error("admin request failed", "path", r.URL.Path, "err", err)
-		problem.Write(w, problem.New(slugInternal, http.StatusInternalServerError, "internal error"))
-	}
-}
-
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
-}
-
-// decodeBody reads the request body strictly into v (a pointer to a struct):
-// one JSON object, each member named exactly as a field's JSON name (no
-// case-insensitive match, none twice), no trailing data, right types. Its
-// errors are ledger.Errors with a pointer to the field.
-func decodeBody(r *http.Request, v any) error {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		return decodeError(err)
-	}
-	if err := checkStrings(body); err != nil {
-		return err
-	}
-	if string(bytes.TrimSpace(body)) == "null" {
-		// encoding/json reads null into a struct or a map as nothing
-		// at all: {} for a run, which would start one.
-		return ledger.InvalidBody("the body must be a JSON object, not null")
-	}
-	if err := checkMembers(body, reflect.TypeOf(v), ""); err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return decodeError(err)
-	}
-	if err := dec.Decode(&struct{}{}); err != io.EOF {
-		return ledger.InvalidBody("the body must be one JSON object")
-	}
-	return nil
-}
-
-// checkStrings refuses, with a pointer, what encoding/json would decode
-// silently into something else: a string with a lone or reversed surrogate
-// escape or bytes that are not UTF-8 (decoded as U+FFFD), a member named
-// twice (the last taken), and a NUL (Postgres text cannot hold it; only a
-// real NUL: the text \\u0000 is a backslash and five characters). A body
-// that is not well-formed JSON is left to the decoder, whose messages say
-// more.
-func checkStrings(body []byte) error {
-	err := strictjson.Check(body, strictjson.Options{RefuseNUL: true})
-	var se *strictjson.Error
-	if err == nil || !errors.As(err, &se) || se.Reason == strictjson.Syntax {
-		return nil
-	}
-	// The pointer names the field; "" is the body, whose own member name
-	// is at fault.
-	what := strings.TrimPrefix(se.Pointer, "/")
-	if what == "" {
-		what = "a member name"
-	}
-	switch se.Reason {
-	case strictjson.InvalidEscape:
-		return ledger.Invalid(se.Pointer, "%s has a \\u escape of a lone or reversed UTF-16 surrogate", what)
-	case strictjson.InvalidUTF8:
-		return ledger.Invalid(se.Pointer, "%s is not valid UTF-8", what)
-	case strictjson.NUL:
-		return ledger.Invalid(se.Pointer, "%s must not contain NUL characters", what)
-	case strictjson.DuplicateName:
-		return ledger.Invalid(se.Pointer, "%s is given twice", what)
-	}
-	return ledger.Invalid(se.Pointer, "%s", se.Reason.Detail())
-}
-
-func decodeError(err error) error {
-	var typeErr *json.UnmarshalTypeError
-	var syntaxErr *json.SyntaxError
-	var maxErr *http.MaxBytesError
-	switch {
-	case errors.As(err, &maxErr):
-		return &ledger.Error{Code: ledger.CodeInvalid, Slug: slugBodyTooLarge, Message: fmt.Sprintf("the body is over %d bytes", MaxBody)}
-	case errors.As(err, &typeErr):
-		if typeErr.Field == "" {
-			return ledger.InvalidBody("the body must be a JSON object")
-		}
-		ptr := "/" + strings.ReplaceAll(typeErr.Field, ".", "/")
-		return ledger.Invalid(ptr, "%s must be a JSON %s", typeErr.Field, jsonKind(typeErr.Type.Kind().String()))
-	case errors.As(err, &syntaxErr), errors.Is(err, io.ErrUnexpectedEOF):
-		return ledger.InvalidBody("the body is not valid JSON")
-	case errors.Is(err, io.EOF):
-		return ledger.InvalidBody("the body is empty")
-	}
-	// An unknown field (encoding/json has no typed error for it) was
-	// refused with its pointer by checkMembers before decoding.
-	return ledger.InvalidBody("the body is not a valid JSON object")
-}
-
-func jsonKind(k string) string {
-	switch k {
-	case "string":
-		return "string"
-	case "bool":
-		return "boolean"
-	case "struct", "map":
-		return "object"
-	case "slice", "array":
-		return "array"
-	}
-	return "number"
 }
