@@ -22,16 +22,16 @@ func weakKey(b []byte) error {
 	return nil
 }
 
-// ServiceRetryWindow is the longest the service may go on sending a
+// serviceRetryWindow is the longest the service may go on sending a
 // callback's idempotency key: a request for payment stays unpaid, and its
 // credit-account retried, for up to 30 days (docs/interface.md; an
 // unclaimed payment, 10 days). LEDGER_IDEMPOTENCY_RETENTION may not be less.
-const ServiceRetryWindow = 30 * 24 * time.Hour
+const serviceRetryWindow = 30 * 24 * time.Hour
 
 // RetentionFloor is the least LEDGER_IDEMPOTENCY_RETENTION accepted: no
 // stored answer is purged while the service may still send its key, nor
 // while a request that carries it is still valid.
-func (c Config) RetentionFloor() time.Duration { return max(ServiceRetryWindow, c.MaxTokenLifetime) }
+func (c Config) RetentionFloor() time.Duration { return max(serviceRetryWindow, c.MaxTokenLifetime) }
 
 // check refuses settings that contradict one another.
 func (c Config) check() error {
@@ -58,7 +58,7 @@ func (c Config) check() error {
 	}
 	if floor := c.RetentionFloor(); c.IdempotencyRetention < floor {
 		return fmt.Errorf("LEDGER_IDEMPOTENCY_RETENTION %s is below %s, the longer of the service's retry window (%s) and LEDGER_MAX_TOKEN_LIFETIME (%s): a stored answer would be purged while the service can still send its key",
-			c.IdempotencyRetention, floor, ServiceRetryWindow, c.MaxTokenLifetime)
+			c.IdempotencyRetention, floor, serviceRetryWindow, c.MaxTokenLifetime)
 	}
 	if c.BodyTimeout >= c.RequestTimeout {
 		return errors.New("LEDGER_BODY_TIMEOUT must be below LEDGER_REQUEST_TIMEOUT (the body is read within the request's deadline)")
