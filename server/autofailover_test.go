@@ -15,6 +15,7 @@ import (
 
 	"github.com/provider-ledger/adapter/internal/syncbuf"
 	"github.com/provider-ledger/adapter/internal/tooltest"
+	"github.com/provider-ledger/adapter/internal/wait"
 	"github.com/provider-ledger/adapter/store"
 )
 
@@ -187,25 +188,21 @@ func (h *haRun) waitAnswered(since time.Time) {
 	if since.IsZero() {
 		h.t.Fatal("no promotion seen within a minute")
 	}
-	for deadline := time.Now().Add(time.Minute); h.lastOK.Load() <= since.UnixNano(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("no callback answered 200 within a minute of %s", since.Format(time.RFC3339Nano))
-		}
-	}
+	wait.Until(h.t, "a callback answered 200 after "+since.Format(time.RFC3339Nano), func() bool {
+		return h.lastOK.Load() > since.UnixNano()
+	})
 }
 
 // waitPrimaryChanges waits for ledgerd_db_primary_changes_total to reach n.
 func (h *haRun) waitPrimaryChanges(n int) {
 	h.t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	wait.Until(h.t, fmt.Sprintf("ledgerd_db_primary_changes_total = %d", n), func() bool {
 		v, _ := strconv.Atoi(metric(h.t, h.admin, "ledgerd_db_primary_changes_total"))
-		if v == n {
-			return
-		}
-		if v > n || time.Now().After(deadline) {
+		if v > n {
 			h.t.Fatalf("ledgerd_db_primary_changes_total = %d, want %d", v, n)
 		}
-	}
+		return v == n
+	})
 }
 
 // watchReady samples /readyz until done is closed.

@@ -92,7 +92,7 @@ func TestLoadConfig(t *testing.T) {
 	})
 	t.Run("RetentionAtItsFloor", func(t *testing.T) {
 		c, err := LoadConfig(nil, env("LEDGER_IDEMPOTENCY_RETENTION", "720h"), io.Discard)
-		if err != nil || c.IdempotencyRetention != ServiceRetryWindow || c.MaxTokenLifetime != 10*time.Minute {
+		if err != nil || c.IdempotencyRetention != serviceRetryWindow || c.MaxTokenLifetime != 10*time.Minute {
 			t.Fatalf("the retry window as retention: %v, %+v", err, c)
 		}
 	})

@@ -65,7 +65,7 @@ func (d *daemon) startEmbedded(ctx context.Context) (string, error) {
 
 // storeOptions are the pool's options before the exec mode is known.
 func (d *daemon) storeOptions() store.Options {
-	return store.Options{MaxConns: DefaultPoolSize, ConnectTimeout: ConnectTimeout(d.cfg.RequestTimeout), Logger: d.log,
+	return store.Options{MaxConns: defaultPoolSize, ConnectTimeout: ConnectTimeout(d.cfg.RequestTimeout), Logger: d.log,
 		OnConnect: d.connected}
 }
 

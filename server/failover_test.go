@@ -22,6 +22,10 @@ import (
 	"github.com/provider-ledger/adapter/server"
 )
 
+// stormAcks is how many acknowledged answers the storm gives before the
+// primary is killed, and again once ledgerd is ready after the failover.
+const stormAcks = 200
+
 // answer is one callback of the storm and what ledgerd answered.
 type answer struct {
 	endpoint string
@@ -105,18 +109,14 @@ func metric(t *testing.T, admin, name string) string {
 	return ""
 }
 
-func waitReady(t *testing.T, admin string, want int, within time.Duration) time.Duration {
+// waitReady waits for /readyz to answer want and returns how long that took.
+func waitReady(t *testing.T, admin string, want int) time.Duration {
 	t.Helper()
 	start := time.Now()
-	for {
-		if code := get(t, "http://"+admin+"/readyz", nil); code == want {
-			return time.Since(start)
-		}
-		if time.Since(start) > within {
-			t.Fatalf("/readyz did not answer %d within %s", want, within)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	wait.Until(t, fmt.Sprintf("/readyz to answer %d", want), func() bool {
+		return get(t, "http://"+admin+"/readyz", nil) == want
+	})
+	return time.Since(start)
 }
 
 // TestFailover runs ledgerd on a multi-host URL over a primary and a
@@ -267,43 +267,54 @@ func stalledStandbyWithholds(t *testing.T, b *bank, d *daemon, primary, standby 
 }
 
 // failOverUnderStorm runs a storm of callbacks through b, kills the
-// primary under it, fences it and promotes the standby; the storm goes on
-// until ledgerd is ready again, then one more second. It returns every
+// primary under it once the storm has acknowledged stormAcks answers, fences
+// it and promotes the standby; the storm goes on until ledgerd is ready
+// again and has acknowledged stormAcks more answers. It returns every
 // answer, when the primary was killed and the standby promoted, and how
 // long after the promotion /readyz answered 200.
 func failOverUnderStorm(t *testing.T, b *bank, d *daemon, primary, standby *pgNode, workers int) (all []answer, killed, promoted time.Time, readyAfter time.Duration) {
 	t.Helper()
 	// The storm; the primary dies under it.
+	var acks atomic.Int64
+	seen := func(a answer) {
+		if a.status == 200 {
+			acks.Add(1)
+		}
+	}
 	stop := make(chan struct{})
 	answers := make(chan []answer, 1)
-	go func() { answers <- storm(t, b, workers, stop, nil) }()
-	time.Sleep(time.Second)
+	go func() { answers <- storm(t, b, workers, stop, seen) }()
+	finish := sync.OnceValue(func() []answer { close(stop); return <-answers })
+	defer finish() // a failed wait still ends the storm before the test does
+	wait.Until(t, "the storm's first acknowledged answers", func() bool { return acks.Load() >= stormAcks })
 	killed = time.Now()
 	primary.killPostmaster()
-	time.Sleep(300 * time.Millisecond) // the failover manager's detection delay
-	primary.kill()                     // fence: no process of the old primary is left
+	// A real-time delay on purpose: the failover manager's detection delay,
+	// during which the orphaned backends of the old primary live on and the
+	// storm runs into them.
+	time.Sleep(300 * time.Millisecond)
+	primary.kill() // fence: no process of the old primary is left
 	if err := standby.exec("postgres", "SELECT pg_promote(true, 60)"); err != nil {
 		t.Fatal(err)
 	}
 	promoted = time.Now()
-	// Callbacks go on until ledgerd answers again, then one more second.
-	var first200 atomic.Int64
-	go func() {
-		for time.Since(promoted) < 30*time.Second {
-			if resp, err := http.Get("http://" + d.admin + "/readyz"); err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == 200 {
-					first200.Store(int64(time.Since(promoted)))
-					break
-				}
+	// Callbacks go on until ledgerd answers again (measured), then until
+	// the storm has acknowledged stormAcks more answers.
+	for time.Since(promoted) < 30*time.Second {
+		if resp, err := http.Get("http://" + d.admin + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				readyAfter = time.Since(promoted)
+				break
 			}
-			time.Sleep(10 * time.Millisecond)
 		}
-		time.Sleep(time.Second)
-		close(stop)
-	}()
-	all = <-answers
-	return all, killed, promoted, time.Duration(first200.Load())
+		time.Sleep(10 * time.Millisecond)
+	}
+	if readyAfter > 0 {
+		after := acks.Load()
+		wait.Until(t, "acknowledged answers after the failover", func() bool { return acks.Load() >= after+stormAcks })
+	}
+	return finish(), killed, promoted, readyAfter
 }
 
 // splitBrainRefused: the old primary comes back read-write beside the new
@@ -312,7 +323,7 @@ func failOverUnderStorm(t *testing.T, b *bank, d *daemon, primary, standby *pgNo
 func splitBrainRefused(t *testing.T, b *bank, d *daemon, primary *pgNode, log *syncbuf.Buffer, workers int) {
 	t.Helper()
 	primary.start()
-	noticed := waitReady(t, d.admin, http.StatusServiceUnavailable, 30*time.Second)
+	noticed := waitReady(t, d.admin, http.StatusServiceUnavailable)
 	if got := metric(t, d.admin, "ledgerd_db_split_brains_total"); got != "1" {
 		t.Errorf("ledgerd_db_split_brains_total = %q, want 1", got)
 	}
@@ -330,7 +341,7 @@ func splitBrainRefused(t *testing.T, b *bank, d *daemon, primary *pgNode, log *s
 		t.Error("the split brain was not logged")
 	}
 	primary.kill() // fenced again
-	cleared := waitReady(t, d.admin, http.StatusOK, 60*time.Second)
+	cleared := waitReady(t, d.admin, http.StatusOK)
 	t.Logf("split brain: the old primary restarted read-write was refused, /readyz failed %s after its start and recovered %s after it was stopped",
 		noticed.Round(time.Millisecond), cleared.Round(time.Millisecond))
 }

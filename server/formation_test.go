@@ -18,6 +18,7 @@ import (
 
 	"github.com/provider-ledger/adapter/embedpg"
 	"github.com/provider-ledger/adapter/internal/tooltest"
+	"github.com/provider-ledger/adapter/internal/wait"
 )
 
 // monitorSettings bound the monitor's detection and promotion
@@ -193,34 +194,30 @@ func (f *formation) tune() {
 func (f *formation) waitSQL(what string, do func(*pgx.Conn) error) {
 	f.t.Helper()
 	url := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/pg_auto_failover?sslmode=disable&connect_timeout=2", f.monPort)
-	var last error
-	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	wait.UntilErr(f.t, what, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
 		c, err := pgx.Connect(ctx, url)
-		if err == nil {
-			err = do(c)
-			c.Close(ctx)
+		if err != nil {
+			return err
 		}
-		cancel()
-		if last = err; err == nil {
-			return
-		}
-	}
-	f.t.Fatalf("%s: %v", what, last)
+		defer c.Close(ctx)
+		return do(c)
+	})
 }
 
 // states is each node's reported state, as the monitor knows it, waiting
-// up to a minute for the monitor to answer.
+// for the monitor to answer.
 func (f *formation) states() map[string]string {
 	f.t.Helper()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
-		if got := f.statesOrNil(); got != nil {
-			return got
+	var got map[string]string
+	wait.UntilErr(f.t, "the monitor to answer", func() error {
+		if got = f.statesOrNil(); got == nil {
+			return fmt.Errorf("no answer; its log:\n%s", f.logTail("monitor"))
 		}
-		if time.Now().After(deadline) {
-			f.t.Fatalf("the monitor does not answer; its log:\n%s", f.logTail("monitor"))
-		}
-	}
+		return nil
+	})
+	return got
 }
 
 // waitStates waits until each named node reports its state, and returns

@@ -279,11 +279,11 @@ func (d *daemon) sizeConnections() {
 // the pool is opened.
 func (d *daemon) poolSize() int {
 	if d.cfg.DatabaseURL == "" {
-		return DefaultPoolSize
+		return defaultPoolSize
 	}
 	c, err := store.Config(d.cfg.DatabaseURL, d.storeOptions())
 	if err != nil {
-		return DefaultPoolSize
+		return defaultPoolSize
 	}
 	return int(c.MaxConns)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/provider-ledger/adapter/embedpg"
 	"github.com/provider-ledger/adapter/internal/syncbuf"
 	"github.com/provider-ledger/adapter/internal/tooltest"
+	"github.com/provider-ledger/adapter/internal/wait"
 	"github.com/provider-ledger/adapter/reconciliation"
 	"github.com/provider-ledger/adapter/store"
 )
@@ -67,11 +70,19 @@ func TestLossyFailoverIsFoundByReconciliation(t *testing.T) {
 	}
 	stop := make(chan struct{})
 	answers := make(chan []answer, 1)
-	go func() { answers <- storm(t, b, workers, stop, nil) }()
-	time.Sleep(1500 * time.Millisecond) // the storm's acknowledged work, unreplicated
+	var acks atomic.Int64
+	seen := func(a answer) {
+		if a.status == 200 {
+			acks.Add(1)
+		}
+	}
+	go func() { answers <- storm(t, b, workers, stop, seen) }()
+	finish := sync.OnceValue(func() []answer { close(stop); return <-answers })
+	defer finish() // a failed wait still ends the storm before the test does
+	// The storm's acknowledged work, unreplicated.
+	wait.Until(t, "the storm's acknowledged answers", func() bool { return acks.Load() >= stormAcks })
 	primary.kill()
-	close(stop)
-	all := <-answers
+	all := finish()
 	if err := standby.exec("postgres", "SELECT pg_promote(true, 60)"); err != nil {
 		t.Fatal(err)
 	}

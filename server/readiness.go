@@ -28,7 +28,7 @@ const (
 	// store.SplitBrainWindow; no single primary is known.
 	ReasonSplitBrain = "split-brain"
 	// ReasonKeyringStale: the keyring has not been reloaded for
-	// KeyringMaxAge; callbacks answer 503 keyring-stale meanwhile.
+	// keyringMaxAge; callbacks answer 503 keyring-stale meanwhile.
 	ReasonKeyringStale = "keyring-stale"
 	// ReasonNoActiveSecret: no signing secret is active; no callback opens.
 	ReasonNoActiveSecret = "no-active-signing-secret"
@@ -59,8 +59,8 @@ func readiness(h store.Health, activeKeys int, keyringAge time.Duration) []admin
 	if activeKeys == 0 {
 		add(ReasonNoActiveSecret, "no signing secret is active: no callback can be opened; add one (ledgerctl secrets add)")
 	}
-	if keyringAge > KeyringMaxAge {
-		add(ReasonKeyringStale, fmt.Sprintf("the keyring was last loaded %s ago (over %s): callbacks are refused 503 keyring-stale until a load succeeds", keyringAge.Round(time.Second), KeyringMaxAge))
+	if keyringAge > keyringMaxAge {
+		add(ReasonKeyringStale, fmt.Sprintf("the keyring was last loaded %s ago (over %s): callbacks are refused 503 keyring-stale until a load succeeds", keyringAge.Round(time.Second), keyringMaxAge))
 	}
 	return out
 }

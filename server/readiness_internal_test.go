@@ -23,8 +23,8 @@ func TestReadinessReasons(t *testing.T) {
 		want []string
 	}{
 		{"Ready", store.Health{}, 1, time.Second, nil},
-		{"KeyringAtItsLimit", store.Health{}, 1, KeyringMaxAge, nil},
-		{"KeyringStale", store.Health{}, 1, KeyringMaxAge + time.Second, []string{ReasonKeyringStale}},
+		{"KeyringAtItsLimit", store.Health{}, 1, keyringMaxAge, nil},
+		{"KeyringStale", store.Health{}, 1, keyringMaxAge + time.Second, []string{ReasonKeyringStale}},
 		{"NoSecret", store.Health{}, 0, time.Second, []string{ReasonNoActiveSecret}},
 		{"SplitBrain", store.Health{SplitBrain: e}, 1, 0, []string{ReasonSplitBrain}},
 		{"Unreachable", store.Health{Unreachable: e}, 1, 0, []string{ReasonDatabaseUnreachable}},

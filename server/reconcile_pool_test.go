@@ -13,11 +13,15 @@ import (
 	"github.com/provider-ledger/adapter/store/storetest"
 )
 
+// reconcilePool is the size of reconciliation's own pool that
+// docs/reconciliation.md documents: two connections.
+const reconcilePool = 2
+
 // TestReconciliationRunsOnItsOwnPool: sixteen concurrent manual runs on a
 // ledgerd whose callback pool is two connections: each answers 201 (it
 // ran) or 409 (another was running), none anything else, and the runs'
 // queries went over reconciliation's own connections, at most
-// server.ReconcilePoolSize of them, named in pg_stat_activity.
+// reconcilePool of them, named in pg_stat_activity.
 func TestReconciliationRunsOnItsOwnPool(t *testing.T) {
 	t.Parallel()
 	url := storetest.URL(t)
@@ -55,9 +59,9 @@ func TestReconciliationRunsOnItsOwnPool(t *testing.T) {
 FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`, server.ReconcileApplicationName).Scan(&named, &ranHere); err != nil {
 		t.Fatal(err)
 	}
-	if named < 1 || named > server.ReconcilePoolSize || ranHere < 1 {
+	if named < 1 || named > reconcilePool || ranHere < 1 {
 		t.Errorf("%d connections named %s (want 1 to %d), %d of them last ran reconciliation's SQL (want at least 1)",
-			named, server.ReconcileApplicationName, server.ReconcilePoolSize, ranHere)
+			named, server.ReconcileApplicationName, reconcilePool, ranHere)
 	}
 	var runs int
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM reconciliation_runs`).Scan(&runs); err != nil {

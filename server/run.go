@@ -33,34 +33,34 @@ type Hooks struct {
 	Started func(callbackAddr, adminAddr string)
 }
 
-// DefaultPoolSize is the number of database connections when DATABASE_URL
+// defaultPoolSize is the number of database connections when DATABASE_URL
 // does not set pool_max_conns.
-const DefaultPoolSize = store.DefaultMaxConns
+const defaultPoolSize = store.DefaultMaxConns
 
-// ReconcilePoolSize is the size of reconciliation's own pool, apart from
+// reconcilePoolSize is the size of reconciliation's own pool, apart from
 // the callbacks': one connection for a run's snapshot or fix, one for its
 // lease and records. Its connections are named ReconcileApplicationName
 // in pg_stat_activity.
-const ReconcilePoolSize = 2
+const reconcilePoolSize = 2
 
 // ReconcileApplicationName is the application_name of reconciliation's
 // connections.
 const ReconcileApplicationName = "ledgerd-reconciliation"
 
-// MetricsPoolSize is the size of the pool /metrics reads the database on,
+// metricsPoolSize is the size of the pool /metrics reads the database on,
 // apart from the callbacks': a scrape never waits for their connections.
 // One connection for each collector that reads the database (the holds
 // outstanding, the last reconciliation run), so that one blocked read (a
 // table locked) does not hold up the other. Its connections are named
 // MetricsApplicationName in pg_stat_activity.
-const MetricsPoolSize = 2
+const metricsPoolSize = 2
 
 // MetricsApplicationName is the application_name of the metrics' connections.
 const MetricsApplicationName = "ledgerd-metrics"
 
-// KeyringMaxAge is how long a replica goes on opening callbacks without a
+// keyringMaxAge is how long a replica goes on opening callbacks without a
 // successful keyring load (loads run every 2 s).
-const KeyringMaxAge = 10 * time.Second
+const keyringMaxAge = 10 * time.Second
 
 // ShutdownTimeout bounds the drain of in-flight requests at shutdown.
 const ShutdownTimeout = 10 * time.Second
@@ -168,11 +168,11 @@ func (d *daemon) openDatabase(ctx context.Context) error {
 	// Reconciliation reads whole tables: it runs on a small pool of its
 	// own, so that a run never waits for, or takes, the callbacks'
 	// connections.
-	if d.reconDB, err = d.db.Sibling(ctx, ReconcilePoolSize, ReconcileApplicationName); err != nil {
+	if d.reconDB, err = d.db.Sibling(ctx, reconcilePoolSize, ReconcileApplicationName); err != nil {
 		return err
 	}
 	d.stops = append(d.stops, d.reconDB.Close)
-	if d.metricsDB, err = d.db.Sibling(ctx, MetricsPoolSize, MetricsApplicationName); err != nil {
+	if d.metricsDB, err = d.db.Sibling(ctx, metricsPoolSize, MetricsApplicationName); err != nil {
 		return err
 	}
 	d.stops = append(d.stops, d.metricsDB.Close)
@@ -257,10 +257,10 @@ func (d *daemon) startKeyring(ctx context.Context) error {
 }
 
 // keyringFresh fails while the keyring has not been reloaded for
-// KeyringMaxAge: the replica may still hold a secret retired meanwhile, so
+// keyringMaxAge: the replica may still hold a secret retired meanwhile, so
 // it refuses callbacks (503) and reports not ready until a load succeeds.
 func (d *daemon) keyringFresh() error {
-	if age := d.loader.Age(); age > KeyringMaxAge {
+	if age := d.loader.Age(); age > keyringMaxAge {
 		return fmt.Errorf("the keyring was last loaded %s ago", age.Round(time.Second))
 	}
 	return nil
@@ -397,10 +397,10 @@ func leeway(d time.Duration) time.Duration {
 	return d
 }
 
-// IdleTimeout is how long a keep-alive connection may wait for its next
+// idleTimeout is how long a keep-alive connection may wait for its next
 // request: short, so that idle connections do not hold file descriptors
 // (at the connection cap the idlest are closed anyway).
-const IdleTimeout = 30 * time.Second
+const idleTimeout = 30 * time.Second
 
 func newHTTPServer(h http.Handler, log *slog.Logger, ln *connLimit) *http.Server {
 	return &http.Server{
@@ -408,7 +408,7 @@ func newHTTPServer(h http.Handler, log *slog.Logger, ln *connLimit) *http.Server
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      15 * time.Second,
-		IdleTimeout:       IdleTimeout,
+		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    16 << 10,
 		ConnState:         ln.track,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
