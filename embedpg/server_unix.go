@@ -23,6 +23,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/provider-ledger/adapter/internal/datadir"
 )
 
 const (
@@ -147,7 +149,7 @@ func (s *Instance) boot(ctx context.Context, binDir string, su *osUser, timeout 
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(s.passfilePath(), []byte(passfileLine(password))); err != nil {
+	if err := datadir.WriteFileAtomic(s.passfilePath(), []byte(passfileLine(password))); err != nil {
 		return fmt.Errorf("embedpg: writing %s: %w", s.passfilePath(), err)
 	}
 	if err := s.clearLeftovers(ctx); err != nil {
@@ -257,7 +259,7 @@ func (s *Instance) initCluster(ctx context.Context, binDir string, su *osUser, l
 	password := rand.Text()
 	// The password file is written before the cluster exists, so a complete
 	// cluster always has one; a crash before the rename below redoes both.
-	if err := writeFileAtomic(s.passwordPath(), []byte(password+"\n")); err != nil {
+	if err := datadir.WriteFileAtomic(s.passwordPath(), []byte(password+"\n")); err != nil {
 		return "", fmt.Errorf("embedpg: writing password file: %w", err)
 	}
 	// initdb reads the password from a file, which the postgres user must be
@@ -300,8 +302,8 @@ func (s *Instance) initCluster(ctx context.Context, binDir string, su *osUser, l
 	if err := os.Rename(tmp, s.pgDir); err != nil {
 		return "", fmt.Errorf("embedpg: installing cluster: %w", err)
 	}
-	if err := syncDir(s.dataDir); err != nil {
-		return "", err
+	if err := datadir.SyncDir(s.dataDir); err != nil {
+		return "", fmt.Errorf("embedpg: %w", err)
 	}
 	s.log.Info("embedpg: created cluster", "dir", s.pgDir, "password_file", s.passwordPath())
 	return password, nil
@@ -351,7 +353,7 @@ var errPortTaken = errors.New("embedpg: port taken")
 
 // startServer starts postgres on a fresh port and waits until it answers.
 func (s *Instance) startServer(ctx context.Context, binDir string, su *osUser, password string, logf *os.File, timeout time.Duration) error {
-	port, err := freePort()
+	port, err := datadir.FreePort()
 	if err != nil {
 		return fmt.Errorf("embedpg: picking a port: %w", err)
 	}
@@ -550,15 +552,6 @@ func childEnv() []string {
 	return append(env, "LC_ALL=C")
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 func logSize(f *os.File) int64 {
 	fi, err := f.Stat()
 	if err != nil {
@@ -585,41 +578,6 @@ func logTail(path string, from int64) string {
 		lines = lines[len(lines)-logTailLines:]
 	}
 	return string(bytes.Join(lines, []byte("\n")))
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*") // mode 0600
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("embedpg: sync %s: %w", dir, err)
-	}
-	return nil
 }
 
 // makeDataDir creates dir and its missing parents, 0700; when the server
