@@ -3,9 +3,9 @@
 // machine with nothing configured.
 //
 // It does not bundle PostgreSQL: it uses the server binaries already installed
-// on the machine (see [FindBinaries]). When none are found, [Start] fails with
-// errNoBinaries, whose message says how to install PostgreSQL or point
-// DATABASE_URL at an existing database.
+// on the machine (see [FindBinaries]). When none are found, [FindBinaries] and
+// [Start] return an error whose message says how to install PostgreSQL or
+// point DATABASE_URL at an existing database.
 //
 // # Layout of the data directory
 //
@@ -14,6 +14,8 @@
 //	DataDir/             0700 (0701 when running as root, see below)
 //	DataDir/pg/          the cluster (PGDATA), created by initdb
 //	DataDir/pg-password  0600, the superuser's generated password
+//	DataDir/pgpass       0600, a libpq password file for that password,
+//	                     rewritten at every start (see [Instance.PassfileURL])
 //	DataDir/postgres.log 0600, initdb and server output, appended
 //	DataDir/embedpg.lock 0600, held (flock) while an Instance runs
 //
@@ -50,8 +52,9 @@
 // process that started it dies, even by SIGKILL.
 //
 // An Instance holds an exclusive lock on DataDir/embedpg.lock for its lifetime: a
-// second Start on the same DataDir while one is running fails with errInUse
-// rather than disturbing it. The kernel drops the lock when its holder dies,
+// second Start on the same DataDir while one is running fails, without
+// disturbing it, with an error saying the data directory is in use and naming
+// the lock file. The kernel drops the lock when its holder dies,
 // so if a postgres of this data directory is still running at Start (an
 // orphan of a killed owner), Start shuts it down before starting its own, and
 // a postmaster.pid naming a dead process, or a live process that is not a

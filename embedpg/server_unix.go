@@ -3,13 +3,9 @@
 package embedpg
 
 import (
-	"bytes"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/url"
@@ -23,6 +19,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/provider-ledger/adapter/internal/datadir"
 )
 
 const (
@@ -147,7 +145,7 @@ func (s *Instance) boot(ctx context.Context, binDir string, su *osUser, timeout 
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(s.passfilePath(), []byte(passfileLine(password))); err != nil {
+	if err := datadir.WriteFileAtomic(s.passfilePath(), []byte(passfileLine(password))); err != nil {
 		return fmt.Errorf("embedpg: writing %s: %w", s.passfilePath(), err)
 	}
 	if err := s.clearLeftovers(ctx); err != nil {
@@ -171,187 +169,11 @@ func (s *Instance) startOnFreePort(ctx context.Context, binDir string, su *osUse
 	}
 }
 
-// Stop shuts the server down: a fast shutdown (SIGINT), escalating to an
-// immediate shutdown (SIGQUIT) and then SIGKILL when it does not finish in
-// time or ctx ends. On return no postgres process of the data directory is
-// left. Stop is idempotent; later calls return the first call's result.
-func (s *Instance) Stop(ctx context.Context) error {
-	s.stopOnce.Do(func() {
-		s.stopErr = s.terminate(ctx, s.proc, s.waitExited)
-		s.unlock()
-	})
-	return s.stopErr
-}
-
-func (s *Instance) logPath() string      { return filepath.Join(s.dataDir, "postgres.log") }
-func (s *Instance) passwordPath() string { return filepath.Join(s.dataDir, "pg-password") }
-func (s *Instance) passfilePath() string { return filepath.Join(s.dataDir, "pgpass") }
-
-func (s *Instance) unlock() {
-	if s.lock != nil {
-		s.lock.Close() // releases the flock
-		s.lock = nil
-	}
-}
-
-func lockDataDir(dataDir string) (*os.File, error) {
-	path := filepath.Join(dataDir, "embedpg.lock")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("embedpg: opening lock file: %w", err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w (%s is locked)", errInUse, path)
-		}
-		return nil, fmt.Errorf("embedpg: locking %s: %w", path, err)
-	}
-	return f, nil
-}
-
-// prepareCluster returns the superuser password of the cluster in s.pgDir,
-// creating the cluster when there is none.
-func (s *Instance) prepareCluster(ctx context.Context, binDir string, su *osUser, logf *os.File) (string, error) {
-	_, err := os.Stat(filepath.Join(s.pgDir, "PG_VERSION"))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if _, err := os.Lstat(s.pgDir); err == nil {
-			// Never ours: initdb runs in pg.init and is renamed when complete.
-			return "", fmt.Errorf("embedpg: %s exists but is not a PostgreSQL cluster (no PG_VERSION); move it away", s.pgDir)
-		}
-		return s.initCluster(ctx, binDir, su, logf)
-	case err != nil:
-		return "", fmt.Errorf("embedpg: inspecting cluster: %w", err)
-	}
-	b, err := os.ReadFile(s.passwordPath())
-	password := strings.TrimSpace(string(b))
-	if err == nil && password == "" {
-		err = errors.New("file is empty")
-	}
-	if err != nil {
-		return "", fmt.Errorf("embedpg: cluster %s exists but its password file %s is unusable (%w); "+
-			"restore the file, or remove %s to start over with an empty database", s.pgDir, s.passwordPath(), err, s.pgDir)
-	}
-	if su != nil {
-		if owned, err := ownedBy(s.pgDir, su); err != nil {
-			return "", err
-		} else if !owned {
-			s.log.Warn("embedpg: giving the cluster to the postgres OS user", "dir", s.pgDir, "user", su.name)
-			if err := chownTree(s.pgDir, su); err != nil {
-				return "", fmt.Errorf("embedpg: chown %s: %w", s.pgDir, err)
-			}
-		}
-	}
-	return password, nil
-}
-
-func (s *Instance) initCluster(ctx context.Context, binDir string, su *osUser, logf *os.File) (string, error) {
-	tmp := s.pgDir + ".init"
-	if err := os.RemoveAll(tmp); err != nil { // an initdb that did not finish
-		return "", fmt.Errorf("embedpg: removing unfinished cluster: %w", err)
-	}
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		return "", fmt.Errorf("embedpg: creating cluster directory: %w", err)
-	}
-	password := rand.Text()
-	// The password file is written before the cluster exists, so a complete
-	// cluster always has one; a crash before the rename below redoes both.
-	if err := writeFileAtomic(s.passwordPath(), []byte(password+"\n")); err != nil {
-		return "", fmt.Errorf("embedpg: writing password file: %w", err)
-	}
-	// initdb reads the password from a file, which the postgres user must be
-	// able to open; it is removed as soon as initdb is done.
-	pwFile := filepath.Join(s.dataDir, "pg.init-pwfile")
-	_ = os.Remove(pwFile)
-	if err := os.WriteFile(pwFile, []byte(password+"\n"), 0o600); err != nil {
-		return "", fmt.Errorf("embedpg: writing initdb password file: %w", err)
-	}
-	defer os.Remove(pwFile)
-	if su != nil {
-		for _, p := range []string{tmp, pwFile} {
-			if err := os.Chown(p, int(su.uid), int(su.gid)); err != nil {
-				return "", fmt.Errorf("embedpg: chown %s: %w", p, err)
-			}
-		}
-	}
-
-	off := logSize(logf)
-	fmt.Fprintf(logf, "---- embedpg %s: initdb %s\n", time.Now().Format(time.RFC3339), tmp)
-	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "initdb"),
-		"-D", tmp,
-		"-U", superuser,
-		"-E", "UTF8", "--locale=C",
-		"--auth-host=scram-sha-256", "--auth-local=scram-sha-256",
-		"--pwfile="+pwFile,
-	)
-	cmd.Dir = tmp
-	cmd.Env = childEnv()
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = sysProcAttr(su, syscall.SIGKILL)
-	if err := cmd.Run(); err != nil {
-		_ = os.RemoveAll(tmp) // redone by the next start anyway
-		if ctx.Err() != nil {
-			_ = os.Remove(s.passwordPath()) // the cluster's, and there is none
-			return "", fmt.Errorf("embedpg: interrupted while creating the cluster (initdb); removed the unfinished cluster: %w", ctx.Err())
-		}
-		return "", fmt.Errorf("embedpg: initdb failed: %w; last lines of %s:\n%s", err, s.logPath(), logTail(s.logPath(), off))
-	}
-	if err := os.Rename(tmp, s.pgDir); err != nil {
-		return "", fmt.Errorf("embedpg: installing cluster: %w", err)
-	}
-	if err := syncDir(s.dataDir); err != nil {
-		return "", err
-	}
-	s.log.Info("embedpg: created cluster", "dir", s.pgDir, "password_file", s.passwordPath())
-	return password, nil
-}
-
-// clearLeftovers makes sure a postmaster.pid left by a crash cannot block the
-// start: a stale one is removed, an orphaned server of this data directory is
-// shut down.
-func (s *Instance) clearLeftovers(ctx context.Context) error {
-	pidFile := filepath.Join(s.pgDir, "postmaster.pid")
-	b, err := os.ReadFile(pidFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	} else if err != nil {
-		return fmt.Errorf("embedpg: reading %s: %w", pidFile, err)
-	}
-	first, _, _ := strings.Cut(string(b), "\n")
-	pid, err := strconv.Atoi(strings.TrimSpace(first))
-	state := pidDead // unreadable: a postmaster that died while writing it
-	if err == nil {
-		pid = max(pid, -pid) // a standalone backend writes its PID negated
-		state = inspectPID(pid, s.pgDir)
-	}
-	switch state {
-	case pidDead, pidForeign:
-		s.log.Warn("embedpg: removing stale postmaster.pid", "pid", pid, "process_alive", state == pidForeign)
-		if err := os.Remove(pidFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("embedpg: removing stale %s: %w", pidFile, err)
-		}
-	case pidOurs:
-		s.log.Warn("embedpg: stopping orphaned postgres of this data directory", "pid", pid)
-		p, err := os.FindProcess(pid)
-		if err != nil {
-			return fmt.Errorf("embedpg: orphaned postgres %d: %w", pid, err)
-		}
-		defer p.Release()
-		if err := s.terminate(ctx, p, pollExited(pid)); err != nil {
-			return fmt.Errorf("embedpg: stopping orphaned postgres %d: %w", pid, err)
-		}
-	case pidUnknown:
-		// PostgreSQL's own lock-file check decides.
-	}
-	return nil
-}
-
 var errPortTaken = errors.New("embedpg: port taken")
 
 // startServer starts postgres on a fresh port and waits until it answers.
 func (s *Instance) startServer(ctx context.Context, binDir string, su *osUser, password string, logf *os.File, timeout time.Duration) error {
-	port, err := freePort()
+	port, err := datadir.FreePort()
 	if err != nil {
 		return fmt.Errorf("embedpg: picking a port: %w", err)
 	}
@@ -447,95 +269,6 @@ func ping(ctx context.Context, connURL string) error {
 	return conn.QueryRow(ctx, "select 1").Scan(&one)
 }
 
-// terminate stops the postmaster p and then makes sure no postgres process of
-// the data directory is left. gone waits up to d (or until ctx ends) for p to
-// exit. Escalation steps after the first run even when ctx has ended: they are
-// short, and a server must not outlive its Stop.
-func (s *Instance) terminate(ctx context.Context, p *os.Process, gone func(context.Context, time.Duration) bool) error {
-	steps := []struct {
-		sig  syscall.Signal
-		wait time.Duration
-	}{
-		{syscall.SIGINT, fastShutdownTimeout},
-		{syscall.SIGQUIT, immediateShutdownTimeout},
-		{syscall.SIGKILL, killTimeout},
-	}
-	exited := false
-	for i, st := range steps {
-		if i > 0 {
-			s.log.Warn("embedpg: postgres did not shut down in time; escalating", "pid", p.Pid, "signal", st.sig.String())
-			ctx = context.Background()
-		}
-		if err := p.Signal(st.sig); errors.Is(err, os.ErrProcessDone) || errors.Is(err, syscall.ESRCH) {
-			exited = true
-			break
-		}
-		if gone(ctx, st.wait) {
-			exited = true
-			break
-		}
-	}
-	// Backends exit with their postmaster, unless it was killed. Only while we
-	// hold the lock is any postgres left in this directory ours to kill.
-	deadline := time.Now().Add(killTimeout)
-	for s.lock != nil {
-		left := s.postgresProcs()
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("embedpg: postgres processes %v of %s survived SIGKILL", left, s.pgDir)
-		}
-		for _, pid := range left {
-			s.log.Warn("embedpg: killing leftover postgres process", "pid", pid)
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if !exited {
-		return fmt.Errorf("embedpg: postgres %d did not exit after SIGKILL", p.Pid)
-	}
-	return nil
-}
-
-// postgresProcs lists the live postgres processes running in s.pgDir.
-func (s *Instance) postgresProcs() []int {
-	var out []int
-	for _, pid := range procsInDir(s.pgDir) {
-		if inspectPID(pid, s.pgDir) == pidOurs {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// waitExited waits for our own child to be reaped.
-func (s *Instance) waitExited(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-s.exited:
-		return true
-	case <-t.C:
-	case <-ctx.Done():
-	}
-	return false
-}
-
-// pollExited waits for a process that is not our child (its parent reaps it).
-func pollExited(pid int) func(context.Context, time.Duration) bool {
-	return func(ctx context.Context, d time.Duration) bool {
-		deadline := time.Now().Add(d)
-		for alive(pid) {
-			if time.Now().After(deadline) || ctx.Err() != nil {
-				return false
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		return true
-	}
-}
-
 // childEnv is our environment without libpq/server variables and locale
 // settings, which could override what we pass explicitly.
 func childEnv() []string {
@@ -548,116 +281,4 @@ func childEnv() []string {
 		env = append(env, kv)
 	}
 	return append(env, "LC_ALL=C")
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func logSize(f *os.File) int64 {
-	fi, err := f.Stat()
-	if err != nil {
-		return 0
-	}
-	return fi.Size()
-}
-
-// logTail returns the last lines written to path at or after offset from.
-func logTail(path string, from int64) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return "(no log: " + err.Error() + ")"
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "(no log: " + err.Error() + ")"
-	}
-	from = max(from, fi.Size()-logTailBytes)
-	b, _ := io.ReadAll(io.NewSectionReader(f, from, fi.Size()-from))
-	lines := bytes.Split(bytes.TrimRight(b, "\n"), []byte("\n"))
-	if len(lines) > logTailLines {
-		lines = lines[len(lines)-logTailLines:]
-	}
-	return string(bytes.Join(lines, []byte("\n")))
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*") // mode 0600
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(filepath.Dir(path))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("embedpg: sync %s: %w", dir, err)
-	}
-	return nil
-}
-
-// makeDataDir creates dir and its missing parents, 0700; when the server
-// runs as another OS user (su, we are root) 0701, so that it can reach its
-// cluster inside: directories made for it need no warning, which
-// ensureTraversable gives for a directory it had to change. It returns the
-// topmost directory it created ("" when dir existed), which an
-// interrupted first start removes again.
-func makeDataDir(dir string, su *osUser, log *slog.Logger) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("embedpg: resolving data directory: %w", err)
-	}
-	var missing []string
-	for d := abs; !exists(d); d = filepath.Dir(d) {
-		missing = append(missing, d)
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	if err := os.MkdirAll(abs, 0o700); err != nil {
-		return "", fmt.Errorf("embedpg: creating data directory: %w", err)
-	}
-	if len(missing) == 0 {
-		return "", nil
-	}
-	if su != nil {
-		for _, d := range missing {
-			if err := os.Chmod(d, 0o701); err != nil {
-				return "", fmt.Errorf("embedpg: creating data directory: %w", err)
-			}
-		}
-		log.Debug("embedpg: created the data directory searchable by the postgres user (0701)", "dir", abs, "user", su.name)
-	}
-	return missing[len(missing)-1], nil
-}
-
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/internal/datadir"
 )
 
 // File names under LEDGER_DATA_DIR (embedded mode).
@@ -94,7 +95,7 @@ func createExclusive(path string, content []byte) error {
 		}
 		return err
 	}
-	return syncDir(filepath.Dir(path))
+	return datadir.SyncDir(filepath.Dir(path))
 }
 
 // replaceFile writes content to path, mode 0600, replacing any file there
@@ -108,7 +109,7 @@ func replaceFile(path string, content []byte) error {
 		os.Remove(tmp)
 		return err
 	}
-	return syncDir(filepath.Dir(path))
+	return datadir.SyncDir(filepath.Dir(path))
 }
 
 // writeTemp writes content to a new 0600 file in dir and returns its name.
@@ -133,13 +134,4 @@ func writeTemp(dir string, content []byte) (string, error) {
 		return "", err
 	}
 	return name, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

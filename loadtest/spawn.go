@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -323,15 +322,6 @@ func moduleRoot() (string, error) {
 	return "", errors.New("not inside a checkout of the adapter (no go.mod with cmd/ledgerd above the working directory): run spawn from the checkout, or give --ledgerd-bin")
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 func randomBytes(n int) []byte {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
@@ -340,11 +330,11 @@ func randomBytes(n int) []byte {
 
 // configure picks ports and secrets and prepares the database.
 func (sp *spawned) configure(ctx context.Context, cfg spawnConfig) error {
-	cbPort, err := freePort()
+	cbPort, err := datadir.FreePort()
 	if err != nil {
 		return err
 	}
-	admPort, err := freePort()
+	admPort, err := datadir.FreePort()
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,9 @@
 //
 // Only the default is resolved so: a data directory given explicitly
 // (LEDGER_DATA_DIR, --data-dir) is taken as given.
+//
+// It also holds the file and port helpers the packages that keep files in a
+// data directory share: [WriteFileAtomic], [SyncDir] and [FreePort].
 package datadir
 
 import (
