@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/provider-ledger/adapter/provider"
 )
 
 // Target is an implementation of the provider API to run RunConformance
@@ -683,7 +685,7 @@ func (c *conformance) limitGroups(t *testing.T) {
 	expect(t, r, http.StatusCreated)
 	g := r.obj(t)["group"].(map[string]any)
 	id, v1 := str(g, "groupID"), str(g, "versionID")
-	if id == "" || v1 == "" || str(g, "currency") != USCurrency || str(g, "createdOn") == "" {
+	if id == "" || v1 == "" || str(g, "currency") != provider.USDCurrency().Code || str(g, "createdOn") == "" {
 		t.Fatalf("group: %v", g)
 	}
 	if moneyValue(g, "dailyAmount") != "100.00" || g["dailySendCount"] != float64(5) {
@@ -789,7 +791,7 @@ func (c *conformance) overrides(t *testing.T) {
 	expect(t, r, http.StatusOK)
 	o := r.obj(t)["override"].(map[string]any)
 	v1 := str(o, "versionID")
-	if v1 == "" || str(o, "currency") != USCurrency || str(o, "createdOn") == "" || o["expiresOn"] != nil {
+	if v1 == "" || str(o, "currency") != provider.USDCurrency().Code || str(o, "createdOn") == "" || o["expiresOn"] != nil {
 		t.Fatalf("override: %v", o)
 	}
 
@@ -845,7 +847,7 @@ func (c *conformance) policy(t *testing.T) {
 	}
 	expect(t, r, http.StatusOK)
 	p := r.obj(t)["policy"].(map[string]any)
-	if str(p, "versionID") == "" || str(p, "createdOn") == "" || str(p, "currency") != USCurrency {
+	if str(p, "versionID") == "" || str(p, "createdOn") == "" || str(p, "currency") != provider.USDCurrency().Code {
 		t.Fatalf("policy: %v", p)
 	}
 	if c.tg.Hooks.SetPolicy != nil && (moneyValue(p, "dailyAmount") != "1000.00" || p["dailySendCount"] != float64(20)) {
