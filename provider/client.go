@@ -26,6 +26,23 @@ const DefaultUserAgent = "provider-ledger-adapter/1 (+https://github.com/provide
 // maxResponseBody bounds how much of an answer the client reads.
 const maxResponseBody = 10 << 20
 
+// errAnswerTooLarge is returned for an answer whose body exceeds
+// maxResponseBody; the body is refused whole rather than truncated.
+var errAnswerTooLarge = errors.New("provider: answer larger than 10 MiB")
+
+// readBody reads at most maxResponseBody bytes of r, and fails with
+// errAnswerTooLarge when r holds more.
+func readBody(r io.Reader) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r, maxResponseBody+1))
+	if err != nil {
+		return body, err
+	}
+	if len(body) > maxResponseBody {
+		return nil, errAnswerTooLarge
+	}
+	return body, nil
+}
+
 // ErrNoProviderID is returned by provider-scoped methods of a Client built
 // without WithProviderID.
 var ErrNoProviderID = errors.New("provider: client has no provider ID (use WithProviderID)")
@@ -297,11 +314,14 @@ func (c *Client) do(ctx context.Context, r *request, decode func([]byte) error) 
 			}
 			return nil, err
 		}
-		body, readErr := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody))
+		body, readErr := readBody(resp.Body)
 		resp.Body.Close()
 		out := &Response{Response: resp, Attempts: attempt}
 		if r.idempotencyHeader != "" {
 			out.IdempotencyKey = r.opts.idempotencyKey
+		}
+		if errors.Is(readErr, errAnswerTooLarge) {
+			return out, readErr
 		}
 		if readErr != nil {
 			if r.retryable() && attempt < pol.MaxAttempts && ctx.Err() == nil {

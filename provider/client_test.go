@@ -527,3 +527,26 @@ func TestMoney(t *testing.T) {
 		t.Errorf("7.1 USD: %s %v", b, err)
 	}
 }
+
+func TestUSDCurrencyCannotBeChangedByACaller(t *testing.T) {
+	t.Parallel()
+	c := provider.USDCurrency()
+	c.Code, c.DecimalPlaces = "EUR", 0
+	if got := provider.USDCurrency(); got != (provider.Currency{Code: "USD", DecimalPlaces: 2, NumericCode: "840"}) {
+		t.Fatalf("USDCurrency after a caller changed its copy: %+v", got)
+	}
+	m, err := provider.USD("12.50")
+	if err != nil || m.String() != "12.50 USD" {
+		t.Fatalf("USD after a caller changed its copy: %v %v", m, err)
+	}
+	// The fake answers limit records in the same currency the client sends.
+	ctx := context.Background()
+	srv := providertest.NewServer()
+	defer srv.Close()
+	id, secret := srv.APIKey()
+	cl, _ := provider.NewClient(srv.URL, provider.WithProviderID(srv.ProviderID()), provider.WithAPIKey(id, secret))
+	g, _, err := cl.LimitGroups.Create(ctx, &provider.LimitGroupCreateRequest{Name: "gold", Limits: provider.Limits{DailyAmount: new(provider.MustUSD("100"))}})
+	if err != nil || g.Currency != provider.USDCurrency().Code {
+		t.Fatalf("limit group currency: %+v %v", g, err)
+	}
+}

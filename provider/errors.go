@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 )
@@ -150,10 +149,13 @@ func (e *AlreadyRegisteredError) Unwrap() error { return e.Err }
 func (e *AlreadyRegisteredError) Is(target error) bool { return target == ErrAlreadyRegistered }
 
 // CheckResponse returns nil for a 2xx answer and an *Error otherwise. It
-// reads and closes r.Body.
+// reads and closes r.Body; a body over 10 MiB is an error of its own.
 func CheckResponse(r *http.Response) error {
-	body, _ := io.ReadAll(io.LimitReader(r.Body, maxResponseBody))
+	body, err := readBody(r.Body)
 	r.Body.Close()
+	if errors.Is(err, errAnswerTooLarge) {
+		return err
+	}
 	if err := errorFromResponse(r, body); err != nil {
 		return err
 	}

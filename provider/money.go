@@ -65,9 +65,12 @@ func (m Money) String() string {
 	return m.Value.StringFixed(int32(m.Currency.DecimalPlaces)) + " " + m.Currency.Code
 }
 
-// USDCurrency is the descriptor of US dollars, the only currency of limit
-// records in v1.
-var USDCurrency = Currency{Code: "USD", DecimalPlaces: 2, NumericCode: "840"}
+// USDCurrency returns the descriptor of US dollars, the only currency of
+// limit records in v1. Each call returns a fresh value, so no caller can
+// change what another sees.
+func USDCurrency() Currency {
+	return Currency{Code: "USD", DecimalPlaces: 2, NumericCode: "840"}
+}
 
 // USD parses value ("25.00") as US dollars.
 func USD(value string) (Money, error) {
@@ -75,7 +78,7 @@ func USD(value string) (Money, error) {
 	if err != nil {
 		return Money{}, fmt.Errorf("provider: amount %q: %w", value, err)
 	}
-	return Money{Currency: USDCurrency, Value: d}, nil
+	return Money{Currency: USDCurrency(), Value: d}, nil
 }
 
 // MustUSD is USD for constants; it panics on a malformed value.

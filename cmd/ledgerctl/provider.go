@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/provider-ledger/adapter/adminapi"
 	"github.com/provider-ledger/adapter/internal/cli"
+	"github.com/provider-ledger/adapter/internal/strictjson"
 	"github.com/provider-ledger/adapter/provider"
 )
 
@@ -191,7 +193,24 @@ func (pc *providerCmd) decodeBody(v any) error {
 	if err := dec.Decode(v); err != nil {
 		return cli.Usagef("--json: %v", err)
 	}
-	return nil
+	return checkBody([]byte(raw))
+}
+
+// checkBody refuses what the decoder lets through: data after the first
+// value, and a member named twice (of which the decoder keeps the last).
+func checkBody(raw []byte) error {
+	err := strictjson.Check(raw, strictjson.Options{})
+	var se *strictjson.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &se) && se.Reason == strictjson.Syntax:
+		// The first value decoded, so what follows it is at fault.
+		return cli.Usagef("--json: data after the first JSON value")
+	case se != nil && se.Reason == strictjson.DuplicateName:
+		return cli.Usagef("--json: member %q is given twice", se.Pointer)
+	}
+	return cli.Usagef("--json: %v", err)
 }
 
 // requireBody decodes the required --json into v.

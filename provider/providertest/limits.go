@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/provider-ledger/adapter/provider"
+
 	"github.com/oapi-codegen/nullable"
 	"github.com/shopspring/decimal"
 )
@@ -47,7 +49,7 @@ var amountRe = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
 // validateMoney checks a limit amount: USD, 2 decimal places, a plain
 // non-negative decimal exactly representable in cents.
 func validateMoney(v *validation, ptr string, m Money) {
-	if m.Currency.Code != USCurrency {
+	if m.Currency.Code != provider.USDCurrency().Code {
 		v.add(ptr+"/currency/code", "only USD is supported")
 	}
 	if m.Currency.DecimalPlaces != 2 {
@@ -102,7 +104,7 @@ func (p *limitsPatch) apply(l *Limits) {
 }
 
 func validCurrency(v *validation, c string) {
-	if c != "" && c != USCurrency {
+	if c != "" && c != provider.USDCurrency().Code {
 		v.add("/currency", "only USD is supported")
 	}
 }
@@ -145,7 +147,7 @@ func (s *Service) createGroup(w http.ResponseWriter, r *http.Request, pid string
 	ps, _ := s.state(pid)
 	now := s.Now()
 	g := &group{LimitGroup: LimitGroup{GroupID: s.nextID("grp"), Name: req.Name, Description: req.Description,
-		Currency: USCurrency, Limits: req.Limits, VersionID: s.nextID("ver"), CreatedOn: now}}
+		Currency: provider.USDCurrency().Code, Limits: req.Limits, VersionID: s.nextID("ver"), CreatedOn: now}}
 	ps.groups[g.GroupID] = g
 	ps.groupOrder = append(ps.groupOrder, g)
 	out := g.LimitGroup
@@ -291,7 +293,7 @@ func (s *Service) putOverride(w http.ResponseWriter, r *http.Request, pid string
 	var v validation
 	req.limitsPatch.validate(&v)
 	validCurrency(&v, req.Currency)
-	next := Override{Currency: USCurrency}
+	next := Override{Currency: provider.USDCurrency().Code}
 	if cur != nil {
 		next = *cur
 	}
@@ -381,7 +383,7 @@ func (s *Service) SetPolicy(providerID string, l Limits) (Policy, error) {
 	if err != nil {
 		return Policy{}, err
 	}
-	ps.policy = &Policy{Limits: l, VersionID: s.nextID("ver"), CreatedOn: s.Now(), Currency: USCurrency}
+	ps.policy = &Policy{Limits: l, VersionID: s.nextID("ver"), CreatedOn: s.Now(), Currency: provider.USDCurrency().Code}
 	return *ps.policy, nil
 }
 

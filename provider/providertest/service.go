@@ -34,8 +34,6 @@ const (
 	IdempotencyRetention = 24 * time.Hour
 	// SupportOverrideMaxTTL bounds the expiresOn of a support override.
 	SupportOverrideMaxTTL = 24 * time.Hour
-	// USCurrency is the only limit-record currency of v1.
-	USCurrency = "USD"
 )
 
 // TransfersWriteScope returns the scope an API key needs to mint sender tokens
