@@ -29,7 +29,7 @@ import (
 // "interim" and its bookedAt that moment.
 //
 // Text is written as stored, line breaks included (a field with CR or LF
-// is quoted, its CR, LF and CRLF kept byte for byte: see writeCSVRow),
+// is quoted, its CR, LF and CRLF kept byte for byte: see writeRow),
 // except that a text cell beginning with =, +, -, @, TAB or CR, which a
 // spreadsheet would read as a formula, gets OWASP's leading apostrophe
 // (csvCell). Amounts and balances are never altered.

@@ -2,6 +2,7 @@ package provider_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -43,7 +44,7 @@ func TestAnswerOverTenMiBIsRefusedWhole(t *testing.T) {
 	}
 	calls.Store(0)
 	_, _, err = c.Participants.Get(ctx, "big")
-	if err == nil || !strings.Contains(err.Error(), "answer larger than 10 MiB") {
+	if !errors.Is(err, provider.ErrAnswerTooLarge) {
 		t.Fatalf("answer of 10 MiB + 1: got %v, want an answer-too-large error", err)
 	}
 	if strings.Contains(err.Error(), "unexpected end of JSON input") {
@@ -69,7 +70,7 @@ func TestCheckResponseRefusesAnswerOverTenMiB(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = provider.CheckResponse(resp)
-	if err == nil || !strings.Contains(err.Error(), "answer larger than 10 MiB") {
+	if !errors.Is(err, provider.ErrAnswerTooLarge) {
 		t.Fatalf("CheckResponse on 10 MiB + 1: got %v, want an answer-too-large error", err)
 	}
 	resp, err = http.Get(ts.URL + "/ok")

@@ -26,19 +26,20 @@ const DefaultUserAgent = "provider-ledger-adapter/1 (+https://github.com/provide
 // maxResponseBody bounds how much of an answer the client reads.
 const maxResponseBody = 10 << 20
 
-// errAnswerTooLarge is returned for an answer whose body exceeds
-// maxResponseBody; the body is refused whole rather than truncated.
-var errAnswerTooLarge = errors.New("provider: answer larger than 10 MiB")
+// ErrAnswerTooLarge is returned, wrapped (test with errors.Is), for an
+// answer whose body exceeds 10 MiB: the body is refused whole rather than
+// truncated, and the request is not retried.
+var ErrAnswerTooLarge = errors.New("provider: answer larger than 10 MiB")
 
 // readBody reads at most maxResponseBody bytes of r, and fails with
-// errAnswerTooLarge when r holds more.
+// ErrAnswerTooLarge when r holds more.
 func readBody(r io.Reader) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(r, maxResponseBody+1))
 	if err != nil {
 		return body, err
 	}
 	if len(body) > maxResponseBody {
-		return nil, errAnswerTooLarge
+		return nil, ErrAnswerTooLarge
 	}
 	return body, nil
 }
@@ -320,7 +321,7 @@ func (c *Client) do(ctx context.Context, r *request, decode func([]byte) error) 
 		if r.idempotencyHeader != "" {
 			out.IdempotencyKey = r.opts.idempotencyKey
 		}
-		if errors.Is(readErr, errAnswerTooLarge) {
+		if errors.Is(readErr, ErrAnswerTooLarge) {
 			return out, readErr
 		}
 		if readErr != nil {

@@ -504,7 +504,10 @@ func TestMoney(t *testing.T) {
 		t.Fatalf("String %q", m.String())
 	}
 	for _, bad := range []string{`{"currency":{"code":"USD","decimalPlaces":2},"value":12.5}`,
-		`{"currency":{"code":"USD","decimalPlaces":2},"value":"12,5"}`} {
+		`{"currency":{"code":"USD","decimalPlaces":2},"value":"12,5"}`,
+		// more places than the currency has: refused, never rounded
+		`{"currency":{"code":"USD","decimalPlaces":2},"value":"10.005"}`,
+		`{"currency":{"code":"JPY","decimalPlaces":0},"value":"1500.5"}`} {
 		if err := json.Unmarshal([]byte(bad), &m); err == nil {
 			t.Errorf("accepted %s", bad)
 		}

@@ -153,7 +153,7 @@ func (e *AlreadyRegisteredError) Is(target error) bool { return target == ErrAlr
 func CheckResponse(r *http.Response) error {
 	body, err := readBody(r.Body)
 	r.Body.Close()
-	if errors.Is(err, errAnswerTooLarge) {
+	if errors.Is(err, ErrAnswerTooLarge) {
 		return err
 	}
 	if err := errorFromResponse(r, body); err != nil {

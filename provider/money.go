@@ -42,7 +42,8 @@ func (m Money) MarshalJSON() ([]byte, error) {
 	return json.Marshal(moneyWire{Currency: m.Currency, Value: v})
 }
 
-// UnmarshalJSON reads a Money whose value is a decimal string.
+// UnmarshalJSON reads a Money whose value is a decimal string with no more
+// decimal places than its currency has (never rounded).
 func (m *Money) UnmarshalJSON(b []byte) error {
 	var w moneyWire
 	if err := json.Unmarshal(b, &w); err != nil {
@@ -55,6 +56,9 @@ func (m *Money) UnmarshalJSON(b []byte) error {
 	d, err := decimal.NewFromString(s)
 	if err != nil {
 		return fmt.Errorf("provider: money value %q: %w", s, err)
+	}
+	if places := int32(w.Currency.DecimalPlaces); !d.Equal(d.Round(places)) {
+		return fmt.Errorf("provider: money value %q has more than the %d decimal places of currency %q", s, places, w.Currency.Code)
 	}
 	m.Currency, m.Value = w.Currency, d
 	return nil

@@ -310,7 +310,9 @@ func failOverUnderStorm(t *testing.T, b *bank, d *daemon, primary, standby *pgNo
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if readyAfter > 0 {
+	if readyAfter == 0 {
+		t.Errorf("ledgerd was not ready within 30 s of the promotion")
+	} else {
 		after := acks.Load()
 		wait.Until(t, "acknowledged answers after the failover", func() bool { return acks.Load() >= after+stormAcks })
 	}
