@@ -363,9 +363,15 @@ func resendAcknowledged(t *testing.T, b *bank, all []answer, workers int) int {
 			defer wg.Done()
 			for a := range jobs {
 				r, err := b.cb.Send(context.Background(), a.endpoint, a.claims)
-				if err != nil || r.Status != 200 || r.Outcome() != a.outcome || r.Str(refOf[a.endpoint]) != a.ref {
-					if lost.Add(1) <= 5 {
-						t.Errorf("acknowledged %s %v (%s %s) answers now %+v %v", a.endpoint, a.claims["idempotencyKey"], a.outcome, a.ref, r, err)
+				if err != nil {
+					t.Errorf("acknowledged %s %v: resending it: %v", a.endpoint, a.claims["idempotencyKey"], err)
+					continue
+				}
+				if r.Status != 200 || r.Outcome() != a.outcome || r.Str(refOf[a.endpoint]) != a.ref {
+					if lost.Add(1) <= 10 {
+						t.Errorf("acknowledged %s %v at %s (%s %s) answers now %d %s %s",
+							a.endpoint, a.claims["idempotencyKey"], a.at.Format("15:04:05.000"), a.outcome, a.ref,
+							r.Status, r.Outcome(), r.Str(refOf[a.endpoint]))
 					}
 				}
 			}

@@ -127,6 +127,73 @@ func (f *formation) autoctl(args ...string) {
 	}
 }
 
+// switchover runs `pg_autoctl perform switchover`. The monitor's
+// perform_failover can deadlock with a keeper's report arriving at the same
+// moment (the monitor's own SQL: "deadlock detected" while updating its node
+// table); nothing was changed then, and the command is run again, as an
+// operator would.
+func (f *formation) switchover() {
+	f.t.Helper()
+	args := []string{"perform", "switchover", "--monitor", f.monitorURL(), "--formation", "default"}
+	for attempt := 1; ; attempt++ {
+		out, err := f.command(args...).CombinedOutput()
+		if err == nil {
+			return
+		}
+		if attempt == 5 || !strings.Contains(string(out), "deadlock detected") {
+			f.t.Fatalf("pg_autoctl %s (attempt %d): %v\n%s", strings.Join(args, " "), attempt, err, tail(string(out), 30))
+		}
+		f.t.Logf("pg_autoctl perform switchover: the monitor reported a deadlock (attempt %d); running it again", attempt)
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// settle waits until the primary node's commits are synchronous again and
+// the standby has everything: what an operator checks before a planned
+// switchover (docs/high-availability.md). pg_autoctl 2.0's switchover does
+// not wait for the standby to receive the primary's last WAL (its
+// prepare_promotion step relies on synchronous replication), and a primary
+// reports `primary` once it has set synchronous_standby_names, while
+// Postgres applies that setting to commits only after its checkpointer has
+// reloaded the configuration: a CHECKPOINT is the barrier (the checkpointer
+// absorbs a pending reload before it starts one). Then the standby must be
+// streaming as a quorum member with everything up to the checkpoint's end
+// flushed.
+func (f *formation) settle(primary *afNode) {
+	f.t.Helper()
+	url := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=2", primary.port)
+	var target string
+	wait.UntilErr(f.t, primary.name+" to take a checkpoint", func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, url)
+		if err != nil {
+			return err
+		}
+		defer c.Close(ctx)
+		if _, err := c.Exec(ctx, "CHECKPOINT"); err != nil {
+			return err
+		}
+		return c.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&target)
+	})
+	wait.UntilErr(f.t, "the standby of "+primary.name+" synchronous and caught up", func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, url)
+		if err != nil {
+			return err
+		}
+		defer c.Close(ctx)
+		var n int
+		err = c.QueryRow(ctx, `SELECT count(*) FROM pg_stat_replication
+WHERE state = 'streaming' AND sync_state IN ('sync', 'quorum') AND flush_lsn >= $1::pg_lsn`, target).Scan(&n)
+		if err == nil && n == 0 {
+			err = fmt.Errorf("no synchronous standby has flushed %s yet", target)
+		}
+		return err
+	})
+}
+
 // start runs `pg_autoctl run` for the node in dir name, its output in
 // name.log.
 func (f *formation) start(name string) *exec.Cmd {
@@ -244,6 +311,20 @@ func (f *formation) waitStates(within time.Duration, want map[string]string) tim
 func (f *formation) logTail(name string) string {
 	b, _ := os.ReadFile(f.path(name + ".log"))
 	return tail(string(b), 40)
+}
+
+// decisions is every goal state the monitor assigned and every node it
+// marked unhealthy, from its log: the formation's history in a few dozen
+// lines, to place a failure among the events.
+func (f *formation) decisions() string {
+	b, _ := os.ReadFile(f.path("monitor.log"))
+	var out []string
+	for line := range strings.Lines(string(b)) {
+		if strings.Contains(line, "Setting goal state") || strings.Contains(line, "marked as unhealthy") {
+			out = append(out, strings.TrimRight(line, "\n"))
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // lowPorts picks n free ports below the kernel's ephemeral range
