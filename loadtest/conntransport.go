@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -125,7 +128,7 @@ func (t *connTransport) send(c *benchConn, req *http.Request) (_ *http.Response,
 	}
 	// A cancelled context ends the exchange at once: the deadline passes.
 	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
-	err := req.Write(c.bw)
+	err := writeRequest(c.bw, req)
 	if err == nil {
 		err = c.bw.Flush()
 	}
@@ -145,6 +148,61 @@ func (t *connTransport) send(c *benchConn, req *http.Request) (_ *http.Response,
 	keep := !resp.Close && !req.Close && resp.ProtoAtLeast(1, 1)
 	resp.Body = &connBody{ReadCloser: resp.Body, t: t, c: c, host: canonicalHost(req.URL.Host), keep: keep, stop: stop}
 	return resp, false, nil
+}
+
+// writeRequest writes req as net/http's Request.Write does, less its
+// User-Agent, for a request with a known length (the callbacks'), and by
+// Request.Write for any other or one whose header has a line break.
+func writeRequest(w *bufio.Writer, req *http.Request) error {
+	if req.ContentLength < 0 || req.ContentLength > 0 && req.Body == nil || len(req.TransferEncoding) > 0 || req.Close ||
+		len(req.Trailer) > 0 || !plainHeader(req.Header) {
+		return req.Write(w)
+	}
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
+	w.WriteString(req.Method)
+	w.WriteByte(' ')
+	w.WriteString(req.URL.RequestURI())
+	w.WriteString(" HTTP/1.1\r\nHost: ")
+	w.WriteString(host)
+	for k, vs := range req.Header {
+		for _, v := range vs {
+			w.WriteString("\r\n")
+			w.WriteString(k)
+			w.WriteString(": ")
+			w.WriteString(v)
+		}
+	}
+	w.WriteString("\r\nContent-Length: ")
+	w.WriteString(strconv.FormatInt(req.ContentLength, 10))
+	w.WriteString("\r\n\r\n")
+	if req.Body == nil {
+		return nil
+	}
+	n, err := io.Copy(w, req.Body)
+	_ = req.Body.Close()
+	if err == nil && n != req.ContentLength {
+		err = fmt.Errorf("loadtest: body of %d bytes, ContentLength %d", n, req.ContentLength)
+	}
+	return err
+}
+
+// plainHeader reports whether h has no line break and no Host or
+// Content-Length of its own (writeRequest writes those).
+func plainHeader(h http.Header) bool {
+	for k, vs := range h {
+		if k == "Host" || k == "Content-Length" || strings.ContainsAny(k, "\r\n: ") {
+			return false
+		}
+		for _, v := range vs {
+			if strings.ContainsAny(v, "\r\n") {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // ctxErr is the context's error when it ended the exchange (its deadline,

@@ -32,6 +32,10 @@ func transportServer(t *testing.T, timeout time.Duration) (*httptest.Server, *ht
 		if r.URL.Path == "/refuse" {
 			w.WriteHeader(http.StatusTooManyRequests)
 		}
+		if r.URL.Path == "/header" {
+			body = fmt.Appendf(nil, "%s %s?%s %s %s %d %s", r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("X-Mark"),
+				r.Header.Get("Content-Type"), r.ContentLength, body)
+		}
 		_, _ = w.Write(append([]byte("echo:"), body...))
 	}))
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
@@ -62,9 +66,8 @@ func transportPost(ctx context.Context, hc *http.Client, url, body string) (int,
 	return resp.StatusCode, string(b), err
 }
 
-// TestConnTransport: bench's transport answers every request with its
-// own answer, keeps connections alive, replaces one the server closed,
-// and ends an exchange at its context's end or at its timeout.
+// TestConnTransport: bench's transport writes each request as sent,
+// answers every request with its own answer and keeps connections alive.
 func TestConnTransport(t *testing.T) {
 	t.Parallel()
 	setup, post := transportServer, transportPost
@@ -94,6 +97,30 @@ func TestConnTransport(t *testing.T) {
 		}
 	})
 
+	t.Run("WritesTheRequest", func(t *testing.T) {
+		t.Parallel()
+		srv, hc, _ := setup(t, 10*time.Second)
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/header?q=1", strings.NewReader("abc"))
+		req.Header.Set("X-Mark", "m1")
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if b, _ := io.ReadAll(resp.Body); string(b) != "echo:POST /header?q=1 m1 application/json 3 abc" {
+			t.Fatalf("the server read %q", b)
+		}
+	})
+
+}
+
+// TestConnTransportEnds: bench's transport replaces a connection the
+// server closed, and ends an exchange at its context's end or at its
+// timeout.
+func TestConnTransportEnds(t *testing.T) {
+	t.Parallel()
+	setup, post := transportServer, transportPost
 	t.Run("ReplacesAConnectionTheServerClosed", func(t *testing.T) {
 		t.Parallel()
 		srv, hc, conns := setup(t, 10*time.Second)

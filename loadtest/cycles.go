@@ -191,12 +191,14 @@ func captureJSON(payout, providerID, hold string) json.RawMessage {
 	return append(b, '}')
 }
 
-// send posts one callback under the service's retry policy and returns
-// the 200 answer, or nil.
-func (w *cycleWorker) send(ctx context.Context, client *caller.Client, endpoint string, svc any) *caller.Reply {
+// send posts one callback, service object svc, under the service's retry
+// policy (each attempt with a fresh iat) and returns the 200 answer, or
+// nil.
+func (w *cycleWorker) send(ctx context.Context, client *caller.Client, endpoint string, svc json.RawMessage) *caller.Reply {
 	deadline := time.Now().Add(defaultGiveUpAfter)
 	for attempt := 0; attempt < maxAttempts && ctx.Err() == nil; attempt++ {
-		reply, err := client.Send(ctx, endpoint, svc)
+		c := claims.AppendHeader(make([]byte, 0, len(svc)+96), time.Now(), endpoint)
+		reply, err := client.SendClaims(ctx, endpoint, append(append(c, svc...), '}'))
 		status := 0
 		if reply != nil {
 			status = reply.Status

@@ -33,7 +33,7 @@ func BuildRequest(now time.Time, typ string, service any) ([]byte, error) {
 // escaped as encoding/json would (strictjson.AppendString), so it is
 // appended as it is rather than marshalled again.
 func AnswerClaims(now time.Time, endpoint, key string, d ledger.Decision) []byte {
-	b := appendHeader(make([]byte, 0, 128+len(d.Outcome)+len(d.Reference)+len(d.Reason)+len(key)), now, "")
+	b := AppendHeader(make([]byte, 0, 128+len(d.Outcome)+len(d.Reference)+len(d.Reason)+len(key)), now, "")
 	b = appendAnswer(b, endpoint, key, d)
 	return append(b, '}')
 }
@@ -43,14 +43,19 @@ func build(now time.Time, typ string, service any) ([]byte, error) {
 	if err != nil || len(svc) == 0 || svc[0] != '{' {
 		return nil, claimErr("service", envelope.ErrInvalidClaims)
 	}
-	b := appendHeader(make([]byte, 0, len(svc)+len(typ)+64), now, typ)
+	b := AppendHeader(make([]byte, 0, len(svc)+len(typ)+64), now, typ)
 	b = append(b, svc...)
 	return append(b, '}'), nil
 }
 
-// appendHeader appends the claims object's start, up to the service
-// object: {"iat":…,"exp":…,"typ":…,"service":
-func appendHeader(b []byte, now time.Time, typ string) []byte {
+// AppendHeader appends the start of a claims object as BuildRequest (typ
+// given) and BuildResponse (typ "") write it, up to the service object:
+//
+//	{"iat":now,"exp":now+Lifetime,"typ":typ,"service":
+//
+// The caller appends the service object and the closing brace; envelope's
+// Seal checks that the whole is a JSON object.
+func AppendHeader(b []byte, now time.Time, typ string) []byte {
 	iat := now.Unix()
 	b = append(b, `{"iat":`...)
 	b = strconv.AppendInt(b, iat, 10)
