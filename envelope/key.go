@@ -62,7 +62,7 @@ func (k Key) prepare() Key {
 	if err != nil {
 		return k
 	}
-	k.prepared = nil
+	k.prepared = nil // the fingerprint below is computed from the secret
 	k.prepared = &prepared{secret: &k.Secret[0], kek: kek, fingerprint: k.Fingerprint()}
 	return k
 }
