@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"log/slog"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -41,6 +42,7 @@ type opts struct {
 	maxInflight    int
 	creditMax      string
 	key            *envelope.Key
+	logger         *slog.Logger
 }
 
 func newKey(t testing.TB, id string) envelope.Key {
@@ -70,7 +72,7 @@ func setup(t testing.TB, o opts) *bundle {
 		t.Fatal(err)
 	}
 	cfg := callbacks.Config{DB: b.db, Keyring: b.keyring, ProviderID: provider, RequestTimeout: o.requestTimeout,
-		MaxInflight: o.maxInflight, Registerer: b.reg}
+		MaxInflight: o.maxInflight, Registerer: b.reg, Logger: o.logger}
 	if o.creditMax != "" {
 		d := decimal.RequireFromString(o.creditMax)
 		cfg.CreditMax = &d

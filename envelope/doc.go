@@ -47,8 +47,8 @@
 //     Else [ErrUnsupportedHeader].
 //  3. Wrapped key 40 bytes, IV 12 bytes, tag 16 bytes, ciphertext unpadded
 //     Base64url. Else [ErrMalformedJWE].
-//  4. Each key in order: go-jose's RFC 3394 unwrap (its integrity check
-//     rejects a wrong key) then AES-256-GCM with the received header segment
+//  4. Each key in order: the RFC 3394 unwrap (its integrity check,
+//     compared in constant time, rejects a wrong key) then AES-256-GCM with the received header segment
 //     as AAD. None succeeds: [ErrUndecryptable], which never says which or
 //     how many keys were tried. The first key that succeeds opens it.
 //  5. Inner form: a plaintext starting with "{" is [FormClaims]; otherwise it

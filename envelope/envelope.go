@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	jose "github.com/go-jose/go-jose/v4"
-	josecipher "github.com/go-jose/go-jose/v4/cipher"
 
 	"github.com/provider-ledger/adapter/internal/strictjson"
 )
@@ -113,15 +112,28 @@ func (o Opened) Reply(claims []byte) (string, error) {
 	return Seal(o.Key, o.Form, claims)
 }
 
+// AppendReply is Reply appending the compact JWE to dst (AppendSeal).
+func (o Opened) AppendReply(dst, claims []byte) ([]byte, error) {
+	return AppendSeal(dst, o.Key, o.Form, claims)
+}
+
 // Seal encrypts claims, a JSON object, into a compact JWE for key, wrapping
 // them first in the inner form. The protected header is
 // {"alg":"A256KW","cty":"JWT","enc":"A256GCM","typ":"JWT"}.
 func Seal(key Key, form Form, claims []byte) (string, error) {
+	out, err := AppendSeal(nil, key, form, claims)
+	return string(out), err
+}
+
+// AppendSeal is Seal appending the compact JWE to dst: a caller that puts
+// the token in a body of its own saves a copy. claims must not share
+// memory with dst's spare capacity.
+func AppendSeal(dst []byte, key Key, form Form, claims []byte) ([]byte, error) {
 	if !isObject(claims) {
-		return "", ErrInvalidClaims
+		return dst, ErrInvalidClaims
 	}
 	if !key.valid() {
-		return "", ErrInvalidSecret
+		return dst, ErrInvalidSecret
 	}
 	var plaintext []byte
 	switch form {
@@ -131,15 +143,15 @@ func Seal(key Key, form Form, claims []byte) (string, error) {
 		signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: key.Secret},
 			(&jose.SignerOptions{}).WithType("JWT"))
 		if err != nil {
-			return "", fmt.Errorf("envelope: signer: %w", err)
+			return dst, fmt.Errorf("envelope: signer: %w", err)
 		}
 		jws, err := signer.Sign(claims)
 		if err != nil {
-			return "", fmt.Errorf("envelope: sign: %w", err)
+			return dst, fmt.Errorf("envelope: sign: %w", err)
 		}
 		s, err := jws.CompactSerialize()
 		if err != nil {
-			return "", fmt.Errorf("envelope: sign: %w", err)
+			return dst, fmt.Errorf("envelope: sign: %w", err)
 		}
 		plaintext = []byte(s)
 	case FormUnsecured:
@@ -149,9 +161,9 @@ func Seal(key Key, form Form, claims []byte) (string, error) {
 		plaintext = b64.AppendEncode(plaintext, claims)
 		plaintext = append(plaintext, '.')
 	default:
-		return "", ErrInvalidForm
+		return dst, ErrInvalidForm
 	}
-	return SealRaw(key, plaintext)
+	return appendSealRaw(dst, key, plaintext)
 }
 
 // SealRaw encrypts an arbitrary plaintext into a compact JWE for key, with
@@ -163,43 +175,51 @@ func Seal(key Key, form Form, claims []byte) (string, error) {
 //
 // The JWE is assembled here rather than by go-jose's Encrypter, whose
 // generic header handling costs about a hundred allocations per message: the
-// header is a constant, the key wrap is go-jose's RFC 3394 implementation and
-// the content encryption is the standard library's AES-GCM. Tests check that
+// header is a constant, the key wrap is RFC 3394 for a 256-bit key
+// (keywrap.go, held to go-jose's implementation by the tests) and the
+// content encryption is the standard library's AES-GCM. Tests check that
 // go-jose decrypts the result.
 func SealRaw(key Key, plaintext []byte) (string, error) {
+	out, err := appendSealRaw(nil, key, plaintext)
+	return string(out), err
+}
+
+// appendSealRaw is SealRaw appending to dst.
+func appendSealRaw(dst []byte, key Key, plaintext []byte) ([]byte, error) {
 	if !key.valid() {
-		return "", ErrInvalidSecret
+		return dst, ErrInvalidSecret
 	}
 	var fresh [SecretSize + ivSize]byte
 	_, _ = rand.Read(fresh[:]) // never fails (crypto/rand, Go 1.24+)
 	cek, iv := fresh[:SecretSize], fresh[SecretSize:]
 	defer clear(fresh[:])
-	kek, err := aes.NewCipher(key.Secret)
+	kek, err := key.kek()
 	if err != nil {
-		return "", ErrInvalidSecret
+		return dst, ErrInvalidSecret
 	}
-	wrapped, err := josecipher.KeyWrap(kek, cek)
-	if err != nil {
-		return "", fmt.Errorf("envelope: key wrap: %w", err)
-	}
+	var wrapped [wrappedKeySize]byte
+	keyWrap(kek, &wrapped, (*[SecretSize]byte)(cek))
 	gcm, err := newGCM(cek)
 	if err != nil {
-		return "", err
+		return dst, err
 	}
-	sealed := gcm.Seal(make([]byte, 0, len(plaintext)+tagSize), iv, plaintext, []byte(sealHeader))
-	ct, tag := sealed[:len(plaintext)], sealed[len(plaintext):]
-	out := make([]byte, 0, len(sealHeader)+4+
-		b64.EncodedLen(wrappedKeySize)+b64.EncodedLen(ivSize)+b64.EncodedLen(len(ct))+b64.EncodedLen(tagSize))
-	out = append(out, sealHeader...)
-	out = append(out, '.')
-	out = b64.AppendEncode(out, wrapped)
-	out = append(out, '.')
-	out = b64.AppendEncode(out, iv)
-	out = append(out, '.')
-	out = b64.AppendEncode(out, ct)
-	out = append(out, '.')
-	out = b64.AppendEncode(out, tag)
-	return string(out), nil
+	ctLen := len(plaintext)
+	dst = slices.Grow(dst, len(sealHeader)+4+b64.EncodedLen(wrappedKeySize)+b64.EncodedLen(ivSize)+
+		b64.EncodedLen(ctLen)+b64.EncodedLen(tagSize)+ctLen+tagSize)
+	dst = append(dst, sealHeader...)
+	dst = append(dst, '.')
+	dst = b64.AppendEncode(dst, wrapped[:])
+	dst = append(dst, '.')
+	dst = b64.AppendEncode(dst, iv)
+	dst = append(dst, '.')
+	// The ciphertext and tag are made in the spare capacity past the
+	// encoded segments' room, then encoded in place before it: one buffer.
+	room := len(dst) + b64.EncodedLen(ctLen) + 1 + b64.EncodedLen(tagSize)
+	sealed := gcm.Seal(dst[room:room], iv, plaintext, []byte(sealHeader))
+	ct, tag := sealed[:ctLen], sealed[ctLen:]
+	dst = b64.AppendEncode(dst, ct)
+	dst = append(dst, '.')
+	return b64.AppendEncode(dst, tag), nil
 }
 
 func newGCM(cek []byte) (cipher.AEAD, error) {
@@ -229,7 +249,7 @@ func open(compact string, keys []Key) (Opened, int, error) {
 		if !k.valid() {
 			continue
 		}
-		plaintext, ok := jwe.decrypt(k.Secret)
+		plaintext, ok := jwe.decrypt(k)
 		if !ok {
 			continue
 		}
@@ -307,19 +327,19 @@ func decodeExact(dst []byte, s string) bool {
 	return err == nil && n == len(dst)
 }
 
-// decrypt unwraps the content key with secret (RFC 3394 integrity check) and
+// decrypt unwraps the content key with k (RFC 3394 integrity check) and
 // opens the content; ok is false if either fails.
-func (j *compactJWE) decrypt(secret []byte) ([]byte, bool) {
-	kek, err := aes.NewCipher(secret)
+func (j *compactJWE) decrypt(k Key) ([]byte, bool) {
+	kek, err := k.kek()
 	if err != nil {
 		return nil, false
 	}
-	cek, err := josecipher.KeyUnwrap(kek, j.wrapped[:])
-	if err != nil || len(cek) != SecretSize {
+	var cek [SecretSize]byte
+	defer clear(cek[:])
+	if !keyUnwrap(kek, &cek, &j.wrapped) {
 		return nil, false
 	}
-	defer clear(cek)
-	gcm, err := newGCM(cek)
+	gcm, err := newGCM(cek[:])
 	if err != nil {
 		return nil, false
 	}

@@ -1,6 +1,8 @@
 package envelope
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -23,6 +25,62 @@ const SecretSize = 32
 type Key struct {
 	ID     string
 	Secret []byte
+
+	// prepared is what a KeySet derives from Secret once, when the key
+	// is set, instead of on every message; nil on keys made elsewhere.
+	prepared *prepared
+}
+
+// prepared is the state a KeySet derives from a key's secret: the AES
+// key schedule of the key-wrapping key (a cipher.Block is safe for
+// concurrent use) and the fingerprint. It belongs to the secret it was
+// derived from, identified by the address of its first byte: a Key whose
+// Secret field was given another slice does not use it.
+type prepared struct {
+	secret      *byte
+	kek         cipher.Block
+	fingerprint string
+}
+
+// Prepared returns k carrying the state derived from its secret (the
+// key-wrapping key's AES schedule, the fingerprint), computed once here
+// instead of for every message sealed or opened, as the keys of a KeySet
+// carry it. The state stays with this Secret slice: a copy given another
+// Secret does not use it; the bytes of Secret must not change. A key whose
+// secret is not 32 bytes is returned as it is.
+func (k Key) Prepared() Key {
+	if !k.valid() {
+		return k
+	}
+	return k.prepare()
+}
+
+// prepare returns k with its derived state, computed from its secret; k
+// must be valid.
+func (k Key) prepare() Key {
+	kek, err := aes.NewCipher(k.Secret)
+	if err != nil {
+		return k
+	}
+	k.prepared = nil // the fingerprint below is computed from the secret
+	k.prepared = &prepared{secret: &k.Secret[0], kek: kek, fingerprint: k.Fingerprint()}
+	return k
+}
+
+// derived returns k's prepared state when it was derived from k.Secret.
+func (k Key) derived() *prepared {
+	if p := k.prepared; p != nil && len(k.Secret) == SecretSize && p.secret == &k.Secret[0] {
+		return p
+	}
+	return nil
+}
+
+// kek returns the AES block of the key-wrapping key, k.Secret.
+func (k Key) kek() (cipher.Block, error) {
+	if p := k.derived(); p != nil {
+		return p.kek, nil
+	}
+	return aes.NewCipher(k.Secret)
 }
 
 // ParseSecret decodes a signing secret given as standard or URL-safe Base64,
@@ -53,6 +111,9 @@ func ParseSecret(b64 string) ([]byte, error) {
 func (k Key) Fingerprint() string {
 	if len(k.Secret) == 0 {
 		return "none"
+	}
+	if p := k.derived(); p != nil {
+		return p.fingerprint
 	}
 	sum := sha256.Sum256(k.Secret)
 	return hex.EncodeToString(sum[:8])

@@ -55,12 +55,12 @@ func (r *KeySet) Set(keys []Key) error {
 	for _, old := range cur {
 		if i := indexOf(keys, old); i >= 0 {
 			// Reuse the stored secret copy; take the new ID.
-			next = append(next, Key{ID: keys[i].ID, Secret: old.Secret})
+			next = append(next, Key{ID: keys[i].ID, Secret: old.Secret, prepared: old.prepared})
 		}
 	}
 	for _, k := range keys {
 		if indexOf(next, k) < 0 {
-			next = append(next, Key{ID: k.ID, Secret: append([]byte(nil), k.Secret...)})
+			next = append(next, Key{ID: k.ID, Secret: append([]byte(nil), k.Secret...)}.prepare())
 		}
 	}
 	r.keys.Store(&next)

@@ -197,3 +197,41 @@ func TestKeyringConcurrentOpen(t *testing.T) {
 		t.Fatalf("Len = %d", r.Len())
 	}
 }
+
+// TestKeySetDerivedState: what a key set derives from a secret once (its
+// fingerprint, its key-wrapping schedule) is the secret's: an opened key
+// reports and seals as its secret does, and a copy given another secret
+// uses that one, never the state of the first.
+func TestKeySetDerivedState(t *testing.T) {
+	t.Parallel()
+	r, keys := newKeySet(t, 2)
+	opened, err := r.Open(seal(t, keys[1], envelope.FormClaims, requestClaims(t, "d")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := opened.Key.Fingerprint(), (envelope.Key{Secret: keys[1].Secret}).Fingerprint(); got != want {
+		t.Fatalf("opened key's fingerprint %s, its secret's %s", got, want)
+	}
+	reply, err := opened.Reply(requestClaims(t, "r"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := envelope.Open(reply, []envelope.Key{{Secret: keys[1].Secret}}); err != nil {
+		t.Fatalf("the reply does not open with the request's secret: %v", err)
+	}
+	moved := opened.Key
+	moved.Secret = keys[0].Secret
+	if got, want := moved.Fingerprint(), (envelope.Key{Secret: keys[0].Secret}).Fingerprint(); got != want {
+		t.Fatalf("a key given another secret reports fingerprint %s, want %s", got, want)
+	}
+	token, err := envelope.Seal(moved, envelope.FormClaims, requestClaims(t, "m"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := envelope.Open(token, []envelope.Key{keys[1]}); !errors.Is(err, envelope.ErrUndecryptable) {
+		t.Fatalf("sealed with the old secret's key schedule: Open = %v", err)
+	}
+	if _, err := envelope.Open(token, []envelope.Key{keys[0]}); err != nil {
+		t.Fatalf("does not open with the new secret: %v", err)
+	}
+}

@@ -39,7 +39,9 @@ type benchResult struct {
 // bench runs `loadtest bench`.
 func bench(ctx context.Context, cfg benchConfig, stdout, stderr io.Writer, h Hooks) error {
 	logf := func(format string, a ...any) { fmt.Fprintf(stderr, "loadtest bench: "+format+"\n", a...) }
-	hc := &http.Client{Transport: newTransport(1024), Timeout: 30 * time.Second}
+	// The callbacks' requests are sent on the sending goroutine
+	// (connTransport); the timeout is the transport's.
+	hc := &http.Client{Transport: newConnTransport(newTransport(1024), 30*time.Second, 4*1024+16)}
 	defer hc.CloseIdleConnections()
 	adm, err := newAdminClient(cfg.admin, cfg.adminToken, &http.Client{Transport: newTransport(16)})
 	if err != nil {
@@ -50,7 +52,7 @@ func bench(ctx context.Context, cfg benchConfig, stdout, stderr io.Writer, h Hoo
 		return setupExit(err)
 	}
 	defer cleanup()
-	client := &caller.Client{BaseURL: cfg.callbacks, Key: key, HTTP: hc, RawOnly: true}
+	client := &caller.Client{BaseURL: cfg.callbacks, Key: key.Prepared(), HTTP: hc, RawOnly: true}
 	if err := probeCallbacks(ctx, hc, cfg.callbacks); err != nil {
 		return setupExit(err)
 	}

@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -250,8 +251,11 @@ func accountsOf(ctx context.Context, adm *adminClient, prefix string, held []adm
 
 // releaseHold sends one release callback under the service's retry policy.
 func releaseHold(ctx context.Context, client *caller.Client, providerID, prefix string, h adminapi.Hold) (*caller.Reply, error) {
-	svc := map[string]any{"holdReference": h.HoldReference, "payoutID": h.PayoutID, "providerID": providerID,
-		"idempotencyKey": prefix + "-clean-" + h.HoldReference, "reason": "cancelled"}
+	svc, err := json.Marshal(map[string]any{"holdReference": h.HoldReference, "payoutID": h.PayoutID, "providerID": providerID,
+		"idempotencyKey": prefix + "-clean-" + h.HoldReference, "reason": "cancelled"})
+	if err != nil {
+		return nil, err
+	}
 	w := &cycleWorker{statuses: map[int]int{}}
 	if out := w.send(ctx, client, claims.Release, svc); out != nil {
 		return out, nil

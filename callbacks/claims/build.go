@@ -28,13 +28,35 @@ func BuildRequest(now time.Time, typ string, service any) ([]byte, error) {
 	return build(now, typ, service)
 }
 
+// AnswerClaims is BuildResponse(now, Answer(endpoint, key, d)), the same
+// bytes, built in one buffer: Answer writes its object compact and
+// escaped as encoding/json would (strictjson.AppendString), so it is
+// appended as it is rather than marshalled again.
+func AnswerClaims(now time.Time, endpoint, key string, d ledger.Decision) []byte {
+	b := AppendHeader(make([]byte, 0, 128+len(d.Outcome)+len(d.Reference)+len(d.Reason)+len(key)), now, "")
+	b = appendAnswer(b, endpoint, key, d)
+	return append(b, '}')
+}
+
 func build(now time.Time, typ string, service any) ([]byte, error) {
 	svc, err := json.Marshal(service)
 	if err != nil || len(svc) == 0 || svc[0] != '{' {
 		return nil, claimErr("service", envelope.ErrInvalidClaims)
 	}
+	b := AppendHeader(make([]byte, 0, len(svc)+len(typ)+64), now, typ)
+	b = append(b, svc...)
+	return append(b, '}'), nil
+}
+
+// AppendHeader appends the start of a claims object as BuildRequest (typ
+// given) and BuildResponse (typ "") write it, up to the service object:
+//
+//	{"iat":now,"exp":now+Lifetime,"typ":typ,"service":
+//
+// The caller appends the service object and the closing brace; envelope's
+// Seal checks that the whole is a JSON object.
+func AppendHeader(b []byte, now time.Time, typ string) []byte {
 	iat := now.Unix()
-	b := make([]byte, 0, len(svc)+len(typ)+64)
 	b = append(b, `{"iat":`...)
 	b = strconv.AppendInt(b, iat, 10)
 	b = append(b, `,"exp":`...)
@@ -43,9 +65,7 @@ func build(now time.Time, typ string, service any) ([]byte, error) {
 		b = append(b, `,"typ":`...)
 		b = strictjson.AppendString(b, typ)
 	}
-	b = append(b, `,"service":`...)
-	b = append(b, svc...)
-	return append(b, '}'), nil
+	return append(b, `,"service":`...)
 }
 
 // referenceClaims names the reference each endpoint answers.
@@ -69,7 +89,10 @@ func ReferenceClaim(endpoint string) string { return referenceClaims[endpoint] }
 // with the reference only when one is answered (approved) and the reason
 // only for a refusal. It is rebuilt from the stored answer on every replay.
 func Answer(endpoint, key string, d ledger.Decision) json.RawMessage {
-	b := make([]byte, 0, 64+len(d.Outcome)+len(d.Reference)+len(d.Reason)+len(key))
+	return appendAnswer(make([]byte, 0, 64+len(d.Outcome)+len(d.Reference)+len(d.Reason)+len(key)), endpoint, key, d)
+}
+
+func appendAnswer(b []byte, endpoint, key string, d ledger.Decision) []byte {
 	b = append(b, `{"outcome":`...)
 	b = strictjson.AppendString(b, d.Outcome)
 	if d.Reference != "" {

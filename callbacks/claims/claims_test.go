@@ -10,6 +10,7 @@ import (
 
 	"github.com/provider-ledger/adapter/callbacks/claims"
 	"github.com/provider-ledger/adapter/envelope"
+	"github.com/provider-ledger/adapter/ledger"
 )
 
 func TestClaimsParse(t *testing.T) {
@@ -240,5 +241,31 @@ func TestClaimsBuilders(t *testing.T) {
 	}
 	if _, err := claims.BuildRequest(now, "", map[string]int{}); !errors.Is(err, envelope.ErrInvalidClaims) {
 		t.Errorf("BuildRequest without typ = %v", err)
+	}
+}
+
+// TestAnswerClaims: the answer's claims built in one buffer are the bytes
+// BuildResponse makes of Answer, whatever the strings hold (quotes, <>&,
+// control characters, non-ASCII, invalid UTF-8), for every endpoint.
+func TestAnswerClaims(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1_760_000_000, 0)
+	odd := []string{"", "plain", `quo"te\back`, "<b>&amp;</b>", "tab\tnl\n", "é✓\u2028", "bad\xffutf8"}
+	for _, ep := range claims.Endpoints {
+		for _, s := range odd {
+			for _, d := range []ledger.Decision{
+				{Outcome: "approved", Reference: "ref-" + s},
+				{Outcome: "declined", Reason: "reason " + s},
+				{Outcome: s, Reference: s, Reason: s},
+			} {
+				want, err := claims.BuildResponse(now, claims.Answer(ep, "key"+s, d))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := claims.AnswerClaims(now, ep, "key"+s, d); string(got) != string(want) {
+					t.Fatalf("%s %+v:\n got %s\nwant %s", ep, d, got, want)
+				}
+			}
+		}
 	}
 }
