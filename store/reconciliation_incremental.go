@@ -188,15 +188,17 @@ HAVING count(DISTINCT r.idempotency_key) > 1
 ORDER BY r.subject`
 
 	// Every held hold, and the holds placed or settled since the
-	// checkpoint (placed since $3). $3 the cutoff.
+	// checkpoint (placed since $3). $3 the cutoff. Each is probed by key
+	// (LIMIT 1: a probe, never a join the planner could turn into a scan
+	// of the holds): the open holds are few beside history.
 	candidatesSinceSQL = `SELECT h.hold_reference, h.payout_id, a.owner_external_id, coalesce(s.status, 'held'), h.placed_at
 FROM (SELECT hold_reference FROM open_holds
       UNION SELECT h.hold_reference FROM holds h WHERE ` + newHolds + `
       UNION SELECT s.hold_reference FROM hold_settlements s WHERE ` + newSettlements + `) x
-JOIN holds h ON h.hold_reference = x.hold_reference
-LEFT JOIN hold_settlements s ON s.hold_reference = x.hold_reference
+CROSS JOIN LATERAL (SELECT * FROM holds h WHERE h.hold_reference = x.hold_reference LIMIT 1) h
+LEFT JOIN LATERAL (SELECT s.status FROM hold_settlements s WHERE s.hold_reference = x.hold_reference LIMIT 1) s ON true
 JOIN accounts a ON a.account_id = h.account_id
-WHERE s.hold_reference IS NULL OR h.placed_at >= $3
+WHERE s.status IS NULL OR h.placed_at >= $3
 ORDER BY a.owner_external_id, h.placed_at, h.hold_reference`
 
 	// The owners credited since the checkpoint, with what was credited to
