@@ -45,7 +45,8 @@ SELECT account_id FROM journal WHERE ` + isNew + `
 UNION
 SELECT account_id FROM holds WHERE ` + isNew + `
 UNION
-SELECT h.account_id FROM hold_settlements s JOIN holds h USING (hold_reference)
+SELECT h.account_id FROM hold_settlements s
+CROSS JOIN LATERAL (SELECT h.account_id FROM holds h WHERE h.hold_reference = s.hold_reference LIMIT 1) h
 WHERE s.recorded_xid >= $2::xid8 AND NOT pg_visible_in_snapshot(s.recorded_xid, $1::pg_snapshot)`
 
 	insertCheckpointSQL = `INSERT INTO reconciliation_checkpoints (checkpoint_id, run_id, taken_on, snapshot, full_run, from_checkpoint, accounts)

@@ -30,7 +30,8 @@ const (
     LEFT JOIN reconciliation_account_states p ON p.account_id = u.account_id),
 nj AS (SELECT j.account_id, sum(j.amount) AS total FROM journal j WHERE ` + newJournal + ` GROUP BY j.account_id),
 nh AS (SELECT h.account_id, sum(h.amount) AS total FROM holds h WHERE ` + newHolds + ` GROUP BY h.account_id),
-ns AS (SELECT h.account_id, sum(h.amount) AS total FROM hold_settlements s JOIN holds h USING (hold_reference)
+ns AS (SELECT h.account_id, sum(h.amount) AS total FROM hold_settlements s
+       CROSS JOIN LATERAL (SELECT h.account_id, h.amount FROM holds h WHERE h.hold_reference = s.hold_reference LIMIT 1) h
        WHERE ` + newSettlements + ` GROUP BY h.account_id)`
 )
 
@@ -38,7 +39,10 @@ ns AS (SELECT h.account_id, sum(h.amount) AS total FROM hold_settlements s JOIN 
 // by kind as invariantChecks: the same rules over what is new since the
 // checkpoint, and over the accounts it touched, against their proven
 // state. Each reads the rows since the checkpoint through the
-// recorded_xid indexes and probes their counterparts by key.
+// recorded_xid indexes and probes their counterparts by key (a LATERAL
+// subquery with LIMIT 1: a probe of the key's index per new row, which the
+// planner cannot turn into a scan of a whole table however many rows are
+// new).
 var incrementalChecks = []struct {
 	invariant, kind, sql string
 }{
@@ -75,9 +79,9 @@ SELECT x.hold_reference,
                         o.amount, o.currency, o.account_id, h.amount, h.currency, h.account_id) END
 FROM (SELECT h.hold_reference FROM holds h WHERE ` + newHolds + `
       UNION SELECT s.hold_reference FROM hold_settlements s WHERE ` + newSettlements + `) x
-JOIN holds h ON h.hold_reference = x.hold_reference
-LEFT JOIN hold_settlements s ON s.hold_reference = x.hold_reference
-LEFT JOIN open_holds o ON o.hold_reference = x.hold_reference
+CROSS JOIN LATERAL (SELECT * FROM holds h WHERE h.hold_reference = x.hold_reference LIMIT 1) h
+LEFT JOIN LATERAL (SELECT s.hold_reference FROM hold_settlements s WHERE s.hold_reference = x.hold_reference LIMIT 1) s ON true
+LEFT JOIN LATERAL (SELECT * FROM open_holds o WHERE o.hold_reference = x.hold_reference LIMIT 1) o ON true
 WHERE (s.hold_reference IS NOT NULL AND o.hold_reference IS NOT NULL)
    OR (s.hold_reference IS NULL AND (o.hold_reference IS NULL
        OR (o.account_id, o.currency, o.amount, o.placed_at) IS DISTINCT FROM (h.account_id, h.currency, h.amount, h.placed_at)))`},
@@ -95,8 +99,8 @@ SELECT s.hold_reference, CASE WHEN h.hold_reference IS NULL THEN 'settled, but n
                    h.account_id, s.transaction_id, coalesce(j.amount::text, '(none)'), coalesce(j.currency, ''),
                    coalesce(j.account_id, '')) END
 FROM hold_settlements s
-LEFT JOIN holds h ON h.hold_reference = s.hold_reference
-LEFT JOIN journal j ON j.transaction_id = s.transaction_id
+LEFT JOIN LATERAL (SELECT * FROM holds h WHERE h.hold_reference = s.hold_reference LIMIT 1) h ON true
+LEFT JOIN LATERAL (SELECT * FROM journal j WHERE j.transaction_id = s.transaction_id LIMIT 1) j ON true
 WHERE ` + newSettlements + ` AND (h.hold_reference IS NULL
    OR (s.status = 'captured' AND (j.transaction_id IS NULL OR j.kind NOT IN ('capture', 'reconciliation')
        OR j.account_id <> h.account_id OR j.currency <> h.currency OR j.amount <> -h.amount)))
@@ -111,18 +115,21 @@ FROM journal j, LATERAL (SELECT count(*) AS n FROM adjustments a WHERE a.transac
 WHERE ` + newJournal + ` AND j.kind = 'adjustment' AND n.n <> 1
 UNION ALL
 SELECT a.account_id || ' ' || a.idempotency_key, 'adjustment without its journal transaction'
-FROM adjustments a LEFT JOIN journal j ON j.transaction_id = a.transaction_id
+FROM adjustments a
+LEFT JOIN LATERAL (SELECT * FROM journal j WHERE j.transaction_id = a.transaction_id LIMIT 1) j ON true
 WHERE ` + newAdjustments + ` AND (j.transaction_id IS NULL OR j.kind <> 'adjustment' OR j.account_id <> a.account_id
    OR j.amount <> a.amount)`},
 	{"I5", "duplicate_credit", `
 SELECT c.request_id, 'credit without its journal transaction'
-FROM credits c LEFT JOIN journal j ON j.transaction_id = c.transaction_id
+FROM credits c
+LEFT JOIN LATERAL (SELECT * FROM journal j WHERE j.transaction_id = c.transaction_id LIMIT 1) j ON true
 WHERE ` + newCredits + ` AND (j.transaction_id IS NULL OR j.kind <> 'credit' OR j.account_id <> c.account_id
    OR j.amount <> c.amount OR j.memo <> c.request_id)
 UNION ALL
 SELECT j.memo, CASE WHEN c.request_id IS NULL THEN 'credit transaction without a credit'
        ELSE format('request credited by more than one journal transaction (its credit is transaction %s)', c.transaction_id) END
-FROM journal j LEFT JOIN credits c ON c.request_id = j.memo
+FROM journal j
+LEFT JOIN LATERAL (SELECT * FROM credits c WHERE c.request_id = j.memo LIMIT 1) c ON true
 WHERE ` + newJournal + ` AND j.kind = 'credit' AND (c.request_id IS NULL OR c.transaction_id <> j.transaction_id)`},
 	{"I6", "currency_imbalance", `WITH ` + touchedStates + `
 SELECT coalesce(a.currency, j.currency), format('customer balances moved %s since the checkpoint, but the journal moved %s into customer accounts',
