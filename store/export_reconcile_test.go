@@ -38,7 +38,11 @@ func ReconcileSinceSQL(now time.Time, snapshot, xmin string, accounts []string) 
 	for _, c := range incrementalChecks {
 		args := []any{snapshot, xmin}
 		if strings.Contains(c.sql, "$3") {
-			args = append(args, accounts)
+			zero := make([]string, len(accounts))
+			for i := range zero {
+				zero[i] = "0"
+			}
+			args = append(args, accounts, zero, zero, zero)
 		}
 		out[c.kind] = ReconcileQuery{SQL: c.sql, Args: args}
 	}

@@ -25,7 +25,8 @@ const (
 
 	currentSnapshotSQL = `SELECT pg_current_snapshot()::text`
 
-	// The accounts a run from a checkpoint reads: those whose row changed
+	// The accounts a run from a checkpoint reads, with what the journal
+	// moved on each since (sum), and the holds placed and settled: those whose row changed
 	// since (a balance or held update, a creation, or a change behind the
 	// adapter's back: every update gives the row its transaction's ID,
 	// xmin, which no trigger can withhold) and those named by a journal
@@ -37,17 +38,19 @@ const (
 	touchedAccountsSQL = `WITH c AS (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS m),
 changed AS (
     SELECT a.account_id, (c.m - ((c.m - a.xmin::text::bigint) % 4294967296 + 4294967296) % 4294967296) AS x
-    FROM accounts a, c)
-SELECT account_id FROM changed
-WHERE x >= 0 AND x::text::xid8 >= $2::xid8 AND NOT pg_visible_in_snapshot(x::text::xid8, $1::pg_snapshot)
-UNION
-SELECT account_id FROM journal WHERE ` + isNew + `
-UNION
-SELECT account_id FROM holds WHERE ` + isNew + `
-UNION
-SELECT h.account_id FROM hold_settlements s
-CROSS JOIN LATERAL (SELECT h.account_id FROM holds h WHERE h.hold_reference = s.hold_reference LIMIT 1) h
-WHERE s.recorded_xid >= $2::xid8 AND NOT pg_visible_in_snapshot(s.recorded_xid, $1::pg_snapshot)`
+    FROM accounts a, c),
+moved AS (
+    SELECT account_id, 0::numeric AS j, 0::numeric AS placed, 0::numeric AS settled FROM changed
+    WHERE x >= 0 AND x::text::xid8 >= $2::xid8 AND NOT pg_visible_in_snapshot(x::text::xid8, $1::pg_snapshot)
+    UNION ALL
+    SELECT account_id, amount, 0, 0 FROM journal WHERE ` + isNew + `
+    UNION ALL
+    SELECT account_id, 0, amount, 0 FROM holds WHERE ` + isNew + `
+    UNION ALL
+    SELECT h.account_id, 0, 0, h.amount FROM hold_settlements s
+    CROSS JOIN LATERAL (SELECT h.account_id, h.amount FROM holds h WHERE h.hold_reference = s.hold_reference LIMIT 1) h
+    WHERE s.recorded_xid >= $2::xid8 AND NOT pg_visible_in_snapshot(s.recorded_xid, $1::pg_snapshot))
+SELECT account_id, sum(j)::text, sum(placed)::text, sum(settled)::text FROM moved GROUP BY account_id ORDER BY account_id`
 
 	insertCheckpointSQL = `INSERT INTO reconciliation_checkpoints (checkpoint_id, run_id, taken_on, snapshot, full_run, from_checkpoint, accounts)
 VALUES ($1, $2, $3, $4::pg_snapshot, $5, $6, $7)`
@@ -116,8 +119,10 @@ func (db *DB) OpenIssues(ctx context.Context, kinds []string) ([]ledger.Finding,
 // since is the checkpoint a run starts from, as the queries take it.
 type since struct {
 	snapshot, xmin string
-	// accounts: those touched since (touchedAccountsSQL).
-	accounts []string
+	// accounts: those touched since (touchedAccountsSQL), with the
+	// journal's movement on each since, and the holds placed and settled
+	// (decimal strings).
+	accounts, journal, placed, settled []string
 }
 
 // readSince reads checkpoint id's snapshot and the accounts touched since.
@@ -133,11 +138,16 @@ func readSince(ctx context.Context, tx pgx.Tx, id string) (since, error) {
 	if err != nil {
 		return s, err
 	}
-	s.accounts, err = pgx.CollectRows(rows, pgx.RowTo[string])
-	if s.accounts == nil {
-		s.accounts = []string{}
+	defer rows.Close()
+	s.accounts, s.journal, s.placed, s.settled = []string{}, []string{}, []string{}, []string{}
+	for rows.Next() {
+		var a, j, p, st string
+		if err := rows.Scan(&a, &j, &p, &st); err != nil {
+			return s, err
+		}
+		s.accounts, s.journal, s.placed, s.settled = append(s.accounts, a), append(s.journal, j), append(s.placed, p), append(s.settled, st)
 	}
-	return s, err
+	return s, rows.Err()
 }
 
 // writeCheckpoint records the checkpoint of a run's snapshot (taken: its

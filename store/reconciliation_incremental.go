@@ -12,7 +12,7 @@ import (
 )
 
 // Abbreviations of the incremental checks: $1 the checkpoint's snapshot,
-// $2 its xmin, $3 the accounts touched since (touchedAccountsSQL).
+// $2 its xmin.
 const (
 	newJournal     = `j.recorded_xid >= $2::xid8 AND NOT pg_visible_in_snapshot(j.recorded_xid, $1::pg_snapshot)`
 	newHolds       = `h.recorded_xid >= $2::xid8 AND NOT pg_visible_in_snapshot(h.recorded_xid, $1::pg_snapshot)`
@@ -20,19 +20,19 @@ const (
 	newCredits     = `c.recorded_xid >= $2::xid8 AND NOT pg_visible_in_snapshot(c.recorded_xid, $1::pg_snapshot)`
 	newAdjustments = `a.recorded_xid >= $2::xid8 AND NOT pg_visible_in_snapshot(a.recorded_xid, $1::pg_snapshot)`
 
-	// The touched accounts with their proven state and what moved since:
-	// journal (j_total), holds placed (placed) and settled (settled).
+	// The touched accounts (touchedAccountsSQL: $3, with what moved on
+	// each since the checkpoint: $4 journal, $5 holds placed, $6 holds
+	// settled), each with its stored and proven state, probed by key: the
+	// planner cannot know how many accounts the arrays hold, and a probe
+	// per account is right whatever their number.
 	touchedStates = `t AS (
     SELECT a.account_id, a.kind, a.currency, a.balance, a.held,
-           coalesce(p.balance, 0) AS p_balance, coalesce(p.held, 0) AS p_held
-    FROM unnest($3::text[]) u (account_id)
-    JOIN accounts a ON a.account_id = u.account_id
-    LEFT JOIN reconciliation_account_states p ON p.account_id = u.account_id),
-nj AS (SELECT j.account_id, sum(j.amount) AS total FROM journal j WHERE ` + newJournal + ` GROUP BY j.account_id),
-nh AS (SELECT h.account_id, sum(h.amount) AS total FROM holds h WHERE ` + newHolds + ` GROUP BY h.account_id),
-ns AS (SELECT h.account_id, sum(h.amount) AS total FROM hold_settlements s
-       CROSS JOIN LATERAL (SELECT h.account_id, h.amount FROM holds h WHERE h.hold_reference = s.hold_reference LIMIT 1) h
-       WHERE ` + newSettlements + ` GROUP BY h.account_id)`
+           coalesce(p.balance, 0) AS p_balance, coalesce(p.held, 0) AS p_held, u.j_total, u.placed, u.settled
+    FROM unnest($3::text[], $4::text[]::numeric[], $5::text[]::numeric[], $6::text[]::numeric[])
+         AS u (account_id, j_total, placed, settled)
+    CROSS JOIN LATERAL (SELECT * FROM accounts a WHERE a.account_id = u.account_id LIMIT 1) a
+    LEFT JOIN LATERAL (SELECT * FROM reconciliation_account_states p WHERE p.account_id = u.account_id LIMIT 1) p ON true
+    WHERE $1::pg_snapshot IS NOT NULL AND $2::xid8 IS NOT NULL)`
 )
 
 // incrementalChecks are the invariant checks of a run from a checkpoint,
@@ -48,9 +48,9 @@ var incrementalChecks = []struct {
 }{
 	{"I1", "balance_drift", `WITH ` + touchedStates + `
 SELECT t.account_id, format('stored balance %s, journal sums to %s (%s proven at the checkpoint, %s since)',
-       t.balance, t.p_balance + coalesce(nj.total, 0), t.p_balance, coalesce(nj.total, 0))
-FROM t LEFT JOIN nj USING (account_id)
-WHERE t.kind = 'customer' AND t.balance <> t.p_balance + coalesce(nj.total, 0)
+       t.balance, t.p_balance + t.j_total, t.p_balance, t.j_total)
+FROM t
+WHERE t.kind = 'customer' AND t.balance <> t.p_balance + t.j_total
 UNION ALL
 SELECT account_id, format('a system account stores balance %s, held %s (its balance is the journal''s)', balance, held)
 FROM t WHERE kind <> 'customer' AND (balance <> 0 OR held <> 0)`},
@@ -62,9 +62,9 @@ FROM journal j LEFT JOIN accounts a ON a.account_id = j.account_id
 WHERE ` + newJournal + ` AND (a.account_id IS NULL OR a.kind <> 'customer' OR a.currency <> j.currency)`},
 	{"I1", "held_drift", `WITH ` + touchedStates + `
 SELECT t.account_id, format('stored held %s, held holds sum to %s (%s proven at the checkpoint, %s placed and %s settled since)',
-       t.held, t.p_held + coalesce(nh.total, 0) - coalesce(ns.total, 0), t.p_held, coalesce(nh.total, 0), coalesce(ns.total, 0))
-FROM t LEFT JOIN nh USING (account_id) LEFT JOIN ns USING (account_id)
-WHERE t.held <> t.p_held + coalesce(nh.total, 0) - coalesce(ns.total, 0)
+       t.held, t.p_held + t.placed - t.settled, t.p_held, t.placed, t.settled)
+FROM t
+WHERE t.held <> t.p_held + t.placed - t.settled
 UNION ALL
 SELECT h.hold_reference, format('a %s hold on account %s, which %s', h.currency, h.account_id,
        CASE WHEN a.account_id IS NULL THEN 'does not exist' WHEN a.kind <> 'customer' THEN 'is a system account'
@@ -148,7 +148,7 @@ func checkSince(ctx context.Context, tx pgx.Tx, s since) ([]ledger.Violation, []
 		start := time.Now()
 		args := []any{s.snapshot, s.xmin}
 		if strings.Contains(c.sql, "$3") {
-			args = append(args, s.accounts)
+			args = append(args, s.accounts, s.journal, s.placed, s.settled)
 		}
 		rows, err := tx.Query(ctx, c.sql, args...)
 		if err != nil {
