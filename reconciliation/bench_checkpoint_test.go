@@ -64,13 +64,14 @@ func benchFromCheckpoint(b *testing.B, history int) {
 	b.Logf("seeded %d payouts of history in %s", history, time.Since(start).Round(time.Second))
 	fake, client := newBenchService(b)
 	register(b, client, activeSenders)
-	rec, err := reconciliation.New(reconciliation.Config{DB: db, Provider: client, Now: func() time.Time { return now }})
+	rec, err := reconciliation.New(reconciliation.Config{DB: db, Provider: client, Now: func() time.Time { return now },
+		SnapshotTimeout: time.Hour})
 	if err != nil {
 		b.Fatal(err)
 	}
 	// The first run, full, writes the checkpoint: without the service (every
 	// customer's list, a million at 20 million payouts, adds nothing to it).
-	dbOnly, err := reconciliation.New(reconciliation.Config{DB: db, Now: func() time.Time { return now }})
+	dbOnly, err := reconciliation.New(reconciliation.Config{DB: db, Now: func() time.Time { return now }, SnapshotTimeout: time.Hour})
 	if err != nil {
 		b.Fatal(err)
 	}
