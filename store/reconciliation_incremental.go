@@ -58,7 +58,8 @@ FROM t WHERE kind <> 'customer' AND (balance <> 0 OR held <> 0)`},
 SELECT j.transaction_id::text, format('journal names %s account %s, which %s', j.currency, j.account_id,
        CASE WHEN a.account_id IS NULL THEN 'does not exist' WHEN a.kind <> 'customer' THEN 'is a system account'
             ELSE 'is in ' || a.currency END)
-FROM journal j LEFT JOIN accounts a ON a.account_id = j.account_id
+FROM journal j
+LEFT JOIN LATERAL (SELECT a.account_id, a.kind, a.currency FROM accounts a WHERE a.account_id = j.account_id LIMIT 1) a ON true
 WHERE ` + newJournal + ` AND (a.account_id IS NULL OR a.kind <> 'customer' OR a.currency <> j.currency)`},
 	{"I1", "held_drift", `WITH ` + touchedStates + `
 SELECT t.account_id, format('stored held %s, held holds sum to %s (%s proven at the checkpoint, %s placed and %s settled since)',
@@ -69,7 +70,8 @@ UNION ALL
 SELECT h.hold_reference, format('a %s hold on account %s, which %s', h.currency, h.account_id,
        CASE WHEN a.account_id IS NULL THEN 'does not exist' WHEN a.kind <> 'customer' THEN 'is a system account'
             ELSE 'is in ' || a.currency END)
-FROM holds h LEFT JOIN accounts a ON a.account_id = h.account_id
+FROM holds h
+LEFT JOIN LATERAL (SELECT a.account_id, a.kind, a.currency FROM accounts a WHERE a.account_id = h.account_id LIMIT 1) a ON true
 WHERE ` + newHolds + ` AND (a.account_id IS NULL OR a.kind <> 'customer' OR a.currency <> h.currency)
 UNION ALL
 SELECT x.hold_reference,
