@@ -18,10 +18,11 @@ import (
 
 // Reconciler runs reconciliation (*reconciliation.Reconciler implements it).
 type Reconciler interface {
-	// Run runs one reconciliation, stores it and returns its report
-	// (contract §5); with fix it applies missed_capture and
-	// missed_release.
-	Run(ctx context.Context, fix bool) (reconciliation.Report, error)
+	// RunWith runs one reconciliation, stores it and returns its report
+	// (contract §5): with Fix it applies missed_capture and
+	// missed_release; with Full it reads all of history rather than
+	// starting from the last checkpoint.
+	RunWith(ctx context.Context, o reconciliation.RunOptions) (reconciliation.Report, error)
 	// Acknowledge acknowledges a finding's issue with a note.
 	Acknowledge(ctx context.Context, findingID, note string) (ledger.Issue, error)
 }
@@ -32,8 +33,9 @@ var _ Reconciler = (*reconciliation.Reconciler)(nil)
 const RunTimeout = 15 * time.Minute
 
 // registerReconciliation adds POST /v1/reconciliation/runs (contract
-// §4): body {"fix": bool} ({} means fix false; any other member, or a fix
-// that is not a JSON boolean, is 400), 201 with the run's report.
+// §4): body {"fix": bool, "full": bool} (a missing member is false; any
+// other member, or a value that is not a JSON boolean, is 400), 201 with
+// the run's report.
 // The run happens within the request; a database failure is 503.
 func (s *Handler) registerReconciliation() {
 	s.handle(http.MethodPost, "/v1/reconciliation/runs", s.runReconciliation)
@@ -76,15 +78,17 @@ func (s *Handler) runReconciliation(r *http.Request, _ httprouter.Params) (int, 
 		return 0, nil, err
 	}
 	for name := range body {
-		if name != "fix" {
+		if name != "fix" && name != "full" {
 			ptr := strings.NewReplacer("~", "~0", "/", "~1").Replace(name)
 			return 0, nil, ledger.Invalid("/"+ptr, "unknown field %q", name)
 		}
 	}
-	var fix bool
-	if raw, ok := body["fix"]; ok {
-		if bytes.Equal(raw, []byte("null")) || json.Unmarshal(raw, &fix) != nil {
-			return 0, nil, ledger.Invalid("/fix", "fix must be a JSON boolean")
+	var o reconciliation.RunOptions
+	for name, dst := range map[string]*bool{"fix": &o.Fix, "full": &o.Full} {
+		if raw, ok := body[name]; ok {
+			if bytes.Equal(raw, []byte("null")) || json.Unmarshal(raw, dst) != nil {
+				return 0, nil, ledger.Invalid("/"+name, "%s must be a JSON boolean", name)
+			}
 		}
 	}
 	// The run is not tied to the caller's connection: a client that stops
@@ -92,7 +96,7 @@ func (s *Handler) runReconciliation(r *http.Request, _ httprouter.Params) (int, 
 	// deadline of its own.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), RunTimeout)
 	defer cancel()
-	rep, err := s.cfg.Reconciler.Run(ctx, fix)
+	rep, err := s.cfg.Reconciler.RunWith(ctx, o)
 	var running *reconciliation.RunningError
 	if errors.As(err, &running) {
 		// One run at a time, across replicas: the caller waits for the
@@ -109,5 +113,6 @@ func (s *Handler) runReconciliation(r *http.Request, _ httprouter.Params) (int, 
 
 func viewRun(rep reconciliation.Report) adminapi.ReconciliationRun {
 	return adminapi.ReconciliationRun{RunID: rep.RunID, StartedOn: rep.StartedOn, FinishedOn: rep.FinishedOn, Status: rep.Status,
-		Findings: append([]ledger.Finding{}, rep.Findings...)}
+		Findings: append([]ledger.Finding{}, rep.Findings...), Mode: rep.Mode, FromCheckpoint: rep.FromCheckpoint,
+		Checkpoint: rep.Checkpoint}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,25 +22,25 @@ import (
 // failingReconciler fails every run with err.
 type failingReconciler struct{ err error }
 
-func (f failingReconciler) Run(context.Context, bool) (reconciliation.Report, error) {
+func (f failingReconciler) RunWith(context.Context, reconciliation.RunOptions) (reconciliation.Report, error) {
 	return reconciliation.Report{}, f.err
 }
 
-// recordingReconciler records the fix of each run and answers an empty
-// report.
 func (f failingReconciler) Acknowledge(context.Context, string, string) (ledger.Issue, error) {
 	return ledger.Issue{}, f.err
 }
 
-type recordingReconciler struct{ fixes []bool }
+// recordingReconciler records the options of each run and answers an
+// empty report.
+type recordingReconciler struct{ fixes, fulls []bool }
 
 func (r *recordingReconciler) Acknowledge(context.Context, string, string) (ledger.Issue, error) {
 	return ledger.Issue{}, ledger.ErrFindingNotFound
 }
 
-func (r *recordingReconciler) Run(_ context.Context, fix bool) (reconciliation.Report, error) {
-	r.fixes = append(r.fixes, fix)
-	return reconciliation.Report{RunID: "rec_x", Status: reconciliation.StatusClean}, nil
+func (r *recordingReconciler) RunWith(_ context.Context, o reconciliation.RunOptions) (reconciliation.Report, error) {
+	r.fixes, r.fulls = append(r.fixes, o.Fix), append(r.fulls, o.Full)
+	return reconciliation.Report{RunID: "rec_x", Status: reconciliation.StatusClean, Mode: reconciliation.ModeFull}, nil
 }
 
 type runReply struct {
@@ -127,13 +128,13 @@ func TestReconciliationAPIPassesFix(t *testing.T) {
 	t.Parallel()
 	r := &recordingReconciler{}
 	api := admin.New(admin.Config{Reconciler: r})
-	for _, body := range []string{`{}`, `{"fix":false}`, `{"fix":true}`} {
+	for _, body := range []string{`{}`, `{"fix":false}`, `{"fix":true}`, `{"full":true}`, `{"fix":true,"full":false}`} {
 		if rp := sendRun(t, api, "POST", body); rp.status != http.StatusCreated {
 			t.Fatalf("%s: %d %v", body, rp.status, rp.body)
 		}
 	}
-	if len(r.fixes) != 3 || r.fixes[0] || r.fixes[1] || !r.fixes[2] {
-		t.Fatalf("fix passed as %v, want [false false true]", r.fixes)
+	if !slices.Equal(r.fixes, []bool{false, false, true, false, true}) || !slices.Equal(r.fulls, []bool{false, false, false, true, false}) {
+		t.Fatalf("fix passed as %v, full as %v", r.fixes, r.fulls)
 	}
 }
 
@@ -152,6 +153,8 @@ func TestReconciliationAPIBadBodiesAre400AndRunNothing(t *testing.T) {
 		{"String", `{"fix":"true"}`, "/fix"},
 		{"Null", `{"fix":null}`, "/fix"},
 		{"Number", `{"fix":1}`, "/fix"},
+		{"FullString", `{"full":"yes"}`, "/full"},
+		{"FullNull", `{"fix":true,"full":null}`, "/full"},
 		{"OtherCase", `{"Fix":true}`, "/Fix"},
 		{"Unknown", `{"fix":true,"dryRun":false}`, "/dryRun"},
 		{"TwoObjects", `{}{}`, ""},
@@ -196,13 +199,13 @@ func TestReconciliationAPIFailuresAreProblems(t *testing.T) {
 // cancelled when the run started.
 type ctxRecorder struct{ cancelled chan bool }
 
-func (c ctxRecorder) Run(ctx context.Context, fix bool) (reconciliation.Report, error) {
+func (c ctxRecorder) RunWith(ctx context.Context, _ reconciliation.RunOptions) (reconciliation.Report, error) {
 	c.cancelled <- ctx.Err() != nil
 	_, hasDeadline := ctx.Deadline()
 	if !hasDeadline {
 		return reconciliation.Report{}, errors.New("the run has no deadline")
 	}
-	return reconciliation.Report{RunID: "rec_x", Findings: []ledger.Finding{}}, nil
+	return reconciliation.Report{RunID: "rec_x", Findings: []ledger.Finding{}, Mode: reconciliation.ModeFull}, nil
 }
 
 func (c ctxRecorder) Acknowledge(context.Context, string, string) (ledger.Issue, error) {

@@ -19,7 +19,9 @@ import (
 // fixedReconciler answers one report with fixed times and findings.
 type fixedReconciler struct{ rep reconciliation.Report }
 
-func (f fixedReconciler) Run(context.Context, bool) (reconciliation.Report, error) { return f.rep, nil }
+func (f fixedReconciler) RunWith(context.Context, reconciliation.RunOptions) (reconciliation.Report, error) {
+	return f.rep, nil
+}
 
 func (f fixedReconciler) Acknowledge(context.Context, string, string) (ledger.Issue, error) {
 	return ledger.Issue{}, ledger.ErrFindingNotFound
@@ -94,14 +96,16 @@ func TestWireBytes(t *testing.T) {
 		at := time.Date(2026, 3, 1, 12, 0, 0, 500, time.UTC)
 		b := wireSetup(t, fixedReconciler{reconciliation.Report{RunID: "rec_1", StartedOn: at, FinishedOn: at.Add(time.Second), Status: "warning",
 			Findings: []ledger.Finding{{Kind: "stale_hold", Severity: "warning", Subject: "hold_1", Detail: "held 12 days",
-				FindingID: "fnd_aaaaaaaaaaaaaaaaaaaaaaaaaa", New: true}}}})
+				FindingID: "fnd_aaaaaaaaaaaaaaaaaaaaaaaaaa", New: true}}, Mode: "incremental",
+			FromCheckpoint: "chk_aaaaaaaaaaaaaaaaaaaaaaaaaa", Checkpoint: "chk_bbbbbbbbbbbbbbbbbbbbbbbbbb"}})
 		wireMatch(t, call(t, b.api, "POST", "/v1/reconciliation/runs", `{}`), 201,
 			`\{"runID":"rec_1","startedOn":"2026-03-01T12:00:00\.0000005Z","finishedOn":"2026-03-01T12:00:01\.0000005Z","status":"warning",`+
 				`"findings":\[\{"kind":"stale_hold","severity":"warning","subject":"hold_1","detail":"held 12 days","fixed":false,`+
-				`"findingID":"fnd_aaaaaaaaaaaaaaaaaaaaaaaaaa","new":true,"acknowledged":false\}\]\}`)
-		empty := wireSetup(t, fixedReconciler{reconciliation.Report{RunID: "rec_2", StartedOn: at, FinishedOn: at, Status: "clean"}})
+				`"findingID":"fnd_aaaaaaaaaaaaaaaaaaaaaaaaaa","new":true,"acknowledged":false\}\],"mode":"incremental",`+
+				`"fromCheckpoint":"chk_aaaaaaaaaaaaaaaaaaaaaaaaaa","checkpoint":"chk_bbbbbbbbbbbbbbbbbbbbbbbbbb"\}`)
+		empty := wireSetup(t, fixedReconciler{reconciliation.Report{RunID: "rec_2", StartedOn: at, FinishedOn: at, Status: "clean", Mode: "full"}})
 		wireMatch(t, call(t, empty.api, "POST", "/v1/reconciliation/runs", `{"fix":true}`), 201,
-			`\{"runID":"rec_2","startedOn":"2026-03-01T12:00:00\.0000005Z","finishedOn":"2026-03-01T12:00:00\.0000005Z","status":"clean","findings":\[\]\}`)
+			`\{"runID":"rec_2","startedOn":"2026-03-01T12:00:00\.0000005Z","finishedOn":"2026-03-01T12:00:00\.0000005Z","status":"clean","findings":\[\],"mode":"full"\}`)
 	})
 
 	t.Run("Problem", func(t *testing.T) {

@@ -247,6 +247,9 @@ type RemainingSecret struct {
 type ReconciliationRunRequest struct {
 	// Fix applies missed_capture and missed_release findings.
 	Fix bool `json:"fix"`
+	// Full reads all of history instead of starting from the last
+	// checkpoint.
+	Full bool `json:"full,omitempty"`
 }
 
 // Run statuses and finding severities.
@@ -266,6 +269,13 @@ type ReconciliationRun struct {
 	// findings, or StatusClean.
 	Status   string           `json:"status"`
 	Findings []ledger.Finding `json:"findings"`
+	// Mode is "full" (all of history was read) or "incremental" (what is
+	// new since FromCheckpoint).
+	Mode           string `json:"mode"`
+	FromCheckpoint string `json:"fromCheckpoint,omitempty"`
+	// Checkpoint is the checkpoint the run wrote; empty when its invariant
+	// checks found anything.
+	Checkpoint string `json:"checkpoint,omitempty"`
 }
 
 // MarshalJSON writes findings as [] when there are none, never null.

@@ -70,6 +70,8 @@ type ReconcileSnapshot struct {
 	// Timings: how long each query of the snapshot took, in the order
 	// run (the invariants by kind, then the other checks).
 	Timings []Timing
+	// Checkpoint is the checkpoint written (CheckpointID empty: none).
+	Checkpoint Checkpoint
 }
 
 // Timing is how long one query of a reconciliation took.
@@ -94,6 +96,38 @@ type ReconcileParams struct {
 	WithProvider bool
 	// Timeout bounds each statement (0: no bound).
 	Timeout time.Duration
+	// From is the checkpoint an incremental run starts from: the checks
+	// read only what its snapshot did not see. Empty: a full run.
+	From string
+	// RunID names the run; with Checkpoint set, the snapshot writes a
+	// checkpoint of it when its invariant checks find nothing.
+	RunID      string
+	Checkpoint bool
+}
+
+// Checkpoint is what a reconciliation run proved at its snapshot: every
+// account's balance and held (contract §5).
+type Checkpoint struct {
+	CheckpointID string
+	RunID        string
+	TakenOn      time.Time
+	// Full: written by a full run; otherwise From is the checkpoint the
+	// run started from.
+	Full bool
+	From string
+	// Accounts is how many account states it wrote.
+	Accounts int64
+}
+
+// CheckpointState is where the next reconciliation run may start.
+type CheckpointState struct {
+	// Last is the last checkpoint (CheckpointID empty: none).
+	Last Checkpoint
+	// LastFullOn is when the last full run's checkpoint was taken (zero:
+	// none).
+	LastFullOn time.Time
+	// OpenInvariantIssues: an issue of an invariant kind is unresolved.
+	OpenInvariantIssues bool
 }
 
 // FinishParams complete a run.
@@ -107,6 +141,10 @@ type FinishParams struct {
 	// Status computes the run's status from its findings, once their
 	// issues' state (New, Acknowledged) is known.
 	Status func([]Finding) string
+	// Full: the run read all of history; otherwise it started from
+	// checkpoint From.
+	Full bool
+	From string
 }
 
 // LastRun sums up the last finished reconciliation run, for the

@@ -43,14 +43,24 @@ const (
 // then the holds of every payout the page's lists show are read in one
 // query. The discrepancies come out in the participants' order whatever
 // the order of the reads. complete is false when a list could not be
-// read.
-func (r *Reconciler) compare(ctx context.Context, snap snapshot) (out []discrepancy, complete bool, err error) {
+// read. From a checkpoint (from), only the senders of the candidates
+// (held, or placed or settled since) and the recipients credited since
+// are read, their payouts back to ListSlack before the checkpoint (or
+// further, to a held hold's placing).
+func (r *Reconciler) compare(ctx context.Context, snap snapshot, from ledger.Checkpoint) (out []discrepancy, complete bool, err error) {
 	bySender := groupByOwner(snap.candidates)
-	owners, err := r.owners(ctx, bySender, snap.recipients)
-	if err != nil {
-		return nil, false, err
-	}
 	b := bounds{payouts: r.now().Add(-r.cfg.PayoutLookback), credits: r.now().Add(-r.cfg.CreditLookback), snapshot: snap.at}
+	var owners []string
+	if from.CheckpointID == "" {
+		if owners, err = r.owners(ctx, bySender, snap.recipients); err != nil {
+			return nil, false, err
+		}
+	} else {
+		owners = activeOwners(bySender, snap.recipients)
+		if at := from.TakenOn.Add(-ListSlack); at.After(b.payouts) {
+			b.payouts = at
+		}
+	}
 	complete = true
 	for page := range slices.Chunk(owners, customersPage) {
 		found, pageComplete, err := r.comparePage(ctx, page, bySender, snap.recipients, b)
@@ -153,6 +163,22 @@ func (r *Reconciler) owners(ctx context.Context, bySender map[string][]candidate
 	}
 	slices.Sort(owners)
 	return owners, nil
+}
+
+// activeOwners returns, in order and each once, the senders of the
+// candidates and the recipients.
+func activeOwners(bySender map[string][]candidate, recipients map[string]map[string]bool) []string {
+	owners := make([]string, 0, len(bySender)+len(recipients))
+	for o := range bySender {
+		owners = append(owners, o)
+	}
+	for o := range recipients {
+		if _, ok := bySender[o]; !ok {
+			owners = append(owners, o)
+		}
+	}
+	slices.Sort(owners)
+	return owners
 }
 
 // groupByOwner groups the candidates by owner, without copying the runs

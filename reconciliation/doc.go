@@ -6,7 +6,8 @@
 // one safe remedy.
 //
 //	r, _ := reconciliation.New(reconciliation.Config{DB: db, Provider: client})
-//	report, err := r.Run(ctx, false)
+//	report, err := r.Run(ctx, false) // from the last checkpoint, if any
+//	report, err = r.RunWith(ctx, reconciliation.RunOptions{Full: true})
 //
 // # Findings
 //
@@ -68,9 +69,30 @@
 // provider_unreachable and the run goes on; a cancelled context ends the
 // run with its error.
 //
+// # Checkpoints
+//
+// A run whose invariant checks find nothing writes a checkpoint (its
+// snapshot, and the balance and held of every account it proved), and the
+// next run starts from the last one: an incremental run (ModeIncremental)
+// reads only the rows whose inserting transaction that snapshot did not
+// see (recorded_xid, pg_visible_in_snapshot: a transaction that commits
+// late is never skipped) and the accounts touched since, and compares with
+// the service the holds held now or placed or settled since and the lists
+// of their senders and of the customers credited since. A run is full
+// (ModeFull) when RunOptions.Full asks, when there is no checkpoint (the
+// first run), while an invariant issue is open, and when the last full
+// checkpoint is older than Config.FullEvery. An incremental run resolves
+// the issues of incrementalKinds only and reports the other open issues
+// as last found (carry). docs/reconciliation.md, "Checkpoints", says what
+// only a full run sees.
+//
 // # Cost
 //
-// Every query of the snapshot is a sequential scan or a hash join of whole
+// A full run reads all of history; an incremental run costs the activity
+// since its checkpoint (store's TestIncrementalQueriesReadOnlyWhatIsNew:
+// no query of it scans a history table) and one pass over the accounts.
+// BenchmarkReconcileFromCheckpoint measures both. Every query of a full
+// run's snapshot is a sequential scan or a hash join of whole
 // tables, never a subquery per row or a loop that scans a table per row
 // (store's TestReconciliationQueriesAreLinear), and the comparison keys
 // everything by map: a run costs a constant time per hold. It reads one
@@ -98,8 +120,10 @@
 // # Storage and schedule
 //
 // A run is stored in reconciliation_runs when it starts and completed,
-// with its findings in reconciliation_findings, in one transaction when it
-// ends (the tables in schema/schema.sql).
+// with its findings, its mode and the checkpoint it started from, in one
+// transaction when it ends (the tables in schema/schema.sql); its
+// checkpoint (reconciliation_checkpoints, reconciliation_account_states)
+// by its snapshot's transaction.
 //
 // Start runs a reconciliation every Config.Every (0: never) until Stop.
 // One run at a time across replicas, scheduled or not: a run takes the

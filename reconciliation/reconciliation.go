@@ -92,6 +92,18 @@ var databaseKinds = []string{"balance_drift", "journal_account_mismatch", "held_
 	KindStaleHold, KindOrphanCapture, KindOrphanRelease, KindDuplicateCreditAttempt, KindAuditChainBroken,
 	KindCreditAmountMismatch}
 
+// invariantKinds are the kinds of the invariant checks: while an issue of
+// one is open, every run is full (an incremental run could not see it
+// again, nor resolve it).
+var invariantKinds = databaseKinds[:9]
+
+// incrementalKinds are the kinds an incremental run checks in full (from
+// tables that do not grow with history): their issues it does not see
+// are resolved. Issues of the other kinds stay open until a full run, and
+// an incremental run reports them again as last found.
+var incrementalKinds = []string{KindStaleHold, KindOrphanCapture, KindOrphanRelease, KindAuditChainBroken,
+	KindCreditAmountMismatch}
+
 // providerKinds are the kinds of the comparison with the service: resolved
 // only by a run that compared every participant.
 var providerKinds = []string{KindMissedCapture, KindMissedRelease, KindCaptureReleaseConflict,
@@ -123,6 +135,29 @@ type Report struct {
 	// Stages is how long each stage of the run took, in order (logged by
 	// scheduled runs; neither stored nor on the wire).
 	Stages []Stage `json:"-"`
+	// Mode is ModeFull or ModeIncremental.
+	Mode string `json:"mode"`
+	// FromCheckpoint is the checkpoint an incremental run started from.
+	FromCheckpoint string `json:"fromCheckpoint,omitempty"`
+	// Checkpoint is the checkpoint this run wrote: none when its invariant
+	// checks found anything.
+	Checkpoint string `json:"checkpoint,omitempty"`
+}
+
+// Modes of a run (contract §5).
+const (
+	// ModeFull: the run read all of history.
+	ModeFull = "full"
+	// ModeIncremental: the run read what is new since its checkpoint.
+	ModeIncremental = "incremental"
+)
+
+// RunOptions shape one run.
+type RunOptions struct {
+	// Fix applies missed_capture and missed_release.
+	Fix bool
+	// Full reads all of history, whatever the checkpoints.
+	Full bool
 }
 
 // Stage is how long one stage of a run took.
@@ -184,6 +219,8 @@ type Store interface {
 	InsertRun(ctx context.Context, runID string, startedOn time.Time, fix bool) error
 	FinishRun(ctx context.Context, p ledger.FinishParams) ([]ledger.Finding, string, error)
 	FixHold(ctx context.Context, p holds.FixParams) (holds.FixResult, error)
+	LastCheckpoint(ctx context.Context, invariantKinds []string) (ledger.CheckpointState, error)
+	OpenIssues(ctx context.Context, kinds []string) ([]ledger.Finding, error)
 	AcknowledgeFinding(ctx context.Context, findingID, note string, now time.Time) (ledger.Issue, error)
 }
 
@@ -201,6 +238,10 @@ type Config struct {
 	// Every is the schedule of Start; 0 turns it off
 	// (LEDGER_RECONCILE_EVERY). Negative is invalid.
 	Every time.Duration
+	// FullEvery: a run not asked to be full is full anyway when the last
+	// full run's checkpoint is older (default DefaultFullEvery). Negative
+	// is invalid.
+	FullEvery time.Duration
 	// FixOnSchedule makes scheduled runs fix (default: they only report).
 	FixOnSchedule bool
 	// Now is the clock (default time.Now).
@@ -229,6 +270,9 @@ type Config struct {
 	// one at a time.
 	ProviderConcurrency int
 }
+
+// DefaultFullEvery is Config.FullEvery when unset: a full run a day.
+const DefaultFullEvery = 24 * time.Hour
 
 // DefaultProviderConcurrency is Config.ProviderConcurrency when unset. The
 // provider client waits out 429s (Retry-After) on its own.
@@ -280,6 +324,12 @@ func New(cfg Config) (*Reconciler, error) {
 	if cfg.ProviderConcurrency < 0 {
 		return nil, fmt.Errorf("reconciliation: Config.ProviderConcurrency %d is negative", cfg.ProviderConcurrency)
 	}
+	if cfg.FullEvery < 0 {
+		return nil, fmt.Errorf("reconciliation: Config.FullEvery %s is negative", cfg.FullEvery)
+	}
+	if cfg.FullEvery == 0 {
+		cfg.FullEvery = DefaultFullEvery
+	}
 	if cfg.ProviderConcurrency == 0 {
 		cfg.ProviderConcurrency = DefaultProviderConcurrency
 	}
@@ -309,13 +359,22 @@ func New(cfg Config) (*Reconciler, error) {
 	return &Reconciler{cfg: cfg, log: log}, nil
 }
 
-// Run runs one reconciliation, stores it and returns its report. With fix
-// it applies missed_capture and missed_release (see the package doc). One
-// run at a time across replicas: while another holds the lease, Run
-// returns a *RunningError naming it. It fails only when the database fails
-// or ctx ends; an unreachable provider API is a finding.
+// Run runs one reconciliation, full or from the last checkpoint as
+// RunWith decides, with fix as RunOptions.Fix.
 func (r *Reconciler) Run(ctx context.Context, fix bool) (Report, error) {
-	rep := Report{RunID: ledger.NewReference("rec_"), StartedOn: r.now(), Findings: []ledger.Finding{}}
+	return r.RunWith(ctx, RunOptions{Fix: fix})
+}
+
+// RunWith runs one reconciliation, stores it and returns its report. It
+// is full when asked (o.Full), when there is no checkpoint yet, when an
+// invariant issue is open, or when the last full run is older than
+// Config.FullEvery; otherwise it starts from the last checkpoint. With
+// o.Fix it applies missed_capture and missed_release (see the package
+// doc). One run at a time across replicas: while another holds the lease,
+// RunWith returns a *RunningError naming it. It fails only when the
+// database fails or ctx ends; an unreachable provider API is a finding.
+func (r *Reconciler) RunWith(ctx context.Context, o RunOptions) (Report, error) {
+	rep := Report{RunID: ledger.NewReference("rec_"), StartedOn: r.now(), Findings: []ledger.Finding{}, Mode: ModeFull}
 	ok, current, err := r.cfg.DB.AcquireLease(ctx, rep.RunID, r.cfg.Holder, LeaseTTL)
 	if err != nil {
 		return Report{}, fmt.Errorf("reconciliation: lease: %w", err)
@@ -332,10 +391,17 @@ func (r *Reconciler) Run(ctx context.Context, fix bool) (Report, error) {
 			r.log.Warn("reconciliation: lease not released; it expires by itself", "runID", rep.RunID, "err", err)
 		}
 	}()
-	if err := r.cfg.DB.InsertRun(ctx, rep.RunID, rep.StartedOn, fix); err != nil {
+	if err := r.cfg.DB.InsertRun(ctx, rep.RunID, rep.StartedOn, o.Fix); err != nil {
 		return Report{}, fmt.Errorf("reconciliation: store run: %w", err)
 	}
-	resolve, err := r.check(ctx, &rep, fix)
+	from, err := r.start(ctx, o.Full)
+	if err != nil {
+		return Report{}, err
+	}
+	if from.CheckpointID != "" {
+		rep.Mode, rep.FromCheckpoint = ModeIncremental, from.CheckpointID
+	}
+	resolve, err := r.check(ctx, &rep, o.Fix, from)
 	if err != nil {
 		return Report{}, err
 	}
@@ -355,18 +421,26 @@ func (r *Reconciler) Run(ctx context.Context, fix bool) (Report, error) {
 // snapshot and, with a provider, the comparison and the fixes. It adds the
 // findings and stages to rep and returns the kinds checked in full (their
 // issues that this run did not see are resolved).
-func (r *Reconciler) check(ctx context.Context, rep *Report, fix bool) (resolve []string, err error) {
-	snap, err := r.snapshot(ctx, rep.StartedOn)
+func (r *Reconciler) check(ctx context.Context, rep *Report, fix bool, from ledger.Checkpoint) (resolve []string, err error) {
+	snap, err := r.snapshot(ctx, rep.RunID, rep.StartedOn, from)
 	if err != nil {
 		return nil, err
 	}
+	rep.Checkpoint = snap.checkpoint
 	rep.Stages = append(rep.Stages, snap.stages...)
 	rep.Findings = append(rep.Findings, snap.findings...)
+	if from.CheckpointID != "" {
+		defer func() {
+			if err == nil {
+				resolve, err = incrementalKinds, r.carry(ctx, rep)
+			}
+		}()
+	}
 	if r.cfg.Provider == nil {
 		return databaseKinds, nil
 	}
 	start := time.Now()
-	found, complete, err := r.compare(ctx, snap)
+	found, complete, err := r.compare(ctx, snap, from)
 	if err != nil {
 		return nil, err
 	}
@@ -417,7 +491,7 @@ func (r *Reconciler) now() time.Time { return r.cfg.Now().UTC().Truncate(time.Mi
 // their issue's identity and state, and rep its status.
 func (r *Reconciler) store(ctx context.Context, rep *Report, resolve []string) error {
 	stored, status, err := r.cfg.DB.FinishRun(ctx, ledger.FinishParams{RunID: rep.RunID, FinishedOn: rep.FinishedOn,
-		Findings: rep.Findings, Resolve: resolve, Status: StatusOf})
+		Findings: rep.Findings, Resolve: resolve, Status: StatusOf, Full: rep.Mode == ModeFull, From: rep.FromCheckpoint})
 	if err != nil {
 		return fmt.Errorf("reconciliation: store findings: %w", err)
 	}
@@ -445,16 +519,19 @@ type snapshot struct {
 	recipients map[string]map[string]bool
 	// stages: StageInvariants and StageChecks.
 	stages []Stage
+	// checkpoint is the checkpoint it wrote ("": none).
+	checkpoint string
 }
 
 // snapshot reads every database check and the comparison's candidates from
 // one consistent, read-only snapshot.
-func (r *Reconciler) snapshot(ctx context.Context, now time.Time) (snapshot, error) {
+func (r *Reconciler) snapshot(ctx context.Context, runID string, now time.Time, from ledger.Checkpoint) (snapshot, error) {
 	s := snapshot{at: now}
 	start := time.Now()
 	snap, err := r.cfg.DB.Reconcile(ctx, ledger.ReconcileParams{Now: now, StaleBefore: now.Add(-r.cfg.HoldMaxAge),
 		ComparedSince: now.Add(-r.cfg.HoldMaxAge), CreditsSince: now.Add(-r.cfg.CreditLookback),
-		WithProvider: r.cfg.Provider != nil, Timeout: r.cfg.SnapshotTimeout})
+		WithProvider: r.cfg.Provider != nil, Timeout: r.cfg.SnapshotTimeout,
+		From: from.CheckpointID, RunID: runID, Checkpoint: true})
 	if err != nil {
 		return snapshot{}, fmt.Errorf("reconciliation: check: %w", err)
 	}
@@ -485,6 +562,7 @@ func (r *Reconciler) snapshot(ctx context.Context, now time.Time) (snapshot, err
 	}
 	s.candidates = snap.Candidates
 	s.recipients = snap.Recipients
+	s.checkpoint = snap.Checkpoint.CheckpointID
 	return s, nil
 }
 

@@ -337,7 +337,8 @@ func TestReconcilerCleanLedgerHasNoFindings(t *testing.T) {
 	var m map[string]any
 	_ = json.Unmarshal(raw, &m)
 	if fs, ok := m["findings"].([]any); !ok || len(fs) != 0 || m["status"] != "clean" || m["runID"] != rep.RunID ||
-		m["startedOn"] == nil || m["finishedOn"] == nil || len(m) != 5 {
+		m["startedOn"] == nil || m["finishedOn"] == nil || m["mode"] != reconciliation.ModeFull ||
+		m["checkpoint"] != rep.Checkpoint || rep.Checkpoint == "" || len(m) != 7 {
 		t.Fatalf("report JSON %s", raw)
 	}
 	var stages []string

@@ -54,8 +54,8 @@ func (r *Reconciler) runOnce(ctx context.Context) {
 		if rep.Status != StatusClean {
 			level = slog.LevelWarn
 		}
-		args := []any{"runID", rep.RunID, "status", rep.Status, "findings", len(rep.Findings), "fixed", fixed,
-			"took", rep.FinishedOn.Sub(rep.StartedOn)}
+		args := []any{"runID", rep.RunID, "mode", rep.Mode, "fromCheckpoint", rep.FromCheckpoint, "checkpoint", rep.Checkpoint,
+			"status", rep.Status, "findings", len(rep.Findings), "fixed", fixed, "took", rep.FinishedOn.Sub(rep.StartedOn)}
 		for _, s := range rep.Stages {
 			args = append(args, s.Name, s.Took.Round(time.Millisecond))
 		}

@@ -741,6 +741,7 @@ CREATE TABLE public.journal (
     currency text NOT NULL COLLATE pg_catalog."C",
     amount numeric NOT NULL,
     created_at timestamp with time zone NOT NULL,
+    recorded_xid xid8 DEFAULT pg_current_xact_id(),
     CONSTRAINT journal_amount_nonzero CHECK ((amount <> (0)::numeric)),
     CONSTRAINT journal_contra_check CHECK ((contra_account_id = (
 CASE
@@ -802,6 +803,7 @@ CREATE TABLE public.adjustments (
     memo text DEFAULT ''::text NOT NULL,
     transaction_id uuid NOT NULL,
     created_at timestamp with time zone NOT NULL,
+    recorded_xid xid8 DEFAULT pg_current_xact_id(),
     CONSTRAINT adjustments_amount_nonzero CHECK ((amount <> (0)::numeric)),
     CONSTRAINT adjustments_key_check CHECK (((idempotency_key <> ''::text) AND (length(idempotency_key) <= 255)))
 );
@@ -902,7 +904,8 @@ CREATE TABLE public.callback_credit (
     audit_request_id text,
     received_at timestamp with time zone NOT NULL,
     last_received_at timestamp with time zone NOT NULL,
-    attempts integer DEFAULT 1 NOT NULL
+    attempts integer DEFAULT 1 NOT NULL,
+    recorded_xid xid8 DEFAULT pg_current_xact_id()
 );
 
 -- Name: callback_release; Type: TABLE; Schema: public
@@ -1009,6 +1012,7 @@ CREATE TABLE public.credits (
     amount numeric NOT NULL,
     transaction_id uuid NOT NULL,
     created_at timestamp with time zone NOT NULL,
+    recorded_xid xid8 DEFAULT pg_current_xact_id(),
     CONSTRAINT credits_amount_positive CHECK ((amount > (0)::numeric))
 );
 
@@ -1020,6 +1024,7 @@ CREATE TABLE public.hold_settlements (
     reason text,
     transaction_id uuid,
     settled_at timestamp with time zone NOT NULL,
+    recorded_xid xid8 DEFAULT pg_current_xact_id(),
     CONSTRAINT hold_settlements_state_check CHECK ((((status = 'captured'::text) AND (transaction_id IS NOT NULL) AND (reason IS NULL)) OR ((status = 'released'::text) AND (transaction_id IS NULL))))
 );
 
@@ -1032,6 +1037,7 @@ CREATE TABLE public.holds (
     currency text NOT NULL COLLATE pg_catalog."C",
     amount numeric NOT NULL,
     placed_at timestamp with time zone NOT NULL,
+    recorded_xid xid8 DEFAULT pg_current_xact_id(),
     CONSTRAINT holds_amount_positive CHECK ((amount > (0)::numeric))
 );
 
@@ -1120,6 +1126,38 @@ CREATE TABLE public.orphans (
     CONSTRAINT orphans_kind_check CHECK ((kind = ANY (ARRAY['capture'::text, 'release'::text])))
 );
 
+-- Name: reconciliation_account_states; Type: TABLE; Schema: public
+CREATE TABLE public.reconciliation_account_states (
+    account_id text NOT NULL COLLATE pg_catalog."C",
+    checkpoint_id text NOT NULL,
+    balance numeric NOT NULL,
+    held numeric NOT NULL
+);
+
+-- Name: reconciliation_checkpoints; Type: TABLE; Schema: public
+CREATE TABLE public.reconciliation_checkpoints (
+    checkpoint_id text NOT NULL,
+    seq bigint NOT NULL,
+    run_id text NOT NULL,
+    taken_on timestamp with time zone NOT NULL,
+    snapshot pg_snapshot NOT NULL,
+    full_run boolean NOT NULL,
+    from_checkpoint text,
+    accounts bigint NOT NULL,
+    CONSTRAINT reconciliation_checkpoints_from_check CHECK ((full_run = (from_checkpoint IS NULL))),
+    CONSTRAINT reconciliation_checkpoints_id_check CHECK ((checkpoint_id ~ '^chk_[a-z2-7]{26}$'::text))
+);
+
+-- Name: reconciliation_checkpoints_seq_seq; Type: SEQUENCE; Schema: public
+ALTER TABLE public.reconciliation_checkpoints ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY (
+    SEQUENCE NAME public.reconciliation_checkpoints_seq_seq
+    START WITH 1
+    INCREMENT BY 1
+    NO MINVALUE
+    NO MAXVALUE
+    CACHE 1
+);
+
 -- Name: reconciliation_findings; Type: TABLE; Schema: public
 CREATE TABLE public.reconciliation_findings (
     run_id text NOT NULL,
@@ -1184,6 +1222,8 @@ CREATE TABLE public.reconciliation_runs (
     finished_on timestamp with time zone,
     fix boolean NOT NULL,
     status text,
+    full_run boolean,
+    from_checkpoint text,
     CONSTRAINT reconciliation_runs_finished_check CHECK ((((finished_on IS NULL) AND (status IS NULL)) OR ((finished_on IS NOT NULL) AND (status IS NOT NULL) AND (finished_on >= started_on)))),
     CONSTRAINT reconciliation_runs_run_id_check CHECK ((run_id ~ '^rec_[a-z2-7]{26}$'::text)),
     CONSTRAINT reconciliation_runs_status_check CHECK ((status = ANY (ARRAY['clean'::text, 'warning'::text, 'critical'::text])))
@@ -1324,6 +1364,18 @@ ALTER TABLE ONLY public.open_holds
 ALTER TABLE ONLY public.orphans
     ADD CONSTRAINT orphans_pkey PRIMARY KEY (kind, hold_reference);
 
+-- Name: reconciliation_account_states reconciliation_account_states_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.reconciliation_account_states
+    ADD CONSTRAINT reconciliation_account_states_pkey PRIMARY KEY (account_id);
+
+-- Name: reconciliation_checkpoints reconciliation_checkpoints_pkey; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.reconciliation_checkpoints
+    ADD CONSTRAINT reconciliation_checkpoints_pkey PRIMARY KEY (checkpoint_id);
+
+-- Name: reconciliation_checkpoints reconciliation_checkpoints_seq_key; Type: CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.reconciliation_checkpoints
+    ADD CONSTRAINT reconciliation_checkpoints_seq_key UNIQUE (seq);
+
 -- Name: reconciliation_findings reconciliation_findings_pkey; Type: CONSTRAINT; Schema: public
 ALTER TABLE ONLY public.reconciliation_findings
     ADD CONSTRAINT reconciliation_findings_pkey PRIMARY KEY (run_id, seq);
@@ -1368,6 +1420,12 @@ CREATE INDEX accounts_skeleton_missing_idx ON public.accounts USING btree (accou
 -- Name: adjustment_requests_requested_idx; Type: INDEX; Schema: public
 CREATE INDEX adjustment_requests_requested_idx ON public.adjustment_requests USING btree (requested_at, adjustment_id);
 
+-- Name: adjustments_recorded_idx; Type: INDEX; Schema: public
+CREATE INDEX adjustments_recorded_idx ON public.adjustments USING btree (recorded_xid);
+
+-- Name: adjustments_transaction_idx; Type: INDEX; Schema: public
+CREATE INDEX adjustments_transaction_idx ON public.adjustments USING btree (transaction_id);
+
 -- Name: admin_tokens_live_name_key; Type: INDEX; Schema: public
 CREATE UNIQUE INDEX admin_tokens_live_name_key ON public.admin_tokens USING btree (name) WHERE (revoked_on IS NULL);
 
@@ -1389,11 +1447,26 @@ CREATE INDEX callback_capture_received_idx ON public.callback_capture USING brin
 -- Name: callback_credit_received_idx; Type: INDEX; Schema: public
 CREATE INDEX callback_credit_received_idx ON public.callback_credit USING brin (received_at);
 
+-- Name: callback_credit_recorded_idx; Type: INDEX; Schema: public
+CREATE INDEX callback_credit_recorded_idx ON public.callback_credit USING btree (recorded_xid);
+
 -- Name: callback_credit_subject_idx; Type: INDEX; Schema: public
 CREATE INDEX callback_credit_subject_idx ON public.callback_credit USING btree (subject);
 
 -- Name: callback_release_received_idx; Type: INDEX; Schema: public
 CREATE INDEX callback_release_received_idx ON public.callback_release USING brin (received_at);
+
+-- Name: credits_account_idx; Type: INDEX; Schema: public
+CREATE INDEX credits_account_idx ON public.credits USING btree (account_id, created_at);
+
+-- Name: credits_recorded_idx; Type: INDEX; Schema: public
+CREATE INDEX credits_recorded_idx ON public.credits USING btree (recorded_xid);
+
+-- Name: hold_settlements_recorded_idx; Type: INDEX; Schema: public
+CREATE INDEX hold_settlements_recorded_idx ON public.hold_settlements USING btree (recorded_xid);
+
+-- Name: hold_settlements_transaction_idx; Type: INDEX; Schema: public
+CREATE INDEX hold_settlements_transaction_idx ON public.hold_settlements USING btree (transaction_id) WHERE (transaction_id IS NOT NULL);
 
 -- Name: holds_account_idx; Type: INDEX; Schema: public
 CREATE INDEX holds_account_idx ON public.holds USING btree (account_id, placed_at);
@@ -1401,8 +1474,14 @@ CREATE INDEX holds_account_idx ON public.holds USING btree (account_id, placed_a
 -- Name: holds_placed_idx; Type: INDEX; Schema: public
 CREATE INDEX holds_placed_idx ON public.holds USING btree (placed_at);
 
+-- Name: holds_recorded_idx; Type: INDEX; Schema: public
+CREATE INDEX holds_recorded_idx ON public.holds USING btree (recorded_xid);
+
 -- Name: journal_account_idx; Type: INDEX; Schema: public
 CREATE INDEX journal_account_idx ON public.journal USING btree (account_id, created_at);
+
+-- Name: journal_recorded_idx; Type: INDEX; Schema: public
+CREATE INDEX journal_recorded_idx ON public.journal USING btree (recorded_xid);
 
 -- Name: journal_time_idx; Type: INDEX; Schema: public
 CREATE INDEX journal_time_idx ON public.journal USING btree (created_at, transaction_id);
@@ -1481,6 +1560,18 @@ ALTER TABLE ONLY public.adjustments
 -- Name: instruments instruments_account_fkey; Type: FK CONSTRAINT; Schema: public
 ALTER TABLE ONLY public.instruments
     ADD CONSTRAINT instruments_account_fkey FOREIGN KEY (account_id) REFERENCES public.accounts(account_id);
+
+-- Name: reconciliation_account_states reconciliation_account_states_checkpoint_fkey; Type: FK CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.reconciliation_account_states
+    ADD CONSTRAINT reconciliation_account_states_checkpoint_fkey FOREIGN KEY (checkpoint_id) REFERENCES public.reconciliation_checkpoints(checkpoint_id);
+
+-- Name: reconciliation_checkpoints reconciliation_checkpoints_from_fkey; Type: FK CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.reconciliation_checkpoints
+    ADD CONSTRAINT reconciliation_checkpoints_from_fkey FOREIGN KEY (from_checkpoint) REFERENCES public.reconciliation_checkpoints(checkpoint_id);
+
+-- Name: reconciliation_checkpoints reconciliation_checkpoints_run_fkey; Type: FK CONSTRAINT; Schema: public
+ALTER TABLE ONLY public.reconciliation_checkpoints
+    ADD CONSTRAINT reconciliation_checkpoints_run_fkey FOREIGN KEY (run_id) REFERENCES public.reconciliation_runs(run_id);
 
 -- Name: reconciliation_findings reconciliation_findings_run_fkey; Type: FK CONSTRAINT; Schema: public
 ALTER TABLE ONLY public.reconciliation_findings

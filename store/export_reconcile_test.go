@@ -1,6 +1,9 @@
 package store
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // ReconcileQuery is a query of a reconciliation with example arguments.
 type ReconcileQuery struct {
@@ -25,5 +28,28 @@ func ReconcileSQL(now time.Time) map[string]ReconcileQuery {
 	out["holds_by_payout"] = ReconcileQuery{holdsByPayoutSQL, []any{[]string{"pay_p1", "pay_p2", "pay_p3"}}}
 	out["credit_conflicts"] = ReconcileQuery{creditConflictsSQL, nil}
 	out["customers"] = ReconcileQuery{customersSQL, []any{"", 500}}
+	return out
+}
+
+// ReconcileSinceSQL returns every query of a run from a checkpoint whose
+// snapshot and xmin are given, with arguments as a run gives them at now.
+func ReconcileSinceSQL(now time.Time, snapshot, xmin string, accounts []string) map[string]ReconcileQuery {
+	out := map[string]ReconcileQuery{}
+	for _, c := range incrementalChecks {
+		args := []any{snapshot, xmin}
+		if strings.Contains(c.sql, "$3") {
+			zero := make([]string, len(accounts))
+			for i := range zero {
+				zero[i] = "0"
+			}
+			args = append(args, accounts, zero, zero, zero)
+		}
+		out[c.kind] = ReconcileQuery{SQL: c.sql, Args: args}
+	}
+	out["accounts_since"] = ReconcileQuery{touchedAccountsSQL, []any{snapshot, xmin}}
+	out["stale_holds"] = ReconcileQuery{staleHoldsOpenSQL, []any{now.Add(-264 * time.Hour), now}}
+	out["duplicate_credit_attempts"] = ReconcileQuery{duplicateCreditAttemptsSinceSQL, []any{snapshot, xmin}}
+	out["candidates"] = ReconcileQuery{candidatesSinceSQL, []any{snapshot, xmin, now.Add(-264 * time.Hour)}}
+	out["recipients"] = ReconcileQuery{recipientsSinceSQL, []any{snapshot, xmin, now.Add(-31 * 24 * time.Hour)}}
 	return out
 }

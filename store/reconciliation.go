@@ -21,7 +21,7 @@ import (
 const (
 	insertRunSQL = `INSERT INTO reconciliation_runs (run_id, started_on, fix) VALUES ($1, $2, $3)`
 
-	finishRunSQL = `UPDATE reconciliation_runs SET finished_on = $2, status = $3
+	finishRunSQL = `UPDATE reconciliation_runs SET finished_on = $2, status = $3, full_run = $4, from_checkpoint = nullif($5, '')
 WHERE run_id = $1 AND finished_on IS NULL
 RETURNING run_id`
 
@@ -158,7 +158,7 @@ func (db *DB) FinishRun(ctx context.Context, p ledger.FinishParams) ([]ledger.Fi
 		}
 		status = p.Status(out)
 		var id string
-		if err := tx.QueryRow(ctx, finishRunSQL, p.RunID, p.FinishedOn, status).Scan(&id); err != nil {
+		if err := tx.QueryRow(ctx, finishRunSQL, p.RunID, p.FinishedOn, status, p.Full, p.From).Scan(&id); err != nil {
 			if errors.Is(err, pgx.ErrNoRows) {
 				return fmt.Errorf("run %s is gone or finished already", p.RunID)
 			}
@@ -275,25 +275,51 @@ func (db *DB) ReleaseLease(ctx context.Context, runID string) error {
 	return interpret(err)
 }
 
-// Reconcile reads every check of a reconciliation from one consistent,
-// read-only snapshot: the invariants, holds held since before staleBefore,
+// Reconcile reads every check of a reconciliation from one consistent
+// snapshot: the invariants, holds held since before staleBefore,
 // orphans, duplicate credit attempts, and, with candidates, the holds to
 // compare with the service (released ones placed since releasedSince).
+// From a checkpoint (p.From), the invariants and the checks whose cost
+// grows with history read only what the checkpoint's snapshot did not see
+// (incrementalChecks, reconcileQueriesSince). With p.Checkpoint, a
+// snapshot whose invariant checks found nothing writes a checkpoint, in
+// its own transaction (so that the account states are the snapshot's).
 // Each statement of the snapshot is bounded by timeout (0: no bound), so
-// that a run cannot hold a snapshot open for ever. Every query is a scan or
-// a hash join of whole tables, linear in their size (see
+// that a run cannot hold a snapshot open for ever. Every query of a full
+// run is a scan or a hash join of whole tables, linear in their size (see
 // TestReconciliationQueriesAreLinear).
 func (db *DB) Reconcile(ctx context.Context, p ledger.ReconcileParams) (ledger.ReconcileSnapshot, error) {
 	var s ledger.ReconcileSnapshot
-	err := db.snapshot(ctx, func(tx pgx.Tx) error {
+	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+	if p.Checkpoint {
+		opts.AccessMode = pgx.ReadWrite
+	}
+	err := pgx.BeginTxFunc(ctx, db.pool, opts, func(tx pgx.Tx) error {
+		s = ledger.ReconcileSnapshot{}
 		if _, err := tx.Exec(ctx, snapshotTimeoutSQL, strconv.FormatInt(p.Timeout.Milliseconds(), 10)); err != nil {
 			return err
 		}
-		var err error
-		if s.Violations, s.Timings, err = checkInvariants(ctx, tx); err != nil {
+		if p.From != "" {
+			// Many short queries, each a few index probes per new row: the
+			// planner's estimates (arrays of unknown length) would have
+			// them compiled (JIT), which costs more than they run.
+			if _, err := tx.Exec(ctx, `SELECT set_config('jit', 'off', true)`); err != nil {
+				return err
+			}
+		}
+		var taken string
+		if err := tx.QueryRow(ctx, currentSnapshotSQL).Scan(&taken); err != nil {
 			return err
 		}
-		for _, q := range reconcileQueries(p, &s) {
+		from, err := readInvariants(ctx, tx, p, &s)
+		if err != nil {
+			return err
+		}
+		queries := reconcileQueries(p, &s)
+		if p.From != "" {
+			queries = reconcileQueriesSince(p, &s, from)
+		}
+		for _, q := range queries {
 			if q.skip {
 				continue
 			}
@@ -303,9 +329,41 @@ func (db *DB) Reconcile(ctx context.Context, p ledger.ReconcileParams) (ledger.R
 			}
 			s.Timings = append(s.Timings, ledger.Timing{Query: q.name, Took: time.Since(start)})
 		}
-		return nil
+		if !p.Checkpoint || len(s.Violations) > 0 {
+			return nil
+		}
+		var accounts []string // every account
+		if p.From != "" {
+			accounts = from.accounts
+		}
+		start := time.Now()
+		s.Checkpoint, err = writeCheckpoint(ctx, tx, p, taken, accounts)
+		s.Timings = append(s.Timings, ledger.Timing{Query: "checkpoint", Took: time.Since(start)})
+		return err
 	})
-	return s, err
+	return s, interpret(err)
+}
+
+// readInvariants runs the invariant checks into s: all of history, or
+// from p.From what is new since (then it returns the checkpoint's
+// snapshot and the accounts touched since).
+func readInvariants(ctx context.Context, tx pgx.Tx, p ledger.ReconcileParams, s *ledger.ReconcileSnapshot) (since, error) {
+	var err error
+	if p.From == "" {
+		s.Violations, s.Timings, err = checkInvariants(ctx, tx)
+		return since{}, err
+	}
+	start := time.Now()
+	from, err := readSince(ctx, tx, p.From)
+	if err != nil {
+		return from, err
+	}
+	took := time.Since(start)
+	if s.Violations, s.Timings, err = checkSince(ctx, tx, from); err != nil {
+		return from, err
+	}
+	s.Timings = append([]ledger.Timing{{Query: "accounts_since", Invariant: "I1", Took: took}}, s.Timings...)
+	return from, nil
 }
 
 // reconcileQuery is one check of a snapshot beyond the invariants.
@@ -315,35 +373,37 @@ type reconcileQuery struct {
 	read func(context.Context, pgx.Tx) error
 }
 
+// readSubjects reads the (subject, detail) rows of sql into dst.
+func readSubjects(dst *[]ledger.Subject, sql string, args ...any) func(context.Context, pgx.Tx) error {
+	return func(ctx context.Context, tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		*dst, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Subject, error) {
+			var x ledger.Subject
+			return x, r.Scan(&x.Subject, &x.Detail)
+		})
+		return err
+	}
+}
+
 // reconcileQueries are the checks of a snapshot beyond the invariants,
 // each reading into s; the comparison's are skipped without a provider.
 func reconcileQueries(p ledger.ReconcileParams, s *ledger.ReconcileSnapshot) []reconcileQuery {
-	subjects := func(dst *[]ledger.Subject, sql string, args ...any) func(context.Context, pgx.Tx) error {
-		return func(ctx context.Context, tx pgx.Tx) error {
-			rows, err := tx.Query(ctx, sql, args...)
-			if err != nil {
-				return err
-			}
-			*dst, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Subject, error) {
-				var x ledger.Subject
-				return x, r.Scan(&x.Subject, &x.Detail)
-			})
-			return err
-		}
-	}
 	return []reconcileQuery{
-		{name: "stale_holds", read: subjects(&s.StaleHolds, staleHoldsSQL, p.StaleBefore, p.Now)},
-		{name: "orphan_captures", read: subjects(&s.OrphanCaptures, orphansSQL, "capture")},
-		{name: "orphan_releases", read: subjects(&s.OrphanReleases, orphansSQL, "release")},
-		{name: "duplicate_credit_attempts", read: subjects(&s.DuplicateCreditAttempts, duplicateCreditAttemptsSQL)},
-		{name: "audit_chain", read: subjects(&s.AuditChain, auditChainSQL)},
-		{name: "credit_conflicts", read: subjects(&s.CreditConflicts, creditConflictsSQL)},
+		{name: "stale_holds", read: readSubjects(&s.StaleHolds, staleHoldsSQL, p.StaleBefore, p.Now)},
+		{name: "orphan_captures", read: readSubjects(&s.OrphanCaptures, orphansSQL, "capture")},
+		{name: "orphan_releases", read: readSubjects(&s.OrphanReleases, orphansSQL, "release")},
+		{name: "duplicate_credit_attempts", read: readSubjects(&s.DuplicateCreditAttempts, duplicateCreditAttemptsSQL)},
+		{name: "audit_chain", read: readSubjects(&s.AuditChain, auditChainSQL)},
+		{name: "credit_conflicts", read: readSubjects(&s.CreditConflicts, creditConflictsSQL)},
 		{name: "recipients", skip: !p.WithProvider, read: func(ctx context.Context, tx pgx.Tx) (err error) {
-			s.Recipients, err = recipients(ctx, tx, p.CreditsSince)
+			s.Recipients, err = recipients(ctx, tx, recipientsSQL, p.CreditsSince)
 			return err
 		}},
 		{name: "candidates", skip: !p.WithProvider, read: func(ctx context.Context, tx pgx.Tx) (err error) {
-			s.Candidates, err = candidates(ctx, tx, p.ComparedSince)
+			s.Candidates, err = candidates(ctx, tx, candidatesSQL, p.ComparedSince)
 			return err
 		}},
 	}
@@ -351,8 +411,8 @@ func reconcileQueries(p ledger.ReconcileParams, s *ledger.ReconcileSnapshot) []r
 
 // candidates reads the candidates in the snapshot's order (by owner),
 // one string per distinct owner and status: a run holds them all.
-func candidates(ctx context.Context, tx pgx.Tx, since time.Time) ([]ledger.Candidate, error) {
-	rows, err := tx.Query(ctx, candidatesSQL, since)
+func candidates(ctx context.Context, tx pgx.Tx, sql string, args ...any) ([]ledger.Candidate, error) {
+	rows, err := tx.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -386,8 +446,8 @@ func (in *interned) get(b []byte) string {
 	return s
 }
 
-func recipients(ctx context.Context, tx pgx.Tx, since time.Time) (map[string]map[string]bool, error) {
-	rows, err := tx.Query(ctx, recipientsSQL, since)
+func recipients(ctx context.Context, tx pgx.Tx, sql string, args ...any) (map[string]map[string]bool, error) {
+	rows, err := tx.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -103,7 +103,7 @@ func helpPerCommandFlags(t *testing.T, byPath map[string]clitest.Command) {
 		"secrets retire": {"admin", "admin-token", "help"},
 		"secrets add":    {"admin", "admin-token", "from-file", "help", "json", "output"},
 		"migrate":        {"database-url", "help"},
-		"reconcile":      {"admin", "admin-token", "all", "fix", "help", "json", "output", "timeout"},
+		"reconcile":      {"admin", "admin-token", "all", "fix", "full", "help", "json", "output", "timeout"},
 		"reconcile ack":  {"admin", "admin-token", "help", "json", "note", "output"},
 		"":               {"help", "version"},
 	} {

@@ -30,7 +30,9 @@ func reconcileCmd() *cobra.Command {
 		Long: `Run one reconciliation through the admin API (POST /v1/reconciliation/runs)
 and print its new and unacknowledged findings (FINDING KIND SEVERITY SUBJECT
 DETAIL FIXED), all of them with --all, or the report's JSON with --json.
---fix applies missed_capture and missed_release. The run goes on in ledgerd
+--fix applies missed_capture and missed_release. A run starts from the last
+checkpoint (what is new since it) unless --full, which reads all of history
+(the first run always does). The run goes on in ledgerd
 (15 minutes at most) if --timeout passes first. One run at a time across
 replicas: while another runs, the admin API answers 409 (exit 3).
 "ledgerctl reconcile ack FINDING --note TEXT" acknowledges a finding: later
@@ -43,12 +45,13 @@ runs report it acknowledged and it no longer counts towards the exit status.`,
 2  an unfixed, unacknowledged critical finding
 3  error: bad flags, admin API unreachable or answering an error (409: a run is in progress)`)
 	o := adminFlags(cmd, true)
-	var fix, all bool
+	var fix, all, full bool
 	cmd.Flags().BoolVar(&fix, "fix", false, "apply missed_capture and missed_release")
+	cmd.Flags().BoolVar(&full, "full", false, "read all of history instead of starting from the last checkpoint")
 	cmd.Flags().BoolVar(&all, "all", false, "print acknowledged findings too (the history); the exit status counts only unacknowledged ones")
 	cmd.Flags().DurationVar(&o.timeout, "timeout", 15*time.Minute, "how long to wait for the run")
 	run := adminRun(o, func(ctx context.Context, c *adminapi.Client, cmd *cobra.Command, _ []string) error {
-		rep, _, err := c.Reconciliation.Run(ctx, &adminapi.ReconciliationRunRequest{Fix: fix})
+		rep, _, err := c.Reconciliation.Run(ctx, &adminapi.ReconciliationRunRequest{Fix: fix, Full: full})
 		if err != nil {
 			return err
 		}
@@ -146,6 +149,18 @@ func printReport(cmd *cobra.Command, rep *adminapi.ReconciliationRun, code int, 
 	}
 	name := map[int]string{reconcileClean: "clean", reconcileWarning: "warning", reconcileCritical: "critical"}[code]
 	fmt.Fprintf(cmd.OutOrStdout(), "run %s: %s, %d findings, %d fixed, %d acknowledged\n", rep.RunID, name, len(rep.Findings), fixed, acked)
+	switch {
+	case rep.FromCheckpoint != "":
+		fmt.Fprintf(cmd.OutOrStdout(), "%s run from checkpoint %s", rep.Mode, rep.FromCheckpoint)
+	case rep.Mode != "":
+		fmt.Fprintf(cmd.OutOrStdout(), "%s run", rep.Mode)
+	}
+	if rep.Mode != "" && rep.Checkpoint != "" {
+		fmt.Fprintf(cmd.OutOrStdout(), "; wrote checkpoint %s", rep.Checkpoint)
+	}
+	if rep.Mode != "" {
+		fmt.Fprintln(cmd.OutOrStdout())
+	}
 	if len(rows) > 0 {
 		table(cmd.OutOrStdout(), "FINDING\tKIND\tSEVERITY\tSUBJECT\tDETAIL\tFIXED", rows)
 	}

@@ -166,6 +166,26 @@ func TestReconcileCommandFixedFindingsDoNotCountAndFixIsSent(t *testing.T) {
 	if code, _, _ := reconcileCLI(t, srv.URL); code != 0 || string(gotBody) != `{"fix":false}` {
 		t.Fatalf("without --fix: exit %d, body %s", code, gotBody)
 	}
+	if code, _, _ := reconcileCLI(t, srv.URL, "--full"); code != 0 || string(gotBody) != `{"fix":false,"full":true}` {
+		t.Fatalf("with --full: exit %d, body %s", code, gotBody)
+	}
+}
+
+// TestReconcileCommandSaysWhichRun: the header names the kind of run, the
+// checkpoint it started from and the one it wrote.
+func TestReconcileCommandSaysWhichRun(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		io.WriteString(w, `{"runID":"rec_a","startedOn":"2026-01-01T00:00:00Z","finishedOn":"2026-01-01T00:00:01Z","status":"clean",
+"findings":[],"mode":"incremental","fromCheckpoint":"chk_a","checkpoint":"chk_b"}`)
+	}))
+	t.Cleanup(srv.Close)
+	code, out, errs := reconcileCLI(t, srv.URL)
+	if code != 0 || !strings.Contains(out, "incremental run from checkpoint chk_a; wrote checkpoint chk_b\n") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
 }
 
 func TestReconcileCommandErrorsExit3(t *testing.T) {
