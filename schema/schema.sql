@@ -21,6 +21,10 @@ CREATE DOMAIN public.ledger_account_kind AS text COLLATE pg_catalog."C"
 CREATE DOMAIN public.ledger_account_status AS text COLLATE pg_catalog."C"
 	CONSTRAINT ledger_account_status_check CHECK ((VALUE = ANY (ARRAY['open'::text, 'frozen'::text, 'closed'::text])));
 
+-- Name: ledger_credit_amount; Type: DOMAIN; Schema: public
+CREATE DOMAIN public.ledger_credit_amount AS numeric
+	CONSTRAINT credits_amount_positive CHECK ((VALUE > (0)::numeric));
+
 -- Name: ledger_currency; Type: DOMAIN; Schema: public
 CREATE DOMAIN public.ledger_currency AS text COLLATE pg_catalog."C"
 	CONSTRAINT ledger_currency_check CHECK ((VALUE ~ '^[A-Z]{3}$'::text));
@@ -28,6 +32,22 @@ CREATE DOMAIN public.ledger_currency AS text COLLATE pg_catalog."C"
 -- Name: ledger_external_id; Type: DOMAIN; Schema: public
 CREATE DOMAIN public.ledger_external_id AS text COLLATE pg_catalog."C"
 	CONSTRAINT ledger_external_id_check CHECK ((length(VALUE) <= 256));
+
+-- Name: ledger_held; Type: DOMAIN; Schema: public
+CREATE DOMAIN public.ledger_held AS numeric
+	CONSTRAINT accounts_held_nonnegative CHECK ((VALUE >= (0)::numeric));
+
+-- Name: ledger_hold_amount; Type: DOMAIN; Schema: public
+CREATE DOMAIN public.ledger_hold_amount AS numeric
+	CONSTRAINT holds_amount_positive CHECK ((VALUE > (0)::numeric));
+
+-- Name: ledger_journal_amount; Type: DOMAIN; Schema: public
+CREATE DOMAIN public.ledger_journal_amount AS numeric
+	CONSTRAINT journal_amount_nonzero CHECK ((VALUE <> (0)::numeric));
+
+-- Name: ledger_journal_kind; Type: DOMAIN; Schema: public
+CREATE DOMAIN public.ledger_journal_kind AS text
+	CONSTRAINT journal_kind_check CHECK ((VALUE = ANY (ARRAY['adjustment'::text, 'capture'::text, 'credit'::text, 'reconciliation'::text])));
 
 -- Name: accounts_guard(); Type: FUNCTION; Schema: public
 CREATE FUNCTION public.accounts_guard() RETURNS trigger
@@ -720,35 +740,32 @@ CREATE TABLE public.accounts (
     kind public.ledger_account_kind DEFAULT 'customer'::text NOT NULL,
     status public.ledger_account_status DEFAULT 'open'::text NOT NULL,
     balance numeric DEFAULT 0 NOT NULL,
-    held numeric DEFAULT 0 NOT NULL,
+    held public.ledger_held DEFAULT 0 NOT NULL,
     created_at timestamp with time zone NOT NULL,
     updated_at timestamp with time zone NOT NULL,
     skeleton text COLLATE pg_catalog."C",
-    CONSTRAINT accounts_available_nonnegative CHECK ((((kind)::text <> 'customer'::text) OR ((balance - held) >= (0)::numeric))),
-    CONSTRAINT accounts_held_nonnegative CHECK ((held >= (0)::numeric)),
-    CONSTRAINT accounts_system_balance_check CHECK ((((kind)::text = 'customer'::text) OR ((balance = (0)::numeric) AND (held = (0)::numeric))))
+    CONSTRAINT accounts_available_nonnegative CHECK (((balance - (held)::numeric) >= 0.0)),
+    CONSTRAINT accounts_system_balance_check CHECK ((((kind)::text = 'customer'::text) OR ((balance = 0.0) AND ((held)::numeric = 0.0))))
 )
 WITH (fillfactor='80');
 
 -- Name: journal; Type: TABLE; Schema: public
 CREATE TABLE public.journal (
     transaction_id uuid NOT NULL,
-    kind text NOT NULL,
+    kind public.ledger_journal_kind NOT NULL,
     reference text NOT NULL COLLATE pg_catalog."C",
     memo text DEFAULT ''::text NOT NULL,
     account_id text NOT NULL COLLATE pg_catalog."C",
     contra_account_id text NOT NULL COLLATE pg_catalog."C",
     currency text NOT NULL COLLATE pg_catalog."C",
-    amount numeric NOT NULL,
+    amount public.ledger_journal_amount NOT NULL,
     created_at timestamp with time zone NOT NULL,
     recorded_xid xid8 DEFAULT pg_current_xact_id(),
-    CONSTRAINT journal_amount_nonzero CHECK ((amount <> (0)::numeric)),
     CONSTRAINT journal_contra_check CHECK ((contra_account_id = (
 CASE
-    WHEN (kind = 'adjustment'::text) THEN 'core:'::text
+    WHEN ((kind)::text = 'adjustment'::text) THEN 'core:'::text
     ELSE 'settlement:'::text
-END || currency))),
-    CONSTRAINT journal_kind_check CHECK ((kind = ANY (ARRAY['adjustment'::text, 'capture'::text, 'credit'::text, 'reconciliation'::text])))
+END || currency)))
 );
 
 -- Name: account_balances; Type: VIEW; Schema: public
@@ -764,7 +781,7 @@ CREATE VIEW public.account_balances AS
     a.held
    FROM (public.accounts a
      LEFT JOIN ( SELECT journal.contra_account_id,
-            (- sum(journal.amount)) AS total
+            (- sum((journal.amount)::numeric)) AS total
            FROM public.journal
           GROUP BY journal.contra_account_id) s ON ((s.contra_account_id = (a.account_id)::text)));
 
@@ -1009,11 +1026,10 @@ CREATE TABLE public.credits (
     account_id text NOT NULL COLLATE pg_catalog."C",
     destination text NOT NULL,
     currency text NOT NULL,
-    amount numeric NOT NULL,
+    amount public.ledger_credit_amount NOT NULL,
     transaction_id uuid NOT NULL,
     created_at timestamp with time zone NOT NULL,
-    recorded_xid xid8 DEFAULT pg_current_xact_id(),
-    CONSTRAINT credits_amount_positive CHECK ((amount > (0)::numeric))
+    recorded_xid xid8 DEFAULT pg_current_xact_id()
 );
 
 -- Name: hold_settlements; Type: TABLE; Schema: public
@@ -1035,10 +1051,9 @@ CREATE TABLE public.holds (
     account_id text NOT NULL COLLATE pg_catalog."C",
     funding_source text NOT NULL COLLATE pg_catalog."C",
     currency text NOT NULL COLLATE pg_catalog."C",
-    amount numeric NOT NULL,
+    amount public.ledger_hold_amount NOT NULL,
     placed_at timestamp with time zone NOT NULL,
-    recorded_xid xid8 DEFAULT pg_current_xact_id(),
-    CONSTRAINT holds_amount_positive CHECK ((amount > (0)::numeric))
+    recorded_xid xid8 DEFAULT pg_current_xact_id()
 );
 
 -- Name: hold_states; Type: VIEW; Schema: public
@@ -1094,7 +1109,7 @@ UNION ALL
  SELECT journal.transaction_id,
     journal.contra_account_id AS account_id,
     journal.currency,
-    (- journal.amount) AS amount,
+    (- (journal.amount)::numeric) AS amount,
     journal.created_at
    FROM public.journal;
 
