@@ -44,6 +44,7 @@ type Config struct {
 	HoldMaxAge           time.Duration
 	IdempotencyRetention time.Duration
 	ReconcileEvery       time.Duration
+	ReconcileFullEvery   time.Duration
 	// ReconcileProviderConcurrency is how many payments lists a
 	// reconciliation run reads at once (0: the package's default, 4).
 	ReconcileProviderConcurrency int

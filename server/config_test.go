@@ -44,6 +44,7 @@ func badConfigs() []badConfig {
 		{"BadListenPort", []string{"--listen", "127.0.0.1:1x"}, env(), "LEDGER_LISTEN (--listen)"},
 		{"MissingTLSFiles", nil, env("LEDGER_TLS_CERT", "/nonexistent.crt", "LEDGER_TLS_KEY", "/nonexistent.key"), "LEDGER_TLS_CERT"},
 		{"ZeroTimeout", nil, env("LEDGER_REQUEST_TIMEOUT", "0s"), "LEDGER_REQUEST_TIMEOUT"},
+		{"ZeroFullReconciliation", nil, env("LEDGER_RECONCILE_FULL_EVERY", "0s"), "LEDGER_RECONCILE_FULL_EVERY"},
 		{"BadFlagNamesTheVariable", []string{"--fraud-deny", "2"}, env(), "LEDGER_FRAUD_DENY (--fraud-deny)"},
 		{"BadListen", nil, env("LEDGER_LISTEN", "8080"), "LEDGER_LISTEN"},
 		{"BadSecret", nil, env("LEDGER_SIGNING_SECRETS", "c2hvcnQ="), "LEDGER_SIGNING_SECRETS"},
@@ -86,7 +87,8 @@ func TestLoadConfig(t *testing.T) {
 		if !c.Embedded() || c.ProviderID != "local" || c.Listen != "127.0.0.1:8080" || c.AdminListen != "127.0.0.1:8081" ||
 			c.DataDir != datadir.Default() || c.CallbackPrefix != "/ledger" || c.RequestTimeout != 3*time.Second ||
 			c.ClockLeeway != time.Minute || c.FraudDeny != 0.90 || c.FraudStepUp != 0.75 || c.CreditMax != nil ||
-			c.HoldMaxAge != 264*time.Hour || c.IdempotencyRetention != 840*time.Hour || c.ReconcileEvery != 15*time.Minute {
+			c.HoldMaxAge != 264*time.Hour || c.IdempotencyRetention != 840*time.Hour || c.ReconcileEvery != 15*time.Minute ||
+			c.ReconcileFullEvery != 24*time.Hour {
 			t.Fatalf("defaults: %+v", c)
 		}
 	})

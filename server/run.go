@@ -295,7 +295,8 @@ func (d *daemon) startServices(ctx context.Context) (*admin.Handler, error) {
 		return nil, err
 	}
 	reconciler, err := reconciliation.New(reconciliation.Config{DB: d.reconDB, Provider: serviceAPI,
-		HoldMaxAge: cfg.HoldMaxAge, Every: cfg.ReconcileEvery, ProviderConcurrency: cfg.ReconcileProviderConcurrency, Logger: d.log})
+		HoldMaxAge: cfg.HoldMaxAge, Every: cfg.ReconcileEvery, FullEvery: cfg.ReconcileFullEvery,
+		ProviderConcurrency: cfg.ReconcileProviderConcurrency, Logger: d.log})
 	if err != nil {
 		return nil, err
 	}

@@ -185,6 +185,7 @@ var settings = []setting{
 	{"LEDGER_HOLD_MAX_AGE", "hold-max-age", "264h", "a hold held longer is a stale-hold finding", duration(func(c *Config) *time.Duration { return &c.HoldMaxAge }, false)},
 	{"LEDGER_IDEMPOTENCY_RETENTION", "idempotency-retention", "840h", "stored callback responses kept at least this long", duration(func(c *Config) *time.Duration { return &c.IdempotencyRetention }, false)},
 	{"LEDGER_RECONCILE_EVERY", "reconcile-every", "15m", "scheduled reconciliation (0 = off)", duration(func(c *Config) *time.Duration { return &c.ReconcileEvery }, true)},
+	{"LEDGER_RECONCILE_FULL_EVERY", "reconcile-full-every", "24h", "a run not asked to be full is full when the last full run is older", duration(func(c *Config) *time.Duration { return &c.ReconcileFullEvery }, false)},
 	{"LEDGER_RECONCILE_PROVIDER_CONCURRENCY", "reconcile-provider-concurrency", "0", "payments lists a reconciliation run reads from the service at once (0: 4)", nonNegative(func(c *Config) *int { return &c.ReconcileProviderConcurrency })},
 	{"SERVICE_BASE_URL", "service-base-url", "", "the service's provider API", str(func(c *Config) *string { return &c.ServiceBaseURL })},
 	{"SERVICE_API_KEY_ID", "service-api-key-id", "", "provider API key id", str(func(c *Config) *string { return &c.ServiceAPIKeyID })},
