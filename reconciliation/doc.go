@@ -31,7 +31,7 @@
 //	payout_not_held           critical  a payout authorized, accepted, claiming or payout_failed, its hold missing or released
 //	payout_amount_mismatch    critical  a payout's amount at the service is not its hold's
 //	credit_amount_mismatch    critical  a requestID credited for one amount, asked again for another (credit row 2a)
-//	missed_capture            warning   the payout completed, the hold is still held
+//	missed_capture            critical  the payout completed, the hold is still held (the sender not debited)
 //	missed_release            warning   the payout is cancelled, expired, denied or failed, the hold is held
 //	stale_hold                warning   a hold held longer than HoldMaxAge
 //	orphan_capture            critical  a capture of a holdReference never issued (table orphans)

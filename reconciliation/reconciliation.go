@@ -78,10 +78,13 @@ const (
 // critical. An orphan capture is critical: the ledger never held or debited
 // that money, yet the service may have paid it out (holds are never
 // purged here, so a capture of an unknown hold is never one of a hold
-// captured and purged).
+// captured and purged). A missed capture is critical too: the service
+// paid the payout out and the sender's account was never debited (a
+// capture lost in a failover looks exactly so); a capture still on its way
+// when the run read the hold is resolved by the next run.
 var warningKinds = map[string]bool{
 	KindStaleHold: true, KindOrphanRelease: true,
-	KindDuplicateCreditAttempt: true, KindMissedRelease: true, KindMissedCapture: true,
+	KindDuplicateCreditAttempt: true, KindMissedRelease: true,
 	KindProviderUnreachable: true,
 }
 

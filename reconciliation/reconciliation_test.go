@@ -476,7 +476,7 @@ func TestReconcilerComparesHoldsWithPayoutStatuses(t *testing.T) {
 		{providertest.PayoutDenied, "", "missed_release warning false"},
 		{providertest.PayoutFailed, "", "missed_release warning false"},
 		{providertest.PayoutPayoutFailed, "", ""}, // a failed claim keeps the hold
-		{providertest.PayoutCompleted, "", "missed_capture warning false"},
+		{providertest.PayoutCompleted, "", "missed_capture critical false"},
 		{providertest.PayoutInitiated, "", ""},
 		{providertest.PayoutAuthorized, "", ""},
 		{providertest.PayoutAccepted, "", ""},
@@ -505,7 +505,7 @@ func TestReconcilerComparesHoldsWithPayoutStatuses(t *testing.T) {
 	}
 	oh := b.hold(t, other, "10.00", time.Time{})
 	b.payout(t, other, oh, providertest.PayoutCompleted, time.Time{})
-	want[oh.ref] = "missed_capture warning false"
+	want[oh.ref] = "missed_capture critical false"
 
 	rep := b.run(t, false)
 	wantMap(t, kinds(rep), want)
@@ -542,7 +542,7 @@ func TestReconcilerReadsEveryPageOnceBackToTheLookback(t *testing.T) {
 	}
 	b.payout(t, s, shallow, providertest.PayoutCancelled, b.clock()) // the newest: on page 1
 	rep := b.run(t, false)
-	wantMap(t, kinds(rep), map[string]string{deep.ref: "missed_capture warning false", shallow.ref: "missed_release warning false"})
+	wantMap(t, kinds(rep), map[string]string{deep.ref: "missed_capture critical false", shallow.ref: "missed_release warning false"})
 	if n := b.paymentsRequests(); n != 2 {
 		t.Errorf("payments pages read %d, want 2", n)
 	}
@@ -589,7 +589,7 @@ func TestReconcilerReadsListsSideBySideUpToTheBound(t *testing.T) {
 		s := b.sender(t, "side-", "100.00")
 		h := b.hold(t, s, "10.00", time.Time{})
 		b.payout(t, s, h, providertest.PayoutCompleted, time.Time{})
-		want[h.ref] = "missed_capture warning false"
+		want[h.ref] = "missed_capture critical false"
 		byOwner[s.account.OwnerExternalID] = h.ref
 	}
 	g := newGate(t)
@@ -658,7 +658,7 @@ func TestReconcilerProviderErrorsAreWarningsAndTheRunGoesOn(t *testing.T) {
 	}
 	wantMap(t, kinds(rep), map[string]string{
 		failing.account.OwnerExternalID: "provider_unreachable warning false",
-		fh.ref:                          "missed_capture warning false",
+		fh.ref:                          "missed_capture critical false",
 		ua.OwnerExternalID:              "provider_unreachable warning false",
 	})
 	for _, f := range findings(rep, "provider_unreachable") {
@@ -686,7 +686,7 @@ func TestReconcilerFixAppliesMissedCaptureAndReleaseOnce(t *testing.T) {
 		t.Logf("%s %s %s: %s", f.Kind, f.Severity, f.Subject, f.Detail)
 	}
 	wantMap(t, kinds(rep), map[string]string{
-		completed.ref: "missed_capture warning true",
+		completed.ref: "missed_capture critical true",
 		cancelled.ref: "missed_release warning true",
 		conflict.ref:  "capture_release_conflict critical false", // never fixed
 	})
@@ -784,7 +784,7 @@ func TestReconcilerFixLeavesAHoldEndedSinceTheSnapshot(t *testing.T) {
 	b.capture(t, h) // the late capture callback lands
 	g.Open()
 	rep := <-done
-	wantMap(t, kinds(rep), map[string]string{h.ref: "missed_capture warning false"})
+	wantMap(t, kinds(rep), map[string]string{h.ref: "missed_capture critical false"})
 	if f := rep.Findings[0]; !strings.Contains(f.Detail, "not fixed: the hold is captured by now") {
 		t.Errorf("detail %q", f.Detail)
 	}
@@ -992,7 +992,7 @@ func TestReport(t *testing.T) {
 		"duplicate_credit": "critical", "currency_imbalance": "critical", "capture_release_conflict": "critical",
 		"orphan_capture": "critical", "capture_cancel_conflict": "critical", "missing_credit": "critical",
 		"stale_hold": "warning", "orphan_release": "warning",
-		"duplicate_credit_attempt": "warning", "missed_release": "warning", "missed_capture": "warning",
+		"duplicate_credit_attempt": "warning", "missed_release": "warning", "missed_capture": "critical",
 		"provider_unreachable": "warning", "a_kind_added_later": "critical",
 	} {
 		if got := reconciliation.SeverityOf(kind); got != want {

@@ -174,7 +174,8 @@ func lostEffects(t *testing.T, pool *pgxpool.Pool, a acked) map[string]bool {
 }
 
 // foundEffects returns the findings of rep that name a lost effect
-// ("kind subject"); any other finding fails the test.
+// ("kind subject"), each of which must be critical; any other finding
+// fails the test.
 func foundEffects(t *testing.T, rep reconciliation.Report) map[string]bool {
 	t.Helper()
 	found := map[string]bool{}
@@ -182,6 +183,9 @@ func foundEffects(t *testing.T, rep reconciliation.Report) map[string]bool {
 		switch f.Kind {
 		case reconciliation.KindPayoutNotHeld, reconciliation.KindPayoutNotDebited, reconciliation.KindMissingCredit,
 			reconciliation.KindMissedCapture:
+			if f.Severity != "critical" {
+				t.Errorf("a lost effect found as %s %s, severity %s, want critical", f.Kind, f.Subject, f.Severity)
+			}
 			found[f.Kind+" "+f.Subject] = true
 		default:
 			t.Errorf("unexpected finding %s %s: %s", f.Kind, f.Subject, f.Detail)
