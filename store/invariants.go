@@ -16,9 +16,7 @@ import (
 // second path over the same facts. Each is a scan or a hash join of whole
 // tables, linear in their size (no correlated subquery): see
 // TestInvariantChecksAreLinear.
-var invariantChecks = []struct {
-	invariant, kind, sql string
-}{
+var invariantChecks = []invariantCheck{
 	{"I1", "balance_drift", `
 SELECT a.account_id, format('stored balance %s, journal sums to %s', a.balance, coalesce(e.total, 0))
 FROM accounts a
@@ -129,20 +127,36 @@ func checkInvariants(ctx context.Context, tx pgx.Tx) ([]ledger.Violation, []ledg
 	var out []ledger.Violation
 	timings := make([]ledger.Timing, 0, len(invariantChecks))
 	for _, c := range invariantChecks {
-		start := time.Now()
-		rows, err := tx.Query(ctx, c.sql)
+		vs, took, err := c.run(ctx, tx, "")
 		if err != nil {
-			return nil, nil, fmt.Errorf("invariant %s %s: %w", c.invariant, c.kind, err)
-		}
-		vs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Violation, error) {
-			v := ledger.Violation{Invariant: c.invariant, Kind: c.kind}
-			return v, r.Scan(&v.Subject, &v.Detail)
-		})
-		if err != nil {
-			return nil, nil, fmt.Errorf("invariant %s %s: %w", c.invariant, c.kind, err)
+			return nil, nil, err
 		}
 		out = append(out, vs...)
-		timings = append(timings, ledger.Timing{Query: c.kind, Invariant: c.invariant, Took: time.Since(start)})
+		timings = append(timings, took)
 	}
 	return out, timings, nil
+}
+
+// invariantCheck is one query of the invariant checks: each row it
+// returns is a violation of invariant, of kind, as (subject, detail).
+type invariantCheck struct {
+	invariant, kind, sql string
+}
+
+// run runs the check's query on tx with args, its errors named by the
+// check and what (" since the checkpoint", say), and times it.
+func (c invariantCheck) run(ctx context.Context, tx pgx.Tx, what string, args ...any) ([]ledger.Violation, ledger.Timing, error) {
+	start := time.Now()
+	rows, err := tx.Query(ctx, c.sql, args...)
+	if err != nil {
+		return nil, ledger.Timing{}, fmt.Errorf("invariant %s %s%s: %w", c.invariant, c.kind, what, err)
+	}
+	vs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Violation, error) {
+		v := ledger.Violation{Invariant: c.invariant, Kind: c.kind}
+		return v, r.Scan(&v.Subject, &v.Detail)
+	})
+	if err != nil {
+		return nil, ledger.Timing{}, fmt.Errorf("invariant %s %s%s: %w", c.invariant, c.kind, what, err)
+	}
+	return vs, ledger.Timing{Query: c.kind, Invariant: c.invariant, Took: time.Since(start)}, nil
 }

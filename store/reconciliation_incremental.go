@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -43,9 +41,7 @@ const (
 // subquery with LIMIT 1: a probe of the key's index per new row, which the
 // planner cannot turn into a scan of a whole table however many rows are
 // new).
-var incrementalChecks = []struct {
-	invariant, kind, sql string
-}{
+var incrementalChecks = []invariantCheck{
 	{"I1", "balance_drift", `WITH ` + touchedStates + `
 SELECT t.account_id, format('stored balance %s, journal sums to %s (%s proven at the checkpoint, %s since)',
        t.balance, t.p_balance + t.j_total, t.p_balance, t.j_total)
@@ -147,24 +143,16 @@ func checkSince(ctx context.Context, tx pgx.Tx, s since) ([]ledger.Violation, []
 	var out []ledger.Violation
 	timings := make([]ledger.Timing, 0, len(incrementalChecks))
 	for _, c := range incrementalChecks {
-		start := time.Now()
 		args := []any{s.snapshot, s.xmin}
 		if strings.Contains(c.sql, "$3") {
 			args = append(args, s.accounts, s.journal, s.placed, s.settled)
 		}
-		rows, err := tx.Query(ctx, c.sql, args...)
+		vs, took, err := c.run(ctx, tx, " since the checkpoint", args...)
 		if err != nil {
-			return nil, nil, fmt.Errorf("invariant %s %s since the checkpoint: %w", c.invariant, c.kind, err)
-		}
-		vs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ledger.Violation, error) {
-			v := ledger.Violation{Invariant: c.invariant, Kind: c.kind}
-			return v, r.Scan(&v.Subject, &v.Detail)
-		})
-		if err != nil {
-			return nil, nil, fmt.Errorf("invariant %s %s since the checkpoint: %w", c.invariant, c.kind, err)
+			return nil, nil, err
 		}
 		out = append(out, vs...)
-		timings = append(timings, ledger.Timing{Query: c.kind, Invariant: c.invariant, Took: time.Since(start)})
+		timings = append(timings, took)
 	}
 	return out, timings, nil
 }
