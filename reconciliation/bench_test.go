@@ -3,7 +3,6 @@ package reconciliation_test
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"runtime"
 	"runtime/metrics"
 	"strconv"
@@ -307,15 +306,7 @@ count(*) FILTER (WHERE status = 'released') FROM hold_states`).Scan(&held, &capt
 // the payouts and requests for payment as the service sees them.
 func seedService(b *testing.B, s shape, now time.Time) (*providertest.Service, *provider.Client) {
 	b.Helper()
-	fake := providertest.NewService()
-	ts := httptest.NewServer(fake)
-	b.Cleanup(ts.Close)
-	id, secret := fake.APIKey()
-	client, err := provider.NewClient(ts.URL, provider.WithProviderID(fake.ProviderID()), provider.WithAPIKey(id, secret),
-		provider.WithRetryPolicy(provider.RetryPolicy{MaxAttempts: 1}))
-	if err != nil {
-		b.Fatal(err)
-	}
+	fake, client := newBenchService(b)
 	register(b, client, s.senders())
 	pid := fake.ProviderID()
 	for j := 1; j <= s.payouts; j++ {

@@ -164,34 +164,36 @@ func (f *formation) settle(primary *afNode) {
 	url := fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=2", primary.port)
 	var target string
 	wait.UntilErr(f.t, primary.name+" to take a checkpoint", func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		c, err := pgx.Connect(ctx, url)
-		if err != nil {
-			return err
-		}
-		defer c.Close(ctx)
-		if _, err := c.Exec(ctx, "CHECKPOINT"); err != nil {
-			return err
-		}
-		return c.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&target)
+		return onServer(url, 30*time.Second, func(ctx context.Context, c *pgx.Conn) error {
+			if _, err := c.Exec(ctx, "CHECKPOINT"); err != nil {
+				return err
+			}
+			return c.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&target)
+		})
 	})
 	wait.UntilErr(f.t, "the standby of "+primary.name+" synchronous and caught up", func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		c, err := pgx.Connect(ctx, url)
-		if err != nil {
-			return err
-		}
-		defer c.Close(ctx)
-		var n int
-		err = c.QueryRow(ctx, `SELECT count(*) FROM pg_stat_replication
+		return onServer(url, 5*time.Second, func(ctx context.Context, c *pgx.Conn) error {
+			var n int
+			err := c.QueryRow(ctx, `SELECT count(*) FROM pg_stat_replication
 WHERE state = 'streaming' AND sync_state IN ('sync', 'quorum') AND flush_lsn >= $1::pg_lsn`, target).Scan(&n)
-		if err == nil && n == 0 {
-			err = fmt.Errorf("no synchronous standby has flushed %s yet", target)
-		}
-		return err
+			if err == nil && n == 0 {
+				err = fmt.Errorf("no synchronous standby has flushed %s yet", target)
+			}
+			return err
+		})
 	})
+}
+
+// onServer runs do on a new connection to url, within timeout.
+func onServer(url string, timeout time.Duration, do func(context.Context, *pgx.Conn) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	c, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer c.Close(ctx)
+	return do(ctx, c)
 }
 
 // start runs `pg_autoctl run` for the node in dir name, its output in
