@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/provider-ledger/adapter/ledger"
 )
@@ -148,11 +149,25 @@ func (g *groupCommit) lane() {
 
 // run applies a batch and delivers each callback's result.
 func (g *groupCommit) run(batch []*pending) {
-	defer func() {
-		for _, p := range batch {
+	defer func(all []*pending) {
+		for _, p := range all {
 			close(p.done)
 		}
-	}()
+	}(batch)
+	// A callback whose deadline passed while it queued is answered so
+	// (nothing applied), not sent: the batch's deadline is its earliest.
+	live := batch[:0:0]
+	for _, p := range batch {
+		if err := p.ctx.Err(); err != nil {
+			p.err = ledger.ErrTimeout.Wrap(err)
+			continue
+		}
+		live = append(live, p)
+	}
+	batch = live
+	if len(batch) == 0 {
+		return
+	}
 	if len(batch) == 1 {
 		p := batch[0]
 		p.answer, p.err = g.db.answerOne(p.ctx, p.cb)
@@ -176,9 +191,25 @@ func (g *groupCommit) run(batch []*pending) {
 	// everything: each callback alone finds its stored answer or decides
 	// now, as without group commit.
 	g.stats.Fallbacks.Add(1)
+	var pgErr *pgconn.PgError
+	unknown := !errors.As(err, &pgErr) && connectionLost(err)
 	var wg sync.WaitGroup
 	for _, p := range batch {
-		wg.Go(func() { p.answer, p.err = g.db.answerOne(p.ctx, p.cb) })
+		wg.Go(func() {
+			if ctxErr := p.ctx.Err(); ctxErr != nil {
+				// Past its deadline: too late to run alone. What the
+				// batch's failure means for it is what it would mean
+				// for it alone: perhaps committed (the connection was
+				// lost), or rolled back at the deadline.
+				if unknown {
+					p.err = interpret(err)
+				} else {
+					p.err = ledger.ErrTimeout.Wrap(ctxErr)
+				}
+				return
+			}
+			p.answer, p.err = g.db.answerOne(p.ctx, p.cb)
+		})
 	}
 	wg.Wait()
 }

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -250,5 +251,52 @@ func TestGroupCommitStormNeverDeadlocks(t *testing.T) {
 	for i := range 4 {
 		storetest.AssertBalances(t, db, fmt.Sprintf("gs-%d", i), "800", "0", "800")
 	}
+	storetest.AssertInvariants(t, db)
+}
+
+// TestGroupCommitDeadlinePassedInTheQueue: callbacks whose deadline
+// passes while they queue behind a busy lane are answered
+// ledger.ErrTimeout and applied nowhere, without failing the batch of the
+// one queued with time left, which is applied.
+func TestGroupCommitDeadlinePassedInTheQueue(t *testing.T) {
+	t.Parallel()
+	url := storetest.URL(t)
+	pool := storetest.PoolURL(t, url)
+	db := store.Wrap(pool, nil)
+	storetest.Account(t, db, storetest.AccountOpts{AccountID: "gd-0", Owner: "o", Funds: "100", Source: "src"})
+	db.SetGroupCommit(1)
+	release, blocked := blockLane(t, db, url, "blocker", "o", "src")
+
+	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	errs := make([]error, 4)
+	var wg sync.WaitGroup
+	for i := range 4 {
+		ctx := short
+		if i == 3 {
+			ctx = context.Background()
+		}
+		wg.Go(func() {
+			_, errs[i] = db.Authorize(ctx, authorizeParams(fmt.Sprintf("d-%d", i), fmt.Sprintf("kd-%d", i), "o", "src", "2.00"))
+		})
+	}
+	stats := db.GroupCommit()
+	wait.Until(t, "4 callbacks queued", func() bool { return stats.Queued.Load() == 4 })
+	wait.Until(t, "the short deadline to pass", func() bool { return short.Err() != nil })
+	release()
+	wg.Wait()
+	<-blocked
+	for i := range 3 {
+		if !errors.Is(errs[i], ledger.ErrTimeout) {
+			t.Errorf("callback %d, deadline passed in the queue: %v, want ledger.ErrTimeout", i, errs[i])
+		}
+	}
+	if errs[3] != nil {
+		t.Errorf("callback 3, no deadline: %v", errs[3])
+	}
+	if n := stats.Fallbacks.Load(); n != 0 {
+		t.Errorf("%d batches failed: the expired callbacks should have been left out, not sent", n)
+	}
+	storetest.AssertBalances(t, db, "gd-0", "100", "3", "97") // the blocker's 1.00 and d-3's 2.00
 	storetest.AssertInvariants(t, db)
 }
