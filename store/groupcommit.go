@@ -19,8 +19,8 @@ import (
 // the database is the bottleneck.
 //
 // Up to GroupCommit transactions of callbacks are in flight at once (the
-// lanes). A callback that finds a lane free runs alone, exactly as without
-// group commit. One that finds every lane busy waits in a queue, and when a
+// lanes). A callback that finds a lane free runs alone, in a transaction
+// of its own. One that finds every lane busy waits in a queue, and when a
 // lane's transaction ends, the lane takes everything queued (up to
 // maxBatch callbacks) as its next transaction: no timer, a batch is what
 // arrived while the lanes were busy. A batch is one round trip and one
@@ -32,8 +32,8 @@ import (
 // own idempotency row and answer; the batch only decides when they commit.
 // A batch that fails as a whole (a statement's error, a deadlock, a
 // deadline, the connection) commits nothing, and each of its callbacks is
-// then run alone, as it would have been without group commit: a failure of
-// one never becomes another's answer. A batch whose commit the synchronous
+// then run alone, as if it had found a lane free: a failure of one never
+// becomes another's answer. A batch whose commit the synchronous
 // standby did not confirm answers each of its callbacks as a single
 // callback's would be (ledger.ErrUnavailable: retry; the retry finds the
 // stored answer once replicated).
@@ -41,15 +41,16 @@ import (
 // Lock order. Every decision function takes its advisory locks, then the
 // customer account's row (schema/README.md). A transaction of several
 // callbacks would hold one callback's account while taking the next one's
-// advisory lock, and two such transactions could wait on each other. So a
-// batch first locks every account its callbacks can move, in account_id
-// order (batchLocks), then runs the callbacks in the order of their first
-// advisory lock: two batches meet first on their accounts, in one order,
-// and cannot deadlock; a batch and a single callback (which takes its
-// advisory lock first) can only when they carry the same payout or key at
-// once under different accounts, which Postgres's deadlock detector
-// resolves (the single callback is retried; the batch's callbacks run
-// alone).
+// advisory lock, and two such transactions could wait on each other. So
+// under group commit every transaction, of one callback or of many, first
+// locks every account its callbacks can move, in account_id order
+// (batchLocks), then runs the callbacks in the order of their first
+// advisory lock: two transactions meet first on their accounts, in one
+// order, then on advisory locks, in one order, and cannot deadlock. (A
+// callback that names another account than the earlier request with its
+// key or payout, which a mismatch or a denial then answers, can still meet
+// one in a cycle; Postgres's deadlock detector breaks it, and the callbacks
+// run again.)
 
 // maxBatch bounds the callbacks of one batch.
 const maxBatch = 64
@@ -170,7 +171,7 @@ func (g *groupCommit) run(batch []*pending) {
 	}
 	if len(batch) == 1 {
 		p := batch[0]
-		p.answer, p.err = g.db.answerOne(p.ctx, p.cb)
+		p.answer, p.err = g.alone(p)
 		return
 	}
 	err := g.apply(batch)
@@ -208,10 +209,27 @@ func (g *groupCommit) run(batch []*pending) {
 				}
 				return
 			}
-			p.answer, p.err = g.db.answerOne(p.ctx, p.cb)
+			p.answer, p.err = g.alone(p)
 		})
 	}
 	wg.Wait()
+}
+
+// alone runs one callback in a transaction of its own, in the batches'
+// lock order (its account first), again after a serialization failure or
+// a deadlock.
+func (g *groupCommit) alone(p *pending) (ledger.Answer, error) {
+	var a ledger.Answer
+	var runs int
+	err := retry(p.ctx, &runs, func() error {
+		if err := g.apply([]*pending{p}); err != nil {
+			return err
+		}
+		a = p.answer
+		return nil
+	})
+	a.Runs = runs
+	return a, err
 }
 
 // apply runs a batch in one transaction and one round trip: the accounts'

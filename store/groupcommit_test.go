@@ -300,3 +300,69 @@ func TestGroupCommitDeadlinePassedInTheQueue(t *testing.T) {
 	storetest.AssertBalances(t, db, "gd-0", "100", "3", "97") // the blocker's 1.00 and d-3's 2.00
 	storetest.AssertInvariants(t, db)
 }
+
+// TestGroupCommitConcurrentCopiesNeverDeadlock: every callback sent three
+// times at once (the service's retry racing its first send), on two lanes:
+// copies meet in one batch, in two batches, and alone beside a batch, and
+// no transaction ever deadlocks (one would fail a batch, or run a single
+// callback twice), each key decided once.
+func TestGroupCommitConcurrentCopiesNeverDeadlock(t *testing.T) {
+	t.Parallel()
+	pool := storetest.Pool(t)
+	db := store.Wrap(pool, nil)
+	for i := range 4 {
+		storetest.Account(t, db, storetest.AccountOpts{AccountID: fmt.Sprintf("gk-%d", i), Owner: fmt.Sprintf("o-%d", i),
+			Funds: "1000", Source: fmt.Sprintf("src-%d", i)})
+	}
+	db.SetGroupCommit(2)
+	ctx := context.Background()
+	type sent struct {
+		a   ledger.Answer
+		err error
+	}
+	const payouts, copies = 40, 3
+	var holds [payouts]string
+	send := func(op func(i int) (ledger.Answer, error)) [payouts][copies]sent {
+		var out [payouts][copies]sent
+		var wg sync.WaitGroup
+		for i := range payouts {
+			for c := range copies {
+				wg.Go(func() { a, err := op(i); out[i][c] = sent{a, err} })
+			}
+		}
+		wg.Wait()
+		return out
+	}
+	check := func(what string, out [payouts][copies]sent) {
+		t.Helper()
+		for i, cs := range out {
+			for c, r := range cs {
+				if r.err != nil || r.a.Outcome != "approved" || r.a.Runs != 1 || r.a.Reference != cs[0].a.Reference {
+					t.Fatalf("%s %d copy %d: %+v %v (runs above 1: a deadlock or serialization failure)", what, i, c, r.a, r.err)
+				}
+			}
+		}
+	}
+	const rounds = 4 // each a burst: the first copies alone, the rest in batches beside them
+	for r := range rounds {
+		auth := send(func(i int) (ledger.Answer, error) {
+			return db.Authorize(ctx, authorizeParams(fmt.Sprintf("cp-%d-%d", r, i), fmt.Sprintf("ka-%d-%d", r, i), fmt.Sprintf("o-%d", i%4), fmt.Sprintf("src-%d", i%4), "1.00"))
+		})
+		check("authorize", auth)
+		for i := range payouts {
+			holds[i] = auth[i][0].a.Reference
+		}
+		check("capture", send(func(i int) (ledger.Answer, error) {
+			return db.Capture(ctx, captureParams(fmt.Sprintf("cp-%d-%d", r, i), fmt.Sprintf("kc-%d-%d", r, i), holds[i]))
+		}))
+	}
+	stats := db.GroupCommit()
+	t.Logf("%d batches of %d callbacks (of %d), %d fallbacks", stats.Batches.Load(), stats.Batched.Load(), rounds*2*payouts*copies, stats.Fallbacks.Load())
+	if stats.Fallbacks.Load() != 0 {
+		t.Errorf("%d batches failed as a whole", stats.Fallbacks.Load())
+	}
+	for i := range 4 {
+		storetest.AssertBalances(t, db, fmt.Sprintf("gk-%d", i), "960", "0", "960") // 4 rounds of 10 payouts of 1.00
+	}
+	storetest.AssertInvariants(t, db)
+}

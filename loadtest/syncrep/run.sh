@@ -8,7 +8,8 @@
 #   2. loadtest storm in an open loop at half the peak rate of step 1 (two
 #      callbacks per cycle): the p99 there.
 # Usage: loadtest/syncrep/run.sh [group commit values, default "0 4"]
-# Settings (environment): CLIENTS (16,64), DURATION (20s), STORM (30s),
+# Settings (environment): CLIENTS (16,64), DURATION (20s), STORM (30s), RATE
+# (the storm's requests/s for every value; default half of each one's peak),
 # FSYNC (off, as in the failover test; on for a durable disk's figures),
 # WORK (a new temporary directory), LEDGERD and LOADTEST (binaries; default:
 # built from this checkout into WORK).
@@ -27,19 +28,23 @@ loadtest="${LOADTEST:-$work/loadtest}"
 [ -x "$ledgerd" ] || go build -o "$ledgerd" ./cmd/ledgerd
 [ -x "$loadtest" ] || go build -o "$loadtest" ./cmd/loadtest
 
+# The server programs refuse to run as root: as root, they run as postgres.
+pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+[ "$(id -u)" != 0 ] || chown postgres "$work"
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 pport=$(free_port); sport=$(free_port)
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  pg_ctl -D "$work/standby" -m immediate stop >/dev/null 2>&1 || true
-  pg_ctl -D "$work/primary" -m immediate stop >/dev/null 2>&1 || true
+  pg pg_ctl -D "$work/standby" -m immediate stop >/dev/null 2>&1 || true
+  pg pg_ctl -D "$work/primary" -m immediate stop >/dev/null 2>&1 || true
   [ -n "${KEEP:-}" ] || rm -rf "$work/primary" "$work/standby"
 }
 trap cleanup EXIT
 
-initdb -D "$work/primary" -U postgres -A trust -E UTF8 --locale=C --no-sync >/dev/null
-cat >>"$work/primary/postgresql.conf" <<EOF
+pg initdb -D "$work/primary" -U postgres -A trust -E UTF8 --locale=C --no-sync >/dev/null
+pg tee -a "$work/primary/postgresql.conf" >/dev/null <<EOF
 listen_addresses = '127.0.0.1'
 unix_socket_directories = ''
 port = $pport
@@ -50,10 +55,10 @@ synchronous_commit = on
 fsync = $fsync
 max_connections = 200
 EOF
-pg_ctl -D "$work/primary" -l "$work/primary.log" -w start >/dev/null
-pg_basebackup -d "host=127.0.0.1 port=$pport user=postgres application_name=standby1" -D "$work/standby" -R -X stream -c fast --no-sync
-printf "\nport = %s\nhot_standby = on\nsynchronous_standby_names = ''\n" "$sport" >>"$work/standby/postgresql.conf"
-pg_ctl -D "$work/standby" -l "$work/standby.log" -w start >/dev/null
+pg pg_ctl -D "$work/primary" -l "$work/primary.log" -w start >/dev/null
+pg pg_basebackup -d "host=127.0.0.1 port=$pport user=postgres application_name=standby1" -D "$work/standby" -R -X stream -c fast --no-sync
+printf "\nport = %s\nhot_standby = on\nsynchronous_standby_names = ''\n" "$sport" | pg tee -a "$work/standby/postgresql.conf" >/dev/null
+pg pg_ctl -D "$work/standby" -l "$work/standby.log" -w start >/dev/null
 for _ in $(seq 1 60); do
   state=$(psql -h 127.0.0.1 -p "$pport" -U postgres -Atc "SELECT sync_state FROM pg_stat_replication WHERE application_name = 'standby1'" postgres)
   [ "$state" = sync ] && break; sleep 0.5
@@ -73,10 +78,12 @@ for g in $groups; do
   echo "== LEDGER_GROUP_COMMIT=$g: bench"
   "$loadtest" bench --admin "http://127.0.0.1:$adport" --admin-token "$token" --callbacks "http://127.0.0.1:$cbport/ledger" \
     --ceiling-db "$pg/ceiling" --clients "$clients" --duration "$duration" --report "$work/bench-$g.json"
-  # Half the peak: the best cycles/s of the client counts, two callbacks a cycle.
-  rate=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(round(max(x["adapter"]["cyclesPerSec"] for x in r["runs"])))' "$work/bench-$g.json")
+  # Half the peak: the best cycles/s of the client counts, two callbacks a
+  # cycle (RATE: one rate for every value, to compare at the same load).
+  rate=${RATE:-}
+  [ -n "$rate" ] || rate=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(round(max(x["adapter"]["cyclesPerSec"] for x in r["runs"])))' "$work/bench-$g.json")
   echo "== LEDGER_GROUP_COMMIT=$g: storm at $rate requests/s (half of $rate cycles/s, two requests each) for $storm"
   "$loadtest" storm --admin "http://127.0.0.1:$adport" --admin-token "$token" --callbacks "http://127.0.0.1:$cbport/ledger" \
-    --rate "$rate" --duration "$storm" --progress 0 --report "$work/storm-$g.json" | sed -n '/latency\|p99\|throughput\|requests/Ip' | head -20
+    --rate "$rate" --duration "$storm" --progress 0 --report "$work/storm-$g.json" | grep -v '^loadtest storm:' 
   kill "$pid"; wait "$pid" 2>/dev/null || true
 done
