@@ -14,7 +14,10 @@
 //
 // Packages above it (callbacks, admin, keyring, reconciliation) see domain
 // types from ledger and holds, never a pgx type. One exported method is one
-// transaction.
+// transaction, but for the four callbacks under group commit
+// (Options.GroupCommit, groupcommit.go), which may share one with the
+// callbacks that arrived at the same time, each keeping its own decision
+// and answer.
 //
 // # Deadlines
 //
