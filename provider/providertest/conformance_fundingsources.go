@@ -15,12 +15,12 @@ func (c *conformance) fundingSources(t *testing.T) {
 	base, id, src := f.base, f.id, f.src
 
 	t.Run("CreateIsIdempotentOnParticipantTypeAndSource", func(t *testing.T) {
-		r := c.req(t, "POST", c.p("/participants/%s/funding-sources", f.pid), fundingSourceBody(FundingCard, src, "Visa again", "4242"), nil)
+		r := c.req(t, "POST", c.p("/participants/%s/funding-sources", f.pid), fundingSourceCreate(FundingCard, src, "Visa again", "4242"), nil)
 		expect(t, r, http.StatusCreated)
 		if got := str(r.obj(t), "fundingSourceID"); got != id {
 			t.Fatalf("resend gave %s, want %s", got, id)
 		}
-		r = c.req(t, "POST", base, fundingSourceBody(FundingBankAccount, src, "Checking", "0001"), nil)
+		r = c.req(t, "POST", base, fundingSourceCreate(FundingBankAccount, src, "Checking", "0001"), nil)
 		expect(t, r, http.StatusCreated)
 		if str(r.obj(t), "fundingSourceID") == id {
 			t.Fatal("another fundingType reused the ID")
@@ -65,7 +65,7 @@ func (c *conformance) newFundingSource(t *testing.T) fundingSource {
 	t.Helper()
 	pid, ext := c.active(t)
 	f := fundingSource{pid: pid, base: c.p("/participants/%s/funding-sources", url.PathEscape(ext)), src: "card-" + c.run}
-	r := c.req(t, "POST", f.base, fundingSourceBody(FundingCard, f.src, "Visa", "4242"), nil)
+	r := c.req(t, "POST", f.base, fundingSourceCreate(FundingCard, f.src, "Visa", "4242"), nil)
 	expect(t, r, http.StatusCreated)
 	f.id = str(r.obj(t), "fundingSourceID")
 	if f.id == "" {
@@ -74,8 +74,8 @@ func (c *conformance) newFundingSource(t *testing.T) fundingSource {
 	return f
 }
 
-// fundingSourceBody is the JSON body that creates a funding source.
-func fundingSourceBody(typ, src, name, last4 string) string {
+// fundingSourceCreate is the JSON body that creates a funding source.
+func fundingSourceCreate(typ, src, name, last4 string) string {
 	return fmt.Sprintf(`{"fundingType":%q,"providerSourceID":%q,"displayName":%q,"last4":%q}`, typ, src, name, last4)
 }
 
@@ -102,13 +102,13 @@ func (c *conformance) fundingSourcePatch(t *testing.T, f fundingSource) {
 // funding-sources collection at base.
 func (c *conformance) fundingSourceValidation(t *testing.T, base string) {
 	long := strings.Repeat("x", 257)
-	expectPointer(t, c.req(t, "POST", base, fundingSourceBody(FundingCard, "s1-"+c.run, "", ""), nil), 422, "/displayName")
-	expectPointer(t, c.req(t, "POST", base, fundingSourceBody(FundingCard, long, "n", ""), nil), 422, "/providerSourceID")
-	expectPointer(t, c.req(t, "POST", base, fundingSourceBody(FundingCard, "s2-"+c.run, long, ""), nil), 422, "/displayName")
-	expectPointer(t, c.req(t, "POST", base, fundingSourceBody("cash", "s3-"+c.run, "n", ""), nil), 422, "/fundingType")
-	expectPointer(t, c.req(t, "POST", base, fundingSourceBody(FundingCard, "s4-"+c.run, "n", "12345"), nil), 422, "/last4")
-	expect(t, c.req(t, "POST", base, fundingSourceBody(FundingCard, strings.Repeat("y", 256), strings.Repeat("n", 256), ""), nil), http.StatusCreated)
-	expect(t, c.req(t, "POST", c.p("/participants/%s/funding-sources", c.externalID("nobody-")), fundingSourceBody(FundingCard, "s5", "n", ""), nil), http.StatusNotFound)
+	expectPointer(t, c.req(t, "POST", base, fundingSourceCreate(FundingCard, "s1-"+c.run, "", ""), nil), 422, "/displayName")
+	expectPointer(t, c.req(t, "POST", base, fundingSourceCreate(FundingCard, long, "n", ""), nil), 422, "/providerSourceID")
+	expectPointer(t, c.req(t, "POST", base, fundingSourceCreate(FundingCard, "s2-"+c.run, long, ""), nil), 422, "/displayName")
+	expectPointer(t, c.req(t, "POST", base, fundingSourceCreate("cash", "s3-"+c.run, "n", ""), nil), 422, "/fundingType")
+	expectPointer(t, c.req(t, "POST", base, fundingSourceCreate(FundingCard, "s4-"+c.run, "n", "12345"), nil), 422, "/last4")
+	expect(t, c.req(t, "POST", base, fundingSourceCreate(FundingCard, strings.Repeat("y", 256), strings.Repeat("n", 256), ""), nil), http.StatusCreated)
+	expect(t, c.req(t, "POST", c.p("/participants/%s/funding-sources", c.externalID("nobody-")), fundingSourceCreate(FundingCard, "s5", "n", ""), nil), http.StatusNotFound)
 	expectProblem(t, c.req(t, "POST", base, `{"fundingType":`, nil), http.StatusBadRequest)
 }
 
@@ -124,7 +124,7 @@ func (c *conformance) fundingSourceReactivation(t *testing.T, f fundingSource) {
 	if str(fs, "disabledOn") == "" {
 		t.Fatalf("removed source has no disabledOn: %v", fs)
 	}
-	r := c.req(t, "POST", base, fundingSourceBody(FundingCard, f.src, "Visa", "4242"), nil)
+	r := c.req(t, "POST", base, fundingSourceCreate(FundingCard, f.src, "Visa", "4242"), nil)
 	expect(t, r, http.StatusCreated)
 	if str(r.obj(t), "fundingSourceID") != id {
 		t.Fatalf("reactivation gave a new ID: %s", r.Body)

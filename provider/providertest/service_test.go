@@ -172,7 +172,7 @@ func TestServiceResolutionOrder(t *testing.T) {
 		if m == nil {
 			return "-"
 		}
-		return m.Value
+		return m.Value.StringFixed(2)
 	}
 	check := func(step string, per, daily, weekly, monthly string, count int64) {
 		t.Helper()
