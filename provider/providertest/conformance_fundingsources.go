@@ -17,22 +17,22 @@ func (c *conformance) fundingSources(t *testing.T) {
 	t.Run("CreateIsIdempotentOnParticipantTypeAndSource", func(t *testing.T) {
 		r := c.req(t, "POST", c.p("/participants/%s/funding-sources", f.pid), fundingSourceCreate(FundingCard, src, "Visa again", "4242"), nil)
 		expect(t, r, http.StatusCreated)
-		if got := str(r.obj(t), "fundingSourceID"); got != id {
+		if got := decode[fundingSourceIDAnswer](t, r).FundingSourceID; got != id {
 			t.Fatalf("resend gave %s, want %s", got, id)
 		}
 		r = c.req(t, "POST", base, fundingSourceCreate(FundingBankAccount, src, "Checking", "0001"), nil)
 		expect(t, r, http.StatusCreated)
-		if str(r.obj(t), "fundingSourceID") == id {
+		if decode[fundingSourceIDAnswer](t, r).FundingSourceID == id {
 			t.Fatal("another fundingType reused the ID")
 		}
 	})
 	t.Run("Get", func(t *testing.T) {
 		r := c.req(t, "GET", base+"/"+id, "", nil)
 		expect(t, r, http.StatusOK)
-		fs := r.obj(t)["fundingSource"].(map[string]any)
-		if str(fs, "fundingSourceID") != id || str(fs, "fundingType") != FundingCard || str(fs, "providerSourceID") != src ||
-			str(fs, "displayName") != "Visa" || str(fs, "last4") != "4242" || str(fs, "createdOn") == "" || fs["disabledOn"] != nil {
-			t.Fatalf("funding source: %v", fs)
+		fs := decode[fundingSourceAnswer](t, r).FundingSource
+		if fs.FundingSourceID != id || fs.FundingType != FundingCard || fs.ProviderSourceID != src ||
+			fs.DisplayName != "Visa" || fs.Last4 != "4242" || fs.CreatedOn == "" || has(fs.DisabledOn) {
+			t.Fatalf("funding source: %s", r.Body)
 		}
 		expect(t, c.req(t, "GET", base+"/fs-missing-"+c.run, "", nil), http.StatusNotFound)
 		expect(t, c.req(t, "GET", c.p("/participants/%s/funding-sources/%s", c.externalID("nobody-"), id), "", nil), http.StatusNotFound)
@@ -67,7 +67,7 @@ func (c *conformance) newFundingSource(t *testing.T) fundingSource {
 	f := fundingSource{pid: pid, base: c.p("/participants/%s/funding-sources", url.PathEscape(ext)), src: "card-" + c.run}
 	r := c.req(t, "POST", f.base, fundingSourceCreate(FundingCard, f.src, "Visa", "4242"), nil)
 	expect(t, r, http.StatusCreated)
-	f.id = str(r.obj(t), "fundingSourceID")
+	f.id = decode[fundingSourceIDAnswer](t, r).FundingSourceID
 	if f.id == "" {
 		t.Fatalf("no fundingSourceID: %s", r.Body)
 	}
@@ -85,10 +85,10 @@ func (c *conformance) fundingSourcePatch(t *testing.T, f fundingSource) {
 	base, id := f.base, f.id
 	r := c.req(t, "PATCH", base+"/"+id, `{"displayName":"Work Visa","last4":"1111"}`, nil)
 	expect(t, r, http.StatusOK)
-	fs := r.obj(t)["fundingSource"].(map[string]any)
-	if str(fs, "fundingSourceID") != id || str(fs, "displayName") != "Work Visa" || str(fs, "last4") != "1111" ||
-		str(fs, "providerSourceID") != f.src || str(fs, "fundingType") != FundingCard {
-		t.Fatalf("patched: %v", fs)
+	fs := decode[fundingSourceAnswer](t, r).FundingSource
+	if fs.FundingSourceID != id || fs.DisplayName != "Work Visa" || fs.Last4 != "1111" ||
+		fs.ProviderSourceID != f.src || fs.FundingType != FundingCard {
+		t.Fatalf("patched: %s", r.Body)
 	}
 	expectPointer(t, c.req(t, "PATCH", base+"/"+id, `{"providerSourceID":"other"}`, nil), 422, "/providerSourceID")
 	expectPointer(t, c.req(t, "PATCH", base+"/"+id, `{"fundingType":"bank_account"}`, nil), 422, "/fundingType")
@@ -120,17 +120,17 @@ func (c *conformance) fundingSourceReactivation(t *testing.T, f fundingSource) {
 	if err := c.tg.Hooks.RemoveFundingSource(id); err != nil {
 		t.Fatal(err)
 	}
-	fs := c.req(t, "GET", base+"/"+id, "", nil).obj(t)["fundingSource"].(map[string]any)
-	if str(fs, "disabledOn") == "" {
-		t.Fatalf("removed source has no disabledOn: %v", fs)
+	r := c.req(t, "GET", base+"/"+id, "", nil)
+	if on, _ := value(decode[fundingSourceAnswer](t, r).FundingSource.DisabledOn); on == "" {
+		t.Fatalf("removed source has no disabledOn: %s", r.Body)
 	}
-	r := c.req(t, "POST", base, fundingSourceCreate(FundingCard, f.src, "Visa", "4242"), nil)
+	r = c.req(t, "POST", base, fundingSourceCreate(FundingCard, f.src, "Visa", "4242"), nil)
 	expect(t, r, http.StatusCreated)
-	if str(r.obj(t), "fundingSourceID") != id {
+	if decode[fundingSourceIDAnswer](t, r).FundingSourceID != id {
 		t.Fatalf("reactivation gave a new ID: %s", r.Body)
 	}
-	fs = c.req(t, "GET", base+"/"+id, "", nil).obj(t)["fundingSource"].(map[string]any)
-	if _, ok := fs["disabledOn"]; ok {
-		t.Fatalf("reactivated source still disabled: %v", fs)
+	r = c.req(t, "GET", base+"/"+id, "", nil)
+	if decode[fundingSourceAnswer](t, r).FundingSource.DisabledOn.IsSpecified() {
+		t.Fatalf("reactivated source still disabled: %s", r.Body)
 	}
 }
