@@ -150,18 +150,18 @@ type page struct {
 // recipients.
 func (r *Reconciler) pages(ctx context.Context, snap snapshot, from ledger.Checkpoint) iter.Seq2[page, error] {
 	return func(yield func(page, error) bool) {
-		held := groupByOwner(snap.candidates)
+		read := groupByOwner(snap.candidates) // with the snapshot
 		if from.CheckpointID != "" {
-			for owners := range slices.Chunk(activeOwners(held, snap.recipients), r.page) {
-				if !yield(page{owners: owners, bySender: held}, nil) {
+			for owners := range slices.Chunk(activeOwners(read, snap.recipients), r.page) {
+				if !yield(page{owners: owners, bySender: read}, nil) {
 					return
 				}
 			}
 			return
 		}
-		// The senders of the held holds and the recipients, in order: each
+		// The senders of the stale holds and the recipients, in order: each
 		// page takes those of its range from the front.
-		heldOwners, recipients := slices.Sorted(maps.Keys(held)), slices.Sorted(maps.Keys(snap.recipients))
+		stale, recipients := slices.Sorted(maps.Keys(read)), slices.Sorted(maps.Keys(snap.recipients))
 		for after, first := "", true; ; first = false {
 			customers, err := r.cfg.DB.Customers(ctx, after, r.page)
 			if err != nil {
@@ -184,10 +184,10 @@ func (r *Reconciler) pages(ctx context.Context, snap snapshot, from ledger.Check
 			for o := range pg.bySender {
 				pg.owners = append(pg.owners, o)
 			}
-			for ; len(heldOwners) > 0 && inRange(heldOwners[0]); heldOwners = heldOwners[1:] {
-				o := heldOwners[0]
+			for ; len(stale) > 0 && inRange(stale[0]); stale = stale[1:] {
+				o := stale[0]
 				// Placed before the cutoff: before the page's own.
-				pg.bySender[o] = append(slices.Clip(held[o]), pg.bySender[o]...)
+				pg.bySender[o] = append(slices.Clip(read[o]), pg.bySender[o]...)
 				pg.owners = append(pg.owners, o)
 			}
 			for ; len(recipients) > 0 && inRange(recipients[0]); recipients = recipients[1:] {

@@ -175,8 +175,8 @@ type Stage struct {
 // fix).
 const (
 	StageInvariants = "invariants" // I1 to I6
-	StageChecks     = "checks"     // stale holds, orphans, duplicate credit attempts, the comparison's candidates
-	StageCompare    = "compare"    // the payments lists of the service
+	StageChecks     = "checks"     // stale holds, orphans, duplicate credit attempts, the comparison's candidates (a full run's: the stale ones)
+	StageCompare    = "compare"    // the payments lists of the service (and a full run's candidates, a page at a time)
 	StageFix        = "fix"
 	StageStore      = "store" // the findings, as issues
 )
