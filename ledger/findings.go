@@ -176,8 +176,9 @@ type CandidatesPage struct {
 }
 
 // Candidate is a hold to compare with the service's view of its payout:
-// only what the comparison needs, since a run holds every candidate (a
-// list's payouts' holds are read again, HoldsByPayout). Owner and
+// only what the comparison needs, since a run holds a page of owners'
+// candidates at a time (a run from a checkpoint, every one; a list's
+// payouts' holds are read again, HoldsByPayout). Owner and
 // Status share one string per value.
 type Candidate struct {
 	HoldReference string
