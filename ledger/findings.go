@@ -61,8 +61,13 @@ type ReconcileSnapshot struct {
 	// and asked again for another (credit row 2a), by requestID.
 	CreditConflicts []Subject
 	// Candidates: every held hold, and captured and released holds placed
-	// since the cutoff, ordered by owner (when asked for).
+	// since the cutoff, ordered by owner (when asked for). Of a full run,
+	// only the held holds placed before the cutoff: the others are read a
+	// page of owners at a time, as of Snapshot (CandidatesPage).
 	Candidates []Candidate
+	// Snapshot names the snapshot read (opaque): a CandidatesPage of it
+	// reads the candidates as this snapshot saw them.
+	Snapshot string
 	// Recipients: the owners of destination instruments, each with the
 	// requestIDs credited to their accounts since the credit cutoff (when
 	// asked for).
@@ -157,9 +162,23 @@ type LastRun struct {
 	Open map[string]int
 }
 
+// CandidatesPage asks for the candidates of one page of owners, as a
+// reconciliation's snapshot saw them: the holds placed since Since of the
+// owners after After (every owner from the first when First) up to and
+// including Through (to the last when empty), with their status then.
+type CandidatesPage struct {
+	// Snapshot is ReconcileSnapshot.Snapshot.
+	Snapshot string
+	After    string
+	First    bool
+	Through  string
+	Since    time.Time
+}
+
 // Candidate is a hold to compare with the service's view of its payout:
-// only what the comparison needs, since a run holds every candidate (a
-// list's payouts' holds are read again, HoldsByPayout). Owner and
+// only what the comparison needs, since a run holds a page of owners'
+// candidates at a time (a run from a checkpoint, every one; a list's
+// payouts' holds are read again, HoldsByPayout). Owner and
 // Status share one string per value.
 type Candidate struct {
 	HoldReference string

@@ -315,7 +315,7 @@ func TestLimits(t *testing.T) {
 		t.Fatalf("override %+v %v", o, err)
 	}
 	eff, _ := b.svc.EffectiveLimits("local", "alice")
-	if eff.DailyAmount.Value != "900.00" {
+	if eff.DailyAmount.Value.StringFixed(2) != "900.00" {
 		t.Fatalf("the override does not apply: %+v", eff)
 	}
 	_, _, err = b.c.Limits.PutOverride(ctx, "alice", &provider.OverrideUpdate{ExpectedVersionID: "stale"})
@@ -327,7 +327,7 @@ func TestLimits(t *testing.T) {
 	if _, err := b.c.Limits.DeleteOverride(ctx, "alice"); err != nil {
 		t.Fatal(err)
 	}
-	if eff, _ := b.svc.EffectiveLimits("local", "alice"); eff.DailyAmount.Value != "500.00" {
+	if eff, _ := b.svc.EffectiveLimits("local", "alice"); eff.DailyAmount.Value.StringFixed(2) != "500.00" {
 		t.Fatalf("after delete: %+v", eff)
 	}
 	_, err = b.c.Limits.DeleteOverride(ctx, "nobody")

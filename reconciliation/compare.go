@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -38,7 +40,7 @@ const (
 // payout the service reports where its hold here says it should be, and
 // every hold where its payout says (a held hold's list is read back to
 // its placing), and was every request for payment the service completed
-// credited? The owners are compared a page (customersPage) at a time: up
+// credited? The owners are compared a page at a time (pages): up
 // to Config.ProviderConcurrency lists of the page are read at a time,
 // then the holds of every payout the page's lists show are read in one
 // query. The discrepancies come out in the participants' order whatever
@@ -48,22 +50,18 @@ const (
 // are read, their payouts back to ListSlack before the checkpoint (or
 // further, to a held hold's placing).
 func (r *Reconciler) compare(ctx context.Context, snap snapshot, from ledger.Checkpoint) (out []discrepancy, complete bool, err error) {
-	bySender := groupByOwner(snap.candidates)
 	b := bounds{payouts: r.now().Add(-r.cfg.PayoutLookback), credits: r.now().Add(-r.cfg.CreditLookback), snapshot: snap.at}
-	var owners []string
-	if from.CheckpointID == "" {
-		if owners, err = r.owners(ctx, bySender, snap.recipients); err != nil {
-			return nil, false, err
-		}
-	} else {
-		owners = activeOwners(bySender, snap.recipients)
+	if from.CheckpointID != "" {
 		if at := from.TakenOn.Add(-ListSlack); at.After(b.payouts) {
 			b.payouts = at
 		}
 	}
 	complete = true
-	for page := range slices.Chunk(owners, customersPage) {
-		found, pageComplete, err := r.comparePage(ctx, page, bySender, snap.recipients, b)
+	for pg, err := range r.pages(ctx, snap, from) {
+		if err != nil {
+			return nil, false, err
+		}
+		found, pageComplete, err := r.comparePage(ctx, pg.owners, pg.bySender, snap.recipients, b)
 		if err != nil {
 			return nil, false, err
 		}
@@ -127,42 +125,85 @@ feed:
 }
 
 // customersPage is how many customers a run reads from the database at a
-// time.
+// time, and so how many owners it compares at a time (Reconciler.page).
 const customersPage = 1000
 
-// owners returns, in order and each once, every customer of the ledger
-// (read a page at a time), the senders of the candidates and the
+// page is one page of owners to compare: in order, each once, with the
+// candidate holds of each.
+type page struct {
+	owners   []string
+	bySender map[string][]candidate
+}
+
+// pages returns the pages of owners a run compares, in order. A full run
+// reads the customers a page (Reconciler.page of them) at a time and, for
+// each, the candidates of the owners in its range (after the previous
+// page's last customer, up to its own last), as of the snapshot
+// (Store.CandidatesPage), so that it holds one page's candidates at a
+// time: a page's owners are its customers and the senders and recipients
+// in its range (an owner with a hold or a credit who is no customer is
+// an oddity: such a page is larger). The held holds placed before the
+// comparison's cutoff (stale holds: few, each a finding) came with the
+// snapshot and join their owner's page. From a checkpoint, the snapshot
+// read every candidate (held now, or placed or settled since: bounded by
+// the activity since), and the owners are their senders and the
 // recipients.
-func (r *Reconciler) owners(ctx context.Context, bySender map[string][]candidate, recipients map[string]map[string]bool) ([]string, error) {
-	seen := make(map[string]bool, len(bySender)+len(recipients))
-	var owners []string
-	add := func(o string) {
-		if !seen[o] {
-			seen[o] = true
-			owners = append(owners, o)
+func (r *Reconciler) pages(ctx context.Context, snap snapshot, from ledger.Checkpoint) iter.Seq2[page, error] {
+	return func(yield func(page, error) bool) {
+		read := groupByOwner(snap.candidates) // with the snapshot
+		if from.CheckpointID != "" {
+			for owners := range slices.Chunk(activeOwners(read, snap.recipients), r.page) {
+				if !yield(page{owners: owners, bySender: read}, nil) {
+					return
+				}
+			}
+			return
+		}
+		// The senders of the stale holds and the recipients, in order: each
+		// page takes those of its range from the front.
+		stale, recipients := slices.Sorted(maps.Keys(read)), slices.Sorted(maps.Keys(snap.recipients))
+		for after, first := "", true; ; first = false {
+			customers, err := r.cfg.DB.Customers(ctx, after, r.page)
+			if err != nil {
+				yield(page{}, fmt.Errorf("reconciliation: read the customers: %w", err))
+				return
+			}
+			last := len(customers) < r.page
+			through := ""
+			if !last {
+				through = customers[len(customers)-1]
+			}
+			inRange := func(o string) bool { return last || o <= through }
+			cs, err := r.cfg.DB.CandidatesPage(ctx, ledger.CandidatesPage{Snapshot: snap.token, After: after, First: first,
+				Through: through, Since: snap.comparedSince})
+			if err != nil {
+				yield(page{}, fmt.Errorf("reconciliation: read the candidates: %w", err))
+				return
+			}
+			pg := page{owners: customers, bySender: groupByOwner(cs)}
+			for o := range pg.bySender {
+				pg.owners = append(pg.owners, o)
+			}
+			for ; len(stale) > 0 && inRange(stale[0]); stale = stale[1:] {
+				o := stale[0]
+				// Placed before the cutoff: before the page's own.
+				pg.bySender[o] = append(slices.Clip(read[o]), pg.bySender[o]...)
+				pg.owners = append(pg.owners, o)
+			}
+			for ; len(recipients) > 0 && inRange(recipients[0]); recipients = recipients[1:] {
+				pg.owners = append(pg.owners, recipients[0])
+			}
+			slices.Sort(pg.owners)
+			pg.owners = slices.Compact(pg.owners)
+			if len(pg.owners) > 0 && !yield(pg, nil) {
+				return
+			}
+			if last {
+				return
+			}
+			after = through
 		}
 	}
-	for after := ""; ; {
-		page, err := r.cfg.DB.Customers(ctx, after, customersPage)
-		if err != nil {
-			return nil, fmt.Errorf("reconciliation: read the customers: %w", err)
-		}
-		for _, o := range page {
-			add(o)
-		}
-		if len(page) < customersPage {
-			break
-		}
-		after = page[len(page)-1]
-	}
-	for o := range bySender {
-		add(o)
-	}
-	for o := range recipients {
-		add(o)
-	}
-	slices.Sort(owners)
-	return owners, nil
 }
 
 // activeOwners returns, in order and each once, the senders of the

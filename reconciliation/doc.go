@@ -84,7 +84,10 @@
 // checkpoint is older than Config.FullEvery. An incremental run resolves
 // the issues of incrementalKinds only and reports the other open issues
 // as last found (carry). docs/reconciliation.md, "Checkpoints", says what
-// only a full run sees.
+// only a full run sees. After each run the checkpoints older than
+// CheckpointRetention are pruned, but for the latest full one and those
+// after it (the next run starts from the last) and those the kept ones
+// were run from.
 //
 // # Cost
 //
@@ -97,9 +100,22 @@
 // (store's TestReconciliationQueriesAreLinear), and the comparison keys
 // everything by map: a run costs a constant time per hold. It reads one
 // payments page per 100 payouts of a sender, and at least one per
-// participant. In memory it holds the candidates (a hold reference and a
-// payout ID each, owners and statuses shared: about 100 bytes a hold) and
-// the lists being read, and reads the holds of each list's payouts.
+// participant. In memory a full run holds the candidates of one page of
+// owners at a time (a hold reference and a payout ID each, owners and
+// statuses shared: about 100 bytes a hold; customersPage customers a
+// page), the stale holds, the recipients, the findings and the lists
+// being read, and reads the holds of each list's payouts. Its snapshot
+// reads only the held holds placed before HoldMaxAge (the stale ones);
+// the others are read a page of owners at a time by Store.CandidatesPage,
+// as the snapshot saw them (holds and settlements are append-only and
+// record the transaction that inserted them, and the snapshot which
+// transactions it saw), so that no transaction stays open while the
+// service's lists are read: a hold placed after the snapshot is left to
+// the next run, one settled after it is compared as held. That query is
+// driven by the page's owners through indexes (store's
+// TestCandidatesPageReadsOnlyItsOwners). A run from a checkpoint reads
+// its candidates with its snapshot, all at once: the holds held now and
+// those placed or settled since, bounded by the activity since.
 // BenchmarkReconcile measures it (see the README for the figures); Report
 // Stages says where a run's time went.
 //

@@ -175,8 +175,8 @@ type Stage struct {
 // fix).
 const (
 	StageInvariants = "invariants" // I1 to I6
-	StageChecks     = "checks"     // stale holds, orphans, duplicate credit attempts, the comparison's candidates
-	StageCompare    = "compare"    // the payments lists of the service
+	StageChecks     = "checks"     // stale holds, orphans, duplicate credit attempts, the comparison's candidates (a full run's: the stale ones)
+	StageCompare    = "compare"    // the payments lists of the service (and a full run's candidates, a page at a time)
 	StageFix        = "fix"
 	StageStore      = "store" // the findings, as issues
 )
@@ -208,13 +208,14 @@ func StatusOf(findings []ledger.Finding) string {
 }
 
 // Store is what a reconciliation needs of the ledger's database: the one
-// snapshot of its checks, its customers and the holds of the payouts the
-// service lists, the lease of the one run in
-// progress, the run and its findings, fixes and acknowledgements
-// (*store.DB implements it).
+// snapshot of its checks, its customers, the candidates of a page of them
+// as of the snapshot and the holds of the payouts the service lists, the
+// lease of the one run in progress, the run and its findings, fixes and
+// acknowledgements, and its checkpoints (*store.DB implements it).
 type Store interface {
 	Reconcile(ctx context.Context, p ledger.ReconcileParams) (ledger.ReconcileSnapshot, error)
 	Customers(ctx context.Context, after string, limit int) ([]string, error)
+	CandidatesPage(ctx context.Context, p ledger.CandidatesPage) ([]ledger.Candidate, error)
 	HoldsByPayout(ctx context.Context, payoutIDs []string) (map[string]holds.Hold, error)
 	AcquireLease(ctx context.Context, runID, holder string, ttl time.Duration) (ok bool, current string, err error)
 	RenewLease(ctx context.Context, runID string, ttl time.Duration) error
@@ -223,6 +224,7 @@ type Store interface {
 	FinishRun(ctx context.Context, p ledger.FinishParams) ([]ledger.Finding, string, error)
 	FixHold(ctx context.Context, p holds.FixParams) (holds.FixResult, error)
 	LastCheckpoint(ctx context.Context, invariantKinds []string) (ledger.CheckpointState, error)
+	PruneCheckpoints(ctx context.Context, before time.Time, limit int) (int64, error)
 	OpenIssues(ctx context.Context, kinds []string) ([]ledger.Finding, error)
 	AcknowledgeFinding(ctx context.Context, findingID, note string, now time.Time) (ledger.Issue, error)
 }
@@ -311,6 +313,9 @@ type Reconciler struct {
 	cfg  Config
 	log  *slog.Logger
 	loop loop.Loop
+	// page is how many customers a run compares at a time (customersPage;
+	// tests shrink it).
+	page int
 }
 
 // New validates cfg, applies its defaults and returns a Reconciler.
@@ -359,7 +364,7 @@ func New(cfg Config) (*Reconciler, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Reconciler{cfg: cfg, log: log}, nil
+	return &Reconciler{cfg: cfg, log: log, page: customersPage}, nil
 }
 
 // Run runs one reconciliation, full or from the last checkpoint as
@@ -417,7 +422,33 @@ func (r *Reconciler) RunWith(ctx context.Context, o RunOptions) (Report, error) 
 		return Report{}, err
 	}
 	rep.Stages = append(rep.Stages, Stage{StageStore, time.Since(start)})
+	r.prune(ctx)
 	return rep, nil
+}
+
+// CheckpointRetention is how long a checkpoint is kept: every checkpoint
+// taken within it stays, with the ones it was run from, and so do the
+// latest full checkpoint and every one after it (the last of them is where
+// the next run starts), whatever their age (docs/reconciliation.md,
+// "Checkpoints").
+const CheckpointRetention = 30 * 24 * time.Hour
+
+// pruneBatch bounds the checkpoints one run deletes (each costs Postgres a
+// pass over the account states); older ones go with the next runs.
+const pruneBatch = 50
+
+// prune deletes the checkpoints past CheckpointRetention that no run will
+// start from, after a run is stored: a failure is logged, and the next
+// run tries again.
+func (r *Reconciler) prune(ctx context.Context) {
+	n, err := r.cfg.DB.PruneCheckpoints(ctx, r.now().Add(-CheckpointRetention), pruneBatch)
+	if err != nil {
+		r.log.Warn("reconciliation: old checkpoints not pruned; the next run tries again", "err", err)
+		return
+	}
+	if n > 0 {
+		r.log.Info("reconciliation: old checkpoints pruned", "deleted", n)
+	}
 }
 
 // check runs the stages of a run before its findings are stored: the
@@ -514,9 +545,14 @@ type candidate = ledger.Candidate
 
 type snapshot struct {
 	// at is when it was taken.
-	at         time.Time
-	findings   []ledger.Finding
-	candidates []candidate
+	at       time.Time
+	findings []ledger.Finding
+	// candidates: every candidate from a checkpoint; of a full run, the
+	// held holds placed before comparedSince (the others are read a page
+	// at a time, as of token).
+	candidates    []candidate
+	token         string
+	comparedSince time.Time
 	// recipients are the owners of destination instruments, with the
 	// requests credited to them since the credit lookback.
 	recipients map[string]map[string]bool
@@ -529,10 +565,10 @@ type snapshot struct {
 // snapshot reads every database check and the comparison's candidates from
 // one consistent, read-only snapshot.
 func (r *Reconciler) snapshot(ctx context.Context, runID string, now time.Time, from ledger.Checkpoint) (snapshot, error) {
-	s := snapshot{at: now}
+	s := snapshot{at: now, comparedSince: now.Add(-r.cfg.HoldMaxAge)}
 	start := time.Now()
 	snap, err := r.cfg.DB.Reconcile(ctx, ledger.ReconcileParams{Now: now, StaleBefore: now.Add(-r.cfg.HoldMaxAge),
-		ComparedSince: now.Add(-r.cfg.HoldMaxAge), CreditsSince: now.Add(-r.cfg.CreditLookback),
+		ComparedSince: s.comparedSince, CreditsSince: now.Add(-r.cfg.CreditLookback),
 		WithProvider: r.cfg.Provider != nil, Timeout: r.cfg.SnapshotTimeout,
 		From: from.CheckpointID, RunID: runID, Checkpoint: true})
 	if err != nil {
@@ -563,7 +599,7 @@ func (r *Reconciler) snapshot(ctx context.Context, runID string, now time.Time, 
 			s.findings = append(s.findings, newFinding(q.kind, x.Subject, x.Detail))
 		}
 	}
-	s.candidates = snap.Candidates
+	s.candidates, s.token = snap.Candidates, snap.Snapshot
 	s.recipients = snap.Recipients
 	s.checkpoint = snap.Checkpoint.CheckpointID
 	return s, nil

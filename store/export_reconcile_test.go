@@ -23,7 +23,7 @@ func ReconcileSQL(now time.Time) map[string]ReconcileQuery {
 	out["stale_holds"] = ReconcileQuery{staleHoldsSQL, []any{cutoff, now}}
 	out["orphan_captures"] = ReconcileQuery{orphansSQL, []any{"capture"}}
 	out["duplicate_credit_attempts"] = ReconcileQuery{duplicateCreditAttemptsSQL, nil}
-	out["candidates"] = ReconcileQuery{candidatesSQL, []any{cutoff}}
+	out["candidates"] = ReconcileQuery{heldBeforeSQL, []any{cutoff}}
 	out["recipients"] = ReconcileQuery{recipientsSQL, []any{now.Add(-31 * 24 * time.Hour)}}
 	out["holds_by_payout"] = ReconcileQuery{holdsByPayoutSQL, []any{[]string{"pay_p1", "pay_p2", "pay_p3"}}}
 	out["credit_conflicts"] = ReconcileQuery{creditConflictsSQL, nil}
@@ -52,4 +52,15 @@ func ReconcileSinceSQL(now time.Time, snapshot, xmin string, accounts []string) 
 	out["candidates"] = ReconcileQuery{candidatesSinceSQL, []any{snapshot, xmin, now.Add(-264 * time.Hour)}}
 	out["recipients"] = ReconcileQuery{recipientsSinceSQL, []any{snapshot, xmin, now.Add(-31 * 24 * time.Hour)}}
 	return out
+}
+
+// ReconcilePageSQL returns the queries a full run runs a page of owners at
+// a time (after, through: the page's range), as of snapshot, with
+// arguments as a run gives them at now.
+func ReconcilePageSQL(now time.Time, snapshot, after, through string) map[string]ReconcileQuery {
+	cutoff := now.Add(-264 * time.Hour)
+	return map[string]ReconcileQuery{
+		"candidates_page":      {candidatesPageSQL, []any{snapshot, after, false, cutoff, through}},
+		"candidates_last_page": {candidatesLastPageSQL, []any{snapshot, through, false, cutoff}},
+	}
 }

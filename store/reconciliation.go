@@ -106,11 +106,14 @@ JOIN credits c ON c.request_id = k.request_id
 GROUP BY k.request_id
 ORDER BY k.request_id`
 
-	// $1: captured and released holds placed since.
-	candidatesSQL = `SELECT h.hold_reference, h.payout_id, a.owner_external_id, h.status, h.placed_at
+	// The candidates of a full run its snapshot reads: the held holds
+	// placed before $1 (as a run sets it, those are the stale holds); the
+	// others, placed since $1, are read a page of owners at a time
+	// (candidatesPageSQL).
+	heldBeforeSQL = `SELECT h.hold_reference, h.payout_id, a.owner_external_id, h.status, h.placed_at
 FROM hold_states h
 JOIN accounts a ON a.account_id = h.account_id
-WHERE h.status = 'held' OR h.placed_at >= $1
+WHERE h.status = 'held' AND h.placed_at < $1
 ORDER BY a.owner_external_id, h.placed_at, h.hold_reference`
 
 	// The owners of destination instruments, and what was credited to
@@ -279,7 +282,10 @@ func (db *DB) ReleaseLease(ctx context.Context, runID string) error {
 // snapshot: the invariants, holds held since before staleBefore,
 // orphans, duplicate credit attempts, and, with candidates, the holds to
 // compare with the service (released ones placed since releasedSince).
-// From a checkpoint (p.From), the invariants and the checks whose cost
+// A full run reads, of the candidates, only the held holds placed before
+// p.ComparedSince: the others are read a page of owners at a time, as of
+// the snapshot (CandidatesPage). From a checkpoint (p.From), the
+// invariants and the checks whose cost
 // grows with history read only what the checkpoint's snapshot did not see
 // (incrementalChecks, reconcileQueriesSince). With p.Checkpoint, a
 // snapshot whose invariant checks found nothing writes a checkpoint, in
@@ -311,6 +317,7 @@ func (db *DB) Reconcile(ctx context.Context, p ledger.ReconcileParams) (ledger.R
 		if err := tx.QueryRow(ctx, currentSnapshotSQL).Scan(&taken); err != nil {
 			return err
 		}
+		s.Snapshot = taken
 		from, err := readInvariants(ctx, tx, p, &s)
 		if err != nil {
 			return err
@@ -403,16 +410,16 @@ func reconcileQueries(p ledger.ReconcileParams, s *ledger.ReconcileSnapshot) []r
 			return err
 		}},
 		{name: "candidates", skip: !p.WithProvider, read: func(ctx context.Context, tx pgx.Tx) (err error) {
-			s.Candidates, err = candidates(ctx, tx, candidatesSQL, p.ComparedSince)
+			s.Candidates, err = candidates(ctx, tx, heldBeforeSQL, p.ComparedSince)
 			return err
 		}},
 	}
 }
 
-// candidates reads the candidates in the snapshot's order (by owner),
-// one string per distinct owner and status: a run holds them all.
-func candidates(ctx context.Context, tx pgx.Tx, sql string, args ...any) ([]ledger.Candidate, error) {
-	rows, err := tx.Query(ctx, sql, args...)
+// candidates reads candidates in the snapshot's order (by owner), one
+// string per distinct owner and status.
+func candidates(ctx context.Context, q querier, sql string, args ...any) ([]ledger.Candidate, error) {
+	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}

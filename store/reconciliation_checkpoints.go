@@ -65,6 +65,40 @@ FROM reconciliation_checkpoints ORDER BY seq DESC LIMIT 1`
 
 	lastFullCheckpointSQL = `SELECT max(taken_on) FROM reconciliation_checkpoints WHERE full_run`
 
+	// The checkpoints kept ($1 the retention cutoff): the latest full
+	// one and every one after it (the last of them is where the next run
+	// starts; the account states name only these, as a full run rewrites
+	// every account's), every one taken since $1, and, with a checkpoint
+	// kept, the one it was run from (its from_checkpoint names it), back
+	// to its full run.
+	keptHead = `WITH RECURSIVE full_run AS (
+    SELECT coalesce(max(seq), 0) AS seq FROM reconciliation_checkpoints WHERE full_run),
+kept AS (
+    SELECT c.checkpoint_id, c.from_checkpoint FROM reconciliation_checkpoints c, full_run f
+    WHERE c.seq >= f.seq OR c.taken_on >= $1`
+	keptTail = `
+    UNION
+    SELECT c.checkpoint_id, c.from_checkpoint FROM reconciliation_checkpoints c JOIN kept k ON c.checkpoint_id = k.from_checkpoint)
+`
+
+	// Whether any checkpoint is to go: the checkpoints alone (a few a day).
+	prunableSQL = keptHead + keptTail + `SELECT EXISTS (SELECT 1 FROM reconciliation_checkpoints c
+WHERE c.checkpoint_id NOT IN (SELECT checkpoint_id FROM kept))`
+
+	// $2 how many at most. A checkpoint the account states name stays
+	// too, whatever the rule says (a full run rewrites every account's, so
+	// they name none of those due): one pass over them. The newest of
+	// those due go first: a checkpoint that stays for a later batch names
+	// (from_checkpoint) only older ones, so no batch leaves a reference to
+	// a deleted row.
+	pruneCheckpointsSQL = keptHead + `
+       OR c.checkpoint_id IN (SELECT checkpoint_id FROM reconciliation_account_states)` + keptTail + `,
+doomed AS (
+    SELECT c.checkpoint_id FROM reconciliation_checkpoints c
+    WHERE c.checkpoint_id NOT IN (SELECT checkpoint_id FROM kept)
+    ORDER BY c.seq DESC LIMIT $2)
+DELETE FROM reconciliation_checkpoints c USING doomed d WHERE c.checkpoint_id = d.checkpoint_id`
+
 	// $1 the invariant kinds.
 	openInvariantIssuesSQL = `SELECT EXISTS (SELECT 1 FROM reconciliation_issues WHERE resolved_on IS NULL AND kind = ANY ($1::text[]))`
 
@@ -171,4 +205,29 @@ func writeCheckpoint(ctx context.Context, tx pgx.Tx, p ledger.ReconcileParams, t
 	c.Accounts = tag.RowsAffected()
 	_, err = tx.Exec(ctx, `UPDATE reconciliation_checkpoints SET accounts = $2 WHERE checkpoint_id = $1`, c.CheckpointID, c.Accounts)
 	return c, err
+}
+
+// PruneCheckpoints deletes the checkpoints no run will start from again
+// and older than before, at most limit of them, in one transaction, and
+// returns how many it deleted. It keeps the latest full checkpoint and
+// every one after it (the last is where the next run starts), every one
+// taken since before, and the checkpoints those were run from, back to
+// their full run (docs/reconciliation.md, "Checkpoints"). Deleting a
+// checkpoint makes Postgres read the account states for a reference to it
+// (the foreign key has no index: an index would be rewritten for every
+// account by each full run): one pass over them per checkpoint deleted, so
+// at most limit passes, and none when nothing is due.
+func (db *DB) PruneCheckpoints(ctx context.Context, before time.Time, limit int) (int64, error) {
+	var n int64
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		n = 0
+		var due bool
+		if err := tx.QueryRow(ctx, prunableSQL, before).Scan(&due); err != nil || !due {
+			return err
+		}
+		tag, err := tx.Exec(ctx, pruneCheckpointsSQL, before, limit)
+		n = tag.RowsAffected()
+		return err
+	})
+	return n, err
 }

@@ -202,3 +202,40 @@ func textPlan(ctx context.Context, pool *pgxpool.Pool, q store.ReconcileQuery) s
 	rows.Close()
 	return text.String()
 }
+
+// TestCandidatesPageReadsOnlyItsOwners: the query of a page of a full
+// run's candidates scans neither a history table nor the accounts: it
+// reaches the page's owners through their index, and each account's holds
+// since the cutoff through theirs, so that a run of many pages reads each
+// hold since the cutoff once, whatever the history and the number of
+// pages.
+func TestCandidatesPageReadsOnlyItsOwners(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, pool := storetest.DB(t)
+	if _, err := pool.Exec(ctx, planSeed+historySeed); err != nil {
+		t.Fatal(err)
+	}
+	var snapshot string
+	if err := pool.QueryRow(ctx, `SELECT pg_current_snapshot()::text`).Scan(&snapshot); err != nil {
+		t.Fatal(err)
+	}
+	queries := store.ReconcilePageSQL(time.Now(), snapshot, "p-own-1", "p-own-105")
+	for _, name := range slices.Sorted(maps.Keys(queries)) {
+		q := queries[name]
+		var raw []byte
+		if err := pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+q.SQL, q.Args...).Scan(&raw); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var plans []struct{ Plan planNode }
+		if err := json.Unmarshal(raw, &plans); err != nil || len(plans) != 1 {
+			t.Fatalf("%s: plan %s: %v", name, raw, err)
+		}
+		if rel := scansOf(plans[0].Plan, append(slices.Clone(historyTables), "accounts")); rel != "" {
+			t.Errorf("%s scans %s:\n%s", name, rel, textPlan(ctx, pool, q))
+		}
+		if bad := quadratic(plans[0].Plan); bad != "" {
+			t.Errorf("%s: %s:\n%s", name, bad, textPlan(ctx, pool, q))
+		}
+	}
+}

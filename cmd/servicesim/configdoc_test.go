@@ -6,6 +6,7 @@ import (
 
 	"github.com/provider-ledger/adapter/internal/cli/clitest"
 	"github.com/provider-ledger/adapter/internal/doccheck"
+	"github.com/provider-ledger/adapter/internal/drive"
 )
 
 // TestConfigurationDocumented holds the servicesim table of
@@ -16,7 +17,7 @@ import (
 func TestConfigurationDocumented(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("LEDGER_DATA_DIR", dir)
-	if got, want := defaultSecretFile(), filepath.Join(dir, "signing-secret"); got != want {
+	if got, want := drive.DefaultSecretFile(), filepath.Join(dir, "signing-secret"); got != want {
 		t.Fatalf("with LEDGER_DATA_DIR=%s the default --secret-file is %s, want %s", dir, got, want)
 	}
 	reads := []doccheck.Setting{{Env: []string{"LEDGER_DATA_DIR"}}}

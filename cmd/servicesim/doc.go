@@ -46,7 +46,8 @@
 // # drive
 //
 // drive runs payout and request lifecycles against a running ledgerd the way
-// the service would, then checks the balances they imply; its help says how.
+// the service would, then checks the balances they imply; its help says how,
+// and package internal/drive does the work.
 // It seeds through the admin API (--admin, LEDGER_ADMIN_URL; --admin-token,
 // LEDGER_ADMIN_TOKEN), sends callbacks to --callbacks (LEDGER_CALLBACKS_URL)
 // and seals them with the signing secret in --secret-file (default the dev

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/provider-ledger/adapter/internal/cli"
+	"github.com/provider-ledger/adapter/internal/drive"
 	"github.com/provider-ledger/adapter/provider/providertest"
 )
 
@@ -59,7 +60,7 @@ func newRoot() *cobra.Command {
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runServe(cmd, scfg) },
 	}
 	serveFlags(serveCmd, &scfg)
-	root.AddCommand(serveCmd, newEnvCmd(), newDriveCmd(new(driveConfig)))
+	root.AddCommand(serveCmd, newEnvCmd(), newDriveCmd(new(drive.Config)))
 	return root
 }
 

@@ -29,6 +29,7 @@ var floors = map[string]int{
 	// 5: adapters: HTTP in (callbacks, admin), the database (store,
 	// schema), Postgres processes (embedpg), deployment manifests.
 	"callbacks": 5, "admin": 5, "store": 5, "schema": 5, "embedpg": 5, "deploy": 5, "internal/cli/clitest": 5,
+	"internal/drive": 5,
 	// 6: what wires adapters together: ledgerd's server, the load tester,
 	// the test kit of the database.
 	"server": 6, "loadtest": 6, "store/storetest": 6, "admin/admintest": 6, "internal/cli/migratecmd": 6,

@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -55,8 +54,8 @@ type Hooks struct {
 	ParticipantLogin func(externalID string) (user, pass string, err error)
 	// SetPolicy sets the provider default limit policy.
 	SetPolicy func(l Limits) error
-	// SeedPayout records a payout from senderExternalID in status.
-	SeedPayout func(senderExternalID, amount, status string) (payoutID string, err error)
+	// SeedPayout records a payout of amount from senderExternalID in status.
+	SeedPayout func(senderExternalID string, amount Money, status string) (payoutID string, err error)
 	// SeedReview puts a payout into manual review.
 	SeedReview func(payoutID string) (reviewID string, err error)
 	// PayoutStatus reads a payout's status.
@@ -95,8 +94,8 @@ func (s *Service) hooks() Hooks {
 		},
 		ParticipantLogin: func(ext string) (string, string, error) { return s.ParticipantLogin(pid, ext) },
 		SetPolicy:        func(l Limits) error { _, err := s.SetPolicy(pid, l); return err },
-		SeedPayout: func(sender, amount, status string) (string, error) {
-			p, err := s.SeedPayout(pid, Payout{SenderExternalID: sender, Amount: USD(amount), Status: status,
+		SeedPayout: func(sender string, amount Money, status string) (string, error) {
+			p, err := s.SeedPayout(pid, Payout{SenderExternalID: sender, Amount: amount, Status: status,
 				RecipientName: "Rita Recipient"})
 			return p.PayoutID, err
 		},
@@ -178,16 +177,6 @@ type reply struct {
 
 func (r reply) String() string { return fmt.Sprintf("%d %s", r.Status, r.Body) }
 
-// obj decodes the body as a JSON object.
-func (r reply) obj(t *testing.T) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(r.Body, &m); err != nil {
-		t.Fatalf("body is not a JSON object: %v: %s", err, r.Body)
-	}
-	return m
-}
-
 type hdr map[string]string
 
 // req sends a request with the target's Basic credentials unless h sets
@@ -252,59 +241,47 @@ func expectBodiless(t *testing.T, r reply, status int) {
 }
 
 // expectProblem checks an RFC 9457 answer and returns it.
-func expectProblem(t *testing.T, r reply, status int) map[string]any {
+func expectProblem(t *testing.T, r reply, status int) wireProblem {
 	t.Helper()
 	expect(t, r, status)
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/problem+json") {
 		t.Fatalf("content type %q, want application/problem+json", ct)
 	}
-	m := r.obj(t)
-	_, isDetail := m["detail"].(string)
-	if str(m, "type") == "" || str(m, "title") == "" || m["status"] != float64(status) || !isDetail {
+	p := decode[wireProblem](t, r)
+	if p.Type == "" || p.Title == "" || p.Status == nil || *p.Status != status || p.Detail == nil {
 		t.Fatalf("problem lacks type, title, detail or status %d: %s", status, r.Body)
 	}
-	if errs, ok := m["errors"]; ok {
-		list, _ := errs.([]any)
+	if p.Errors.IsSpecified() {
+		list, ok := value(p.Errors)
 		for _, e := range list {
-			if em, _ := e.(map[string]any); str(em, "pointer") == "" || str(em, "detail") == "" {
+			if e.Pointer == "" || e.Detail == "" {
 				t.Fatalf("errors member lacks pointer or detail: %s", r.Body)
 			}
 		}
-		if list == nil {
+		if !ok || list == nil {
 			t.Fatalf("errors is not an array: %s", r.Body)
 		}
 	}
-	return m
+	return p
 }
 
 func expectCode(t *testing.T, r reply, code string) {
 	t.Helper()
-	if m := expectProblem(t, r, http.StatusConflict); m["code"] != code {
-		t.Fatalf("code %v, want %q", m["code"], code)
+	if p := expectProblem(t, r, http.StatusConflict); p.Code != code {
+		t.Fatalf("code %q, want %q", p.Code, code)
 	}
 }
 
 // expectPointer checks a validation problem names pointer.
 func expectPointer(t *testing.T, r reply, status int, pointer string) {
 	t.Helper()
-	m := expectProblem(t, r, status)
-	errs, _ := m["errors"].([]any)
+	errs, _ := value(expectProblem(t, r, status).Errors)
 	for _, e := range errs {
-		if em, _ := e.(map[string]any); em["pointer"] == pointer {
+		if e.Pointer == pointer {
 			return
 		}
 	}
 	t.Fatalf("no error with pointer %s in %s", pointer, r.Body)
-}
-
-func str(m map[string]any, path ...string) string {
-	var cur any = m
-	for _, k := range path {
-		mm, _ := cur.(map[string]any)
-		cur = mm[k]
-	}
-	s, _ := cur.(string)
-	return s
 }
 
 func need(t *testing.T, ok bool, hook string) {
@@ -330,7 +307,7 @@ func (c *conformance) register(t *testing.T, externalID string) string {
 	t.Helper()
 	r := c.req(t, "POST", c.p("/participants"), participantBody(externalID), hdr{"Idempotency-Key": newUUID()})
 	expect(t, r, http.StatusCreated)
-	id := str(r.obj(t), "participantID")
+	id := decode[wireParticipant](t, r).ParticipantID
 	if id == "" {
 		t.Fatalf("no participantID in %s", r.Body)
 	}
@@ -350,7 +327,7 @@ func (c *conformance) settle(t *testing.T, externalID, want string) string {
 	for {
 		r := c.req(t, "GET", c.p("/participants/%s", url.PathEscape(externalID)), "", nil)
 		expect(t, r, http.StatusOK)
-		st := str(r.obj(t), "status")
+		st := decode[wireParticipant](t, r).Status
 		if st != StatusPending || want == StatusPending {
 			return st
 		}

@@ -83,7 +83,7 @@ func (c *conformance) pagination(t *testing.T) {
 	for i := range 3 {
 		r := c.req(t, "POST", c.p("/limit-groups"), fmt.Sprintf(`{"name":"page %s %d"}`, c.run, i), nil)
 		expect(t, r, http.StatusCreated)
-		created = append(created, str(r.obj(t), "group", "groupID"))
+		created = append(created, decode[groupAnswer](t, r).Group.GroupID)
 	}
 	for _, bad := range []string{"0", "101", "-1", "abc", ""} {
 		expectProblem(t, c.req(t, "GET", c.p("/limit-groups?limit=%s", bad), "", nil), http.StatusBadRequest)
@@ -112,20 +112,19 @@ func (c *conformance) pagination(t *testing.T) {
 		if cursor != "" {
 			q += "&cursor=" + url.QueryEscape(cursor)
 		}
-		m := c.req(t, "GET", c.p("/limit-groups%s", q), "", nil).obj(t)
-		groups, ok := m["groups"].([]any)
-		if !ok || len(groups) > 1 {
-			t.Fatalf("page: %v", m)
+		r := c.req(t, "GET", c.p("/limit-groups%s", q), "", nil)
+		page := decode[groupsAnswer](t, r)
+		if page.Groups == nil || len(*page.Groups) > 1 {
+			t.Fatalf("page: %s", r.Body)
 		}
-		for _, g := range groups {
-			seen[str(g.(map[string]any), "groupID")]++
+		for _, g := range *page.Groups {
+			seen[g.GroupID]++
 		}
-		hasMore, ok := m["hasMore"].(bool)
-		if !ok {
-			t.Fatalf("hasMore missing: %v", m)
+		if page.HasMore == nil {
+			t.Fatalf("hasMore missing: %s", r.Body)
 		}
-		next, hasNext := m["nextCursor"].(string)
-		if !hasMore {
+		next, hasNext := value(page.NextCursor)
+		if !*page.HasMore {
 			if hasNext && next != "" {
 				t.Fatalf("last page carries nextCursor %q", next)
 			}
@@ -143,16 +142,16 @@ func (c *conformance) pagination(t *testing.T) {
 	}
 
 	// An empty result is an empty list.
-	m := c.req(t, "GET", c.p("/limit-groups/%s/members", created[0]), "", nil).obj(t)
-	if l, ok := m["members"].([]any); !ok || len(l) != 0 || m["hasMore"] != false || m["nextCursor"] != nil {
-		t.Fatalf("empty page: %v", m)
+	r := c.req(t, "GET", c.p("/limit-groups/%s/members", created[0]), "", nil)
+	if m := decode[membersAnswer](t, r); m.Members == nil || len(*m.Members) != 0 || m.HasMore == nil || *m.HasMore || has(m.NextCursor) {
+		t.Fatalf("empty page: %s", r.Body)
 	}
 }
 
 func (c *conformance) providerRecord(t *testing.T) {
 	r := c.req(t, "PATCH", c.p(""), `{"shortName":"Acme01"}`, nil)
 	expect(t, r, http.StatusOK)
-	if str(r.obj(t), "shortName") != "Acme01" {
+	if decode[shortNameAnswer](t, r).ShortName != "Acme01" {
 		t.Fatalf("shortName: %s", r.Body)
 	}
 	expect(t, c.req(t, "PATCH", c.p(""), `{"shortName":"AB"}`, nil), http.StatusOK)

@@ -15,24 +15,24 @@ func (c *conformance) fundingSources(t *testing.T) {
 	base, id, src := f.base, f.id, f.src
 
 	t.Run("CreateIsIdempotentOnParticipantTypeAndSource", func(t *testing.T) {
-		r := c.req(t, "POST", c.p("/participants/%s/funding-sources", f.pid), fundingSourceBody(FundingCard, src, "Visa again", "4242"), nil)
+		r := c.req(t, "POST", c.p("/participants/%s/funding-sources", f.pid), fundingSourceCreate(FundingCard, src, "Visa again", "4242"), nil)
 		expect(t, r, http.StatusCreated)
-		if got := str(r.obj(t), "fundingSourceID"); got != id {
+		if got := decode[fundingSourceIDAnswer](t, r).FundingSourceID; got != id {
 			t.Fatalf("resend gave %s, want %s", got, id)
 		}
-		r = c.req(t, "POST", base, fundingSourceBody(FundingBankAccount, src, "Checking", "0001"), nil)
+		r = c.req(t, "POST", base, fundingSourceCreate(FundingBankAccount, src, "Checking", "0001"), nil)
 		expect(t, r, http.StatusCreated)
-		if str(r.obj(t), "fundingSourceID") == id {
+		if decode[fundingSourceIDAnswer](t, r).FundingSourceID == id {
 			t.Fatal("another fundingType reused the ID")
 		}
 	})
 	t.Run("Get", func(t *testing.T) {
 		r := c.req(t, "GET", base+"/"+id, "", nil)
 		expect(t, r, http.StatusOK)
-		fs := r.obj(t)["fundingSource"].(map[string]any)
-		if str(fs, "fundingSourceID") != id || str(fs, "fundingType") != FundingCard || str(fs, "providerSourceID") != src ||
-			str(fs, "displayName") != "Visa" || str(fs, "last4") != "4242" || str(fs, "createdOn") == "" || fs["disabledOn"] != nil {
-			t.Fatalf("funding source: %v", fs)
+		fs := decode[fundingSourceAnswer](t, r).FundingSource
+		if fs.FundingSourceID != id || fs.FundingType != FundingCard || fs.ProviderSourceID != src ||
+			fs.DisplayName != "Visa" || fs.Last4 != "4242" || fs.CreatedOn == "" || has(fs.DisabledOn) {
+			t.Fatalf("funding source: %s", r.Body)
 		}
 		expect(t, c.req(t, "GET", base+"/fs-missing-"+c.run, "", nil), http.StatusNotFound)
 		expect(t, c.req(t, "GET", c.p("/participants/%s/funding-sources/%s", c.externalID("nobody-"), id), "", nil), http.StatusNotFound)
@@ -65,17 +65,17 @@ func (c *conformance) newFundingSource(t *testing.T) fundingSource {
 	t.Helper()
 	pid, ext := c.active(t)
 	f := fundingSource{pid: pid, base: c.p("/participants/%s/funding-sources", url.PathEscape(ext)), src: "card-" + c.run}
-	r := c.req(t, "POST", f.base, fundingSourceBody(FundingCard, f.src, "Visa", "4242"), nil)
+	r := c.req(t, "POST", f.base, fundingSourceCreate(FundingCard, f.src, "Visa", "4242"), nil)
 	expect(t, r, http.StatusCreated)
-	f.id = str(r.obj(t), "fundingSourceID")
+	f.id = decode[fundingSourceIDAnswer](t, r).FundingSourceID
 	if f.id == "" {
 		t.Fatalf("no fundingSourceID: %s", r.Body)
 	}
 	return f
 }
 
-// fundingSourceBody is the JSON body that creates a funding source.
-func fundingSourceBody(typ, src, name, last4 string) string {
+// fundingSourceCreate is the JSON body that creates a funding source.
+func fundingSourceCreate(typ, src, name, last4 string) string {
 	return fmt.Sprintf(`{"fundingType":%q,"providerSourceID":%q,"displayName":%q,"last4":%q}`, typ, src, name, last4)
 }
 
@@ -85,10 +85,10 @@ func (c *conformance) fundingSourcePatch(t *testing.T, f fundingSource) {
 	base, id := f.base, f.id
 	r := c.req(t, "PATCH", base+"/"+id, `{"displayName":"Work Visa","last4":"1111"}`, nil)
 	expect(t, r, http.StatusOK)
-	fs := r.obj(t)["fundingSource"].(map[string]any)
-	if str(fs, "fundingSourceID") != id || str(fs, "displayName") != "Work Visa" || str(fs, "last4") != "1111" ||
-		str(fs, "providerSourceID") != f.src || str(fs, "fundingType") != FundingCard {
-		t.Fatalf("patched: %v", fs)
+	fs := decode[fundingSourceAnswer](t, r).FundingSource
+	if fs.FundingSourceID != id || fs.DisplayName != "Work Visa" || fs.Last4 != "1111" ||
+		fs.ProviderSourceID != f.src || fs.FundingType != FundingCard {
+		t.Fatalf("patched: %s", r.Body)
 	}
 	expectPointer(t, c.req(t, "PATCH", base+"/"+id, `{"providerSourceID":"other"}`, nil), 422, "/providerSourceID")
 	expectPointer(t, c.req(t, "PATCH", base+"/"+id, `{"fundingType":"bank_account"}`, nil), 422, "/fundingType")
@@ -102,13 +102,13 @@ func (c *conformance) fundingSourcePatch(t *testing.T, f fundingSource) {
 // funding-sources collection at base.
 func (c *conformance) fundingSourceValidation(t *testing.T, base string) {
 	long := strings.Repeat("x", 257)
-	expectPointer(t, c.req(t, "POST", base, fundingSourceBody(FundingCard, "s1-"+c.run, "", ""), nil), 422, "/displayName")
-	expectPointer(t, c.req(t, "POST", base, fundingSourceBody(FundingCard, long, "n", ""), nil), 422, "/providerSourceID")
-	expectPointer(t, c.req(t, "POST", base, fundingSourceBody(FundingCard, "s2-"+c.run, long, ""), nil), 422, "/displayName")
-	expectPointer(t, c.req(t, "POST", base, fundingSourceBody("cash", "s3-"+c.run, "n", ""), nil), 422, "/fundingType")
-	expectPointer(t, c.req(t, "POST", base, fundingSourceBody(FundingCard, "s4-"+c.run, "n", "12345"), nil), 422, "/last4")
-	expect(t, c.req(t, "POST", base, fundingSourceBody(FundingCard, strings.Repeat("y", 256), strings.Repeat("n", 256), ""), nil), http.StatusCreated)
-	expect(t, c.req(t, "POST", c.p("/participants/%s/funding-sources", c.externalID("nobody-")), fundingSourceBody(FundingCard, "s5", "n", ""), nil), http.StatusNotFound)
+	expectPointer(t, c.req(t, "POST", base, fundingSourceCreate(FundingCard, "s1-"+c.run, "", ""), nil), 422, "/displayName")
+	expectPointer(t, c.req(t, "POST", base, fundingSourceCreate(FundingCard, long, "n", ""), nil), 422, "/providerSourceID")
+	expectPointer(t, c.req(t, "POST", base, fundingSourceCreate(FundingCard, "s2-"+c.run, long, ""), nil), 422, "/displayName")
+	expectPointer(t, c.req(t, "POST", base, fundingSourceCreate("cash", "s3-"+c.run, "n", ""), nil), 422, "/fundingType")
+	expectPointer(t, c.req(t, "POST", base, fundingSourceCreate(FundingCard, "s4-"+c.run, "n", "12345"), nil), 422, "/last4")
+	expect(t, c.req(t, "POST", base, fundingSourceCreate(FundingCard, strings.Repeat("y", 256), strings.Repeat("n", 256), ""), nil), http.StatusCreated)
+	expect(t, c.req(t, "POST", c.p("/participants/%s/funding-sources", c.externalID("nobody-")), fundingSourceCreate(FundingCard, "s5", "n", ""), nil), http.StatusNotFound)
 	expectProblem(t, c.req(t, "POST", base, `{"fundingType":`, nil), http.StatusBadRequest)
 }
 
@@ -120,17 +120,17 @@ func (c *conformance) fundingSourceReactivation(t *testing.T, f fundingSource) {
 	if err := c.tg.Hooks.RemoveFundingSource(id); err != nil {
 		t.Fatal(err)
 	}
-	fs := c.req(t, "GET", base+"/"+id, "", nil).obj(t)["fundingSource"].(map[string]any)
-	if str(fs, "disabledOn") == "" {
-		t.Fatalf("removed source has no disabledOn: %v", fs)
+	r := c.req(t, "GET", base+"/"+id, "", nil)
+	if on, _ := value(decode[fundingSourceAnswer](t, r).FundingSource.DisabledOn); on == "" {
+		t.Fatalf("removed source has no disabledOn: %s", r.Body)
 	}
-	r := c.req(t, "POST", base, fundingSourceBody(FundingCard, f.src, "Visa", "4242"), nil)
+	r = c.req(t, "POST", base, fundingSourceCreate(FundingCard, f.src, "Visa", "4242"), nil)
 	expect(t, r, http.StatusCreated)
-	if str(r.obj(t), "fundingSourceID") != id {
+	if decode[fundingSourceIDAnswer](t, r).FundingSourceID != id {
 		t.Fatalf("reactivation gave a new ID: %s", r.Body)
 	}
-	fs = c.req(t, "GET", base+"/"+id, "", nil).obj(t)["fundingSource"].(map[string]any)
-	if _, ok := fs["disabledOn"]; ok {
-		t.Fatalf("reactivated source still disabled: %v", fs)
+	r = c.req(t, "GET", base+"/"+id, "", nil)
+	if decode[fundingSourceAnswer](t, r).FundingSource.DisabledOn.IsSpecified() {
+		t.Fatalf("reactivated source still disabled: %s", r.Body)
 	}
 }

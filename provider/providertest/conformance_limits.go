@@ -17,20 +17,18 @@ func money(v string) string {
 	return fmt.Sprintf(`{"currency":{"code":"USD","decimalPlaces":2},"value":%q}`, v)
 }
 
-func moneyValue(m map[string]any, dim string) string { return str(m, dim, "value") }
-
 func (c *conformance) limitGroups(t *testing.T) {
 	r := c.req(t, "POST", c.p("/limit-groups"), fmt.Sprintf(
 		`{"name":"gold %s","description":"d","dailyAmount":%s,"weeklyAmount":%s,"dailySendCount":5}`,
 		c.run, money("100.00"), money("200.00")), nil)
 	expect(t, r, http.StatusCreated)
-	g := r.obj(t)["group"].(map[string]any)
-	id, v1 := str(g, "groupID"), str(g, "versionID")
-	if id == "" || v1 == "" || str(g, "currency") != provider.USDCurrency().Code || str(g, "createdOn") == "" {
-		t.Fatalf("group: %v", g)
+	g := decode[groupAnswer](t, r).Group
+	id, v1 := g.GroupID, g.VersionID
+	if id == "" || v1 == "" || g.Currency != provider.USDCurrency().Code || g.CreatedOn == "" {
+		t.Fatalf("group: %s", r.Body)
 	}
-	if moneyValue(g, "dailyAmount") != "100.00" || g["dailySendCount"] != float64(5) {
-		t.Fatalf("dimensions not echoed: %v", g)
+	if !isUSD(g.DailyAmount, "100.00") || !isCount(g.DailySendCount, 5) {
+		t.Fatalf("dimensions not echoed: %s", r.Body)
 	}
 
 	t.Run("CreateValidation", func(t *testing.T) {
@@ -49,15 +47,15 @@ func (c *conformance) limitGroups(t *testing.T) {
 		r := c.req(t, "PATCH", path, fmt.Sprintf(`{"dailyAmount":null,"perTransactionAmount":%s,"expectedVersionID":%q}`,
 			money("50.00"), v1), nil)
 		expect(t, r, http.StatusOK)
-		g := r.obj(t)["group"].(map[string]any)
-		if _, ok := g["dailyAmount"]; ok {
-			t.Fatalf("null did not clear dailyAmount: %v", g)
+		g := decode[groupAnswer](t, r).Group
+		if g.DailyAmount.IsSpecified() {
+			t.Fatalf("null did not clear dailyAmount: %s", r.Body)
 		}
-		if moneyValue(g, "weeklyAmount") != "200.00" || moneyValue(g, "perTransactionAmount") != "50.00" ||
-			str(g, "description") != "d" || g["dailySendCount"] != float64(5) {
-			t.Fatalf("absent fields changed or value not set: %v", g)
+		if !isUSD(g.WeeklyAmount, "200.00") || !isUSD(g.PerTransactionAmount, "50.00") ||
+			g.Description != "d" || !isCount(g.DailySendCount, 5) {
+			t.Fatalf("absent fields changed or value not set: %s", r.Body)
 		}
-		v2 = str(g, "versionID")
+		v2 = g.VersionID
 		if v2 == "" || v2 == v1 {
 			t.Fatalf("versionID %q after patch (was %q)", v2, v1)
 		}
@@ -68,9 +66,9 @@ func (c *conformance) limitGroups(t *testing.T) {
 	t.Run("NullClearsNameAndDescription", func(t *testing.T) {
 		r := c.req(t, "PATCH", path, fmt.Sprintf(`{"name":null,"description":null,"dailySendCount":null,"expectedVersionID":%q}`, v2), nil)
 		expect(t, r, http.StatusOK)
-		g := r.obj(t)["group"].(map[string]any)
-		if str(g, "name") != "" || str(g, "description") != "" || g["dailySendCount"] != nil {
-			t.Fatalf("not cleared: %v", g)
+		g := decode[groupAnswer](t, r).Group
+		if g.Name != "" || g.Description != "" || has(g.DailySendCount) {
+			t.Fatalf("not cleared: %s", r.Body)
 		}
 	})
 	t.Run("PatchValidationAndMissing", func(t *testing.T) {
@@ -83,7 +81,7 @@ func (c *conformance) newGroup(t *testing.T) string {
 	t.Helper()
 	r := c.req(t, "POST", c.p("/limit-groups"), fmt.Sprintf(`{"name":"members %s"}`, c.run), nil)
 	expect(t, r, http.StatusCreated)
-	return str(r.obj(t), "group", "groupID")
+	return decode[groupAnswer](t, r).Group.GroupID
 }
 
 func (c *conformance) limitGroupMembers(t *testing.T) {
@@ -93,29 +91,29 @@ func (c *conformance) limitGroupMembers(t *testing.T) {
 
 	r := c.req(t, "PUT", member(ext), "", nil)
 	expect(t, r, http.StatusOK)
-	m1 := r.obj(t)["member"].(map[string]any)
-	if str(m1, "externalID") != ext || str(m1, "addedOn") == "" {
-		t.Fatalf("member: %v", m1)
+	m1 := decode[memberAnswer](t, r).Member
+	if m1.ExternalID != ext || m1.AddedOn == "" {
+		t.Fatalf("member: %s", r.Body)
 	}
 	if c.tg.Hooks.Advance != nil {
 		c.tg.Hooks.Advance(time.Minute)
 	}
 	r = c.req(t, "PUT", member(pid), "", nil)
 	expect(t, r, http.StatusOK)
-	if m2 := r.obj(t)["member"].(map[string]any); str(m2, "addedOn") != str(m1, "addedOn") {
+	if m2 := decode[memberAnswer](t, r).Member; m2.AddedOn != m1.AddedOn {
 		t.Fatalf("second PUT changed the membership: %v then %v", m1, m2)
 	}
-	list := c.req(t, "GET", c.p("/limit-groups/%s/members", gid), "", nil).obj(t)
-	if ms, _ := list["members"].([]any); len(ms) != 1 || str(ms[0].(map[string]any), "externalID") != ext {
-		t.Fatalf("members: %v", list)
+	r = c.req(t, "GET", c.p("/limit-groups/%s/members", gid), "", nil)
+	if ms := decode[membersAnswer](t, r).Members; ms == nil || len(*ms) != 1 || (*ms)[0].ExternalID != ext {
+		t.Fatalf("members: %s", r.Body)
 	}
 	expectProblem(t, c.req(t, "GET", c.p("/limit-groups/%s/members?limit=101", gid), "", nil), http.StatusBadRequest)
 
 	expect(t, c.req(t, "DELETE", member(pid), "", nil), http.StatusNoContent)
 	expect(t, c.req(t, "DELETE", member(ext), "", nil), http.StatusNoContent)
-	list = c.req(t, "GET", c.p("/limit-groups/%s/members", gid), "", nil).obj(t)
-	if ms, _ := list["members"].([]any); len(ms) != 0 {
-		t.Fatalf("members after delete: %v", list)
+	r = c.req(t, "GET", c.p("/limit-groups/%s/members", gid), "", nil)
+	if ms := decode[membersAnswer](t, r).Members; ms != nil && len(*ms) != 0 {
+		t.Fatalf("members after delete: %s", r.Body)
 	}
 
 	expect(t, c.req(t, "PUT", member(c.externalID("nobody-")), "", nil), http.StatusNotFound)
@@ -130,19 +128,19 @@ func (c *conformance) overrides(t *testing.T) {
 	r := c.req(t, "PUT", path, fmt.Sprintf(`{"dailyAmount":%s,"monthlyAmount":%s,"expiresOn":null}`,
 		money("10.00"), money("300.00")), nil)
 	expect(t, r, http.StatusOK)
-	o := r.obj(t)["override"].(map[string]any)
-	v1 := str(o, "versionID")
-	if v1 == "" || str(o, "currency") != provider.USDCurrency().Code || str(o, "createdOn") == "" || o["expiresOn"] != nil {
-		t.Fatalf("override: %v", o)
+	o := decode[overrideAnswer](t, r).Override
+	v1 := o.VersionID
+	if v1 == "" || o.Currency != provider.USDCurrency().Code || o.CreatedOn == "" || has(o.ExpiresOn) {
+		t.Fatalf("override: %s", r.Body)
 	}
 
 	r = c.req(t, "PUT", path, fmt.Sprintf(`{"weeklyAmount":%s,"monthlyAmount":null,"expectedVersionID":%q}`, money("20.00"), v1), nil)
 	expect(t, r, http.StatusOK)
-	o = r.obj(t)["override"].(map[string]any)
-	if moneyValue(o, "dailyAmount") != "10.00" || moneyValue(o, "weeklyAmount") != "20.00" || o["monthlyAmount"] != nil {
-		t.Fatalf("absent must keep, value set, null clear: %v", o)
+	o = decode[overrideAnswer](t, r).Override
+	if !isUSD(o.DailyAmount, "10.00") || !isUSD(o.WeeklyAmount, "20.00") || has(o.MonthlyAmount) {
+		t.Fatalf("absent must keep, value set, null clear: %s", r.Body)
 	}
-	v2 := str(o, "versionID")
+	v2 := o.VersionID
 
 	expectCode(t, c.req(t, "PUT", path, fmt.Sprintf(`{"dailySendCount":3,"expectedVersionID":%q}`, v1), nil), "version_conflict")
 	expectPointer(t, c.req(t, "PUT", path, `{"dailyAmount":{"currency":{"code":"EUR","decimalPlaces":2},"value":"1.00"}}`, nil),
@@ -160,9 +158,9 @@ func (c *conformance) overrides(t *testing.T) {
 		expectPointer(t, c.req(t, "PUT", path, body(`"reference":"T-1","expiresOn":"`+soon+`"`), nil), 422, "/reason")
 		r := c.req(t, "PUT", path, body(`"reason":"vip","reference":"T-1","expiresOn":"`+soon+`"`), nil)
 		expect(t, r, http.StatusOK)
-		o := r.obj(t)["override"].(map[string]any)
-		if str(o, "reason") != "vip" || str(o, "reference") != "T-1" || str(o, "expiresOn") == "" {
-			t.Fatalf("support override: %v", o)
+		o := decode[overrideAnswer](t, r).Override
+		if exp, _ := value(o.ExpiresOn); o.Reason != "vip" || o.Reference != "T-1" || exp == "" {
+			t.Fatalf("support override: %s", r.Body)
 		}
 	})
 
@@ -187,11 +185,11 @@ func (c *conformance) policy(t *testing.T) {
 		t.Skip("the target has no policy and no SetPolicy hook")
 	}
 	expect(t, r, http.StatusOK)
-	p := r.obj(t)["policy"].(map[string]any)
-	if str(p, "versionID") == "" || str(p, "createdOn") == "" || str(p, "currency") != provider.USDCurrency().Code {
-		t.Fatalf("policy: %v", p)
+	p := decode[policyAnswer](t, r).Policy
+	if p.VersionID == "" || p.CreatedOn == "" || p.Currency != provider.USDCurrency().Code {
+		t.Fatalf("policy: %s", r.Body)
 	}
-	if c.tg.Hooks.SetPolicy != nil && (moneyValue(p, "dailyAmount") != "1000.00" || p["dailySendCount"] != float64(20)) {
-		t.Fatalf("policy dimensions: %v", p)
+	if c.tg.Hooks.SetPolicy != nil && (!isUSD(p.DailyAmount, "1000.00") || !isCount(p.DailySendCount, 20)) {
+		t.Fatalf("policy dimensions: %s", r.Body)
 	}
 }

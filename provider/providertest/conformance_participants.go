@@ -17,7 +17,7 @@ func (c *conformance) participantRegistration(t *testing.T) {
 	key := newUUID()
 	r := c.req(t, "POST", c.p("/participants"), participantBody(ext), hdr{"Idempotency-Key": key})
 	expect(t, r, http.StatusCreated)
-	id := str(r.obj(t), "participantID")
+	id := decode[wireParticipant](t, r).ParticipantID
 	if id == "" {
 		t.Fatalf("no participantID: %s", r.Body)
 	}
@@ -28,7 +28,7 @@ func (c *conformance) participantRegistration(t *testing.T) {
 	})
 	t.Run("ReplayedKeyCreatesNoSecondParticipant", func(t *testing.T) {
 		r := c.req(t, "POST", c.p("/participants"), participantBody(ext), hdr{"Idempotency-Key": key})
-		if r.Status == http.StatusCreated && str(r.obj(t), "participantID") != id {
+		if r.Status == http.StatusCreated && decode[wireParticipant](t, r).ParticipantID != id {
 			t.Fatalf("replay created %s, first was %s", r.Body, id)
 		} else if r.Status != http.StatusCreated && r.Status != http.StatusConflict {
 			t.Fatalf("replay answered %v", r)
@@ -46,10 +46,11 @@ func (c *conformance) participantRegistration(t *testing.T) {
 		b := c.req(t, "GET", c.p("/participants/%s", url.PathEscape(ext)), "", nil)
 		expect(t, a, http.StatusOK)
 		expect(t, b, http.StatusOK)
-		if str(a.obj(t), "participantID") != id || str(b.obj(t), "participantID") != id {
+		pa, pb := decode[wireParticipant](t, a), decode[wireParticipant](t, b)
+		if pa.ParticipantID != id || pb.ParticipantID != id {
 			t.Fatalf("lookups disagree: %s / %s", a.Body, b.Body)
 		}
-		if st := str(a.obj(t), "status"); !slices.Contains([]string{StatusPending, StatusActive, StatusDenied, StatusDisabled}, st) {
+		if st := pa.Status; !slices.Contains([]string{StatusPending, StatusActive, StatusDenied, StatusDisabled}, st) {
 			t.Fatalf("status %q", st)
 		}
 	})
@@ -111,14 +112,14 @@ func (c *conformance) senderTokens(t *testing.T) {
 	if r.Header.Get("Cache-Control") != "no-store" || r.Header.Get("Pragma") != "no-cache" {
 		t.Fatalf("cache headers: %v", r.Header)
 	}
-	m := r.obj(t)
-	if str(m, "access_token") == "" || !strings.EqualFold(str(m, "token_type"), "bearer") {
+	tok := decode[wireToken](t, r)
+	if tok.AccessToken == "" || !strings.EqualFold(tok.TokenType, "bearer") {
 		t.Fatalf("token: %s", r.Body)
 	}
-	if m["expires_in"] != float64(TokenLifetime) {
-		t.Fatalf("expires_in %v, want 3600", m["expires_in"])
+	if tok.ExpiresIn == nil || *tok.ExpiresIn != TokenLifetime {
+		t.Fatalf("expires_in, want 3600: %s", r.Body)
 	}
-	if _, ok := m["refresh_token"]; ok {
+	if tok.RefreshToken.IsSpecified() {
 		t.Fatal("a refresh_token was returned")
 	}
 
@@ -129,7 +130,7 @@ func (c *conformance) senderTokens(t *testing.T) {
 	expectBodiless(t, c.token(t, ext, hdr{"Authorization": ""}), http.StatusUnauthorized)
 	expectBodiless(t, c.token(t, ext, hdr{"Authorization": basic(c.tg.APIKeyID, "wrong")}), http.StatusUnauthorized)
 	// Only Basic works: the key is never exchanged for a bearer token.
-	expectBodiless(t, c.token(t, ext, hdr{"Authorization": "Bearer " + str(m, "access_token")}), http.StatusUnauthorized)
+	expectBodiless(t, c.token(t, ext, hdr{"Authorization": "Bearer " + tok.AccessToken}), http.StatusUnauthorized)
 	// clientType defaults to web.
 	expect(t, c.req(t, "POST", "/provider-participant-token", fmt.Sprintf(`{"externalID":%q}`, ext), nil), http.StatusOK)
 
@@ -159,7 +160,7 @@ func (c *conformance) senderTokens(t *testing.T) {
 		}
 		r := c.req(t, "POST", "/provider-participant-token", "", hdr{"Authorization": basic(user, pass)})
 		expect(t, r, http.StatusOK)
-		if r.obj(t)["expires_in"] != float64(TokenLifetime) || r.Header.Get("Cache-Control") != "no-store" {
+		if e := decode[wireToken](t, r).ExpiresIn; e == nil || *e != TokenLifetime || r.Header.Get("Cache-Control") != "no-store" {
 			t.Fatalf("login token: %v %s", r.Header, r.Body)
 		}
 	})

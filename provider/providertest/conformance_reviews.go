@@ -15,7 +15,7 @@ import (
 // seedReview seeds a payout of ext in status with one pending review.
 func (c *conformance) seedReview(t *testing.T, ext, status string) (payoutID, reviewID string) {
 	t.Helper()
-	payoutID, err := c.tg.Hooks.SeedPayout(ext, "42.00", status)
+	payoutID, err := c.tg.Hooks.SeedPayout(ext, USD("42.00"), status)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,9 +43,13 @@ func (c *conformance) resolve(t *testing.T, reviewID, resolution string) reply {
 func reviewIDs(t *testing.T, r reply) []string {
 	t.Helper()
 	expect(t, r, http.StatusOK)
+	page := decode[reviewsAnswer](t, r)
+	if page.Reviews == nil {
+		t.Fatalf("no reviews list: %s", r.Body)
+	}
 	var ids []string
-	for _, rv := range r.obj(t)["reviews"].([]any) {
-		ids = append(ids, str(rv.(map[string]any), "reviewID"))
+	for _, rv := range *page.Reviews {
+		ids = append(ids, rv.ReviewID)
 	}
 	return ids
 }
@@ -153,9 +157,9 @@ func (c *conformance) approvingLastReview(t *testing.T, ext string) {
 func (c *conformance) payments(t *testing.T) {
 	_, ext := c.active(t)
 	path := c.p("/participants/%s/payments", url.PathEscape(ext))
-	m := c.req(t, "GET", path, "", nil).obj(t)
-	if l, ok := m["payments"].([]any); !ok || len(l) != 0 || m["hasMore"] != false {
-		t.Fatalf("fresh participant's payments: %v", m)
+	r := c.req(t, "GET", path, "", nil)
+	if m := decode[paymentsAnswer](t, r); m.Payments == nil || len(*m.Payments) != 0 || m.HasMore == nil || *m.HasMore {
+		t.Fatalf("fresh participant's payments: %s", r.Body)
 	}
 	expectProblem(t, c.req(t, "GET", path+"?limit=101", "", nil), http.StatusBadRequest)
 	expect(t, c.req(t, "GET", c.p("/participants/%s/payments", c.externalID("nobody-")), "", nil), http.StatusNotFound)
@@ -166,7 +170,7 @@ func (c *conformance) payments(t *testing.T) {
 		if c.tg.Hooks.Advance != nil {
 			c.tg.Hooks.Advance(time.Second)
 		}
-		id, err := c.tg.Hooks.SeedPayout(ext, "5.00", PayoutCompleted)
+		id, err := c.tg.Hooks.SeedPayout(ext, USD("5.00"), PayoutCompleted)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,18 +183,21 @@ func (c *conformance) payments(t *testing.T) {
 		if cursor != "" {
 			q += "&cursor=" + url.QueryEscape(cursor)
 		}
-		m := c.req(t, "GET", path+q, "", nil).obj(t)
-		for _, p := range m["payments"].([]any) {
-			pm := p.(map[string]any)
-			got = append(got, str(pm, "id"))
-			if str(pm, "direction") != "sent" || moneyValue(pm, "amount") != "5.00" || str(pm, "status") != PayoutCompleted {
-				t.Fatalf("payment item: %v", pm)
+		r := c.req(t, "GET", path+q, "", nil)
+		m := decode[paymentsAnswer](t, r)
+		if m.Payments == nil {
+			t.Fatalf("no payments list: %s", r.Body)
+		}
+		for _, p := range *m.Payments {
+			got = append(got, p.ID)
+			if p.Direction != "sent" || !isUSD(p.Amount, "5.00") || p.Status != PayoutCompleted {
+				t.Fatalf("payment item %s in %s", p.ID, r.Body)
 			}
 		}
-		if m["hasMore"] != true {
+		if m.HasMore == nil || !*m.HasMore {
 			break
 		}
-		cursor = str(m, "nextCursor")
+		cursor, _ = value(m.NextCursor)
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("payments %v, want newest first %v", got, want)

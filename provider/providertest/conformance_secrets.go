@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/oapi-codegen/nullable"
 )
 
 func (c *conformance) createSecret(t *testing.T, version, key string) reply {
@@ -21,17 +23,24 @@ func (c *conformance) createSecret(t *testing.T, version, key string) reply {
 	return c.req(t, "POST", c.p("/signing-secrets"), "", h)
 }
 
-func checkSecret(t *testing.T, s map[string]any) {
+// secretCreated is the body of a signing-secret create: from v2026.10.00
+// the secret nested under signingSecret, before it the secret itself.
+type secretCreated struct {
+	Nested nullable.Nullable[wireSecret] `json:"signingSecret"`
+	wireSecret
+}
+
+func checkSecret(t *testing.T, s wireSecret) {
 	t.Helper()
-	raw, err := base64.StdEncoding.DecodeString(str(s, "secret"))
+	raw, err := base64.StdEncoding.DecodeString(s.Secret)
 	if err != nil || len(raw) != 32 {
-		t.Fatalf("secret is not Base64 of 32 bytes: %v", s)
+		t.Fatalf("secret is not Base64 of 32 bytes: %+v", s)
 	}
-	if str(s, "secretID") == "" || str(s, "createdOn") == "" {
-		t.Fatalf("secret metadata: %v", s)
+	if s.SecretID == "" || s.CreatedOn == "" {
+		t.Fatalf("secret metadata: %+v", s)
 	}
-	if v, ok := s["revokedOn"]; ok && v != nil {
-		t.Fatalf("new secret revoked: %v", s)
+	if has(s.RevokedOn) {
+		t.Fatalf("new secret revoked: %+v", s)
 	}
 }
 
@@ -42,21 +51,21 @@ func (c *conformance) signingSecrets(t *testing.T) {
 	if r.Header.Get("X-Idempotency-Key") != key {
 		t.Fatalf("key not echoed: %v", r.Header)
 	}
-	nested, ok := r.obj(t)["signingSecret"].(map[string]any)
+	nested, ok := value(decode[secretCreated](t, r).Nested)
 	if !ok {
 		t.Fatalf("v2026.10.00 body is not nested: %s", r.Body)
 	}
 	checkSecret(t, nested)
-	plaintext := str(nested, "secret")
+	plaintext := nested.Secret
 
 	t.Run("BeforeV20261000TheBodyIsTheSecret", func(t *testing.T) {
 		r := c.createSecret(t, "v2026.07.00", "conf-old-"+randomHex(6))
 		expect(t, r, http.StatusCreated)
-		m := r.obj(t)
-		if _, nested := m["signingSecret"]; nested {
+		m := decode[secretCreated](t, r)
+		if m.Nested.IsSpecified() {
 			t.Fatalf("pre-v2026.10.00 body nested: %s", r.Body)
 		}
-		checkSecret(t, m)
+		checkSecret(t, m.wireSecret)
 	})
 	t.Run("MissingOrMalformedKeyIsBadRequest", func(t *testing.T) {
 		expectProblem(t, c.createSecret(t, "v2026.10.00", ""), http.StatusBadRequest)
@@ -77,35 +86,45 @@ func (c *conformance) signingSecrets(t *testing.T) {
 
 // listsSecret reports whether a list of signing secrets holds the one of
 // secretID.
-func listsSecret(list []any, secretID string) bool {
-	return slices.ContainsFunc(list, func(s any) bool { return str(s.(map[string]any), "secretID") == secretID })
+func listsSecret(list []wireSecret, secretID string) bool {
+	return slices.ContainsFunc(list, func(s wireSecret) bool { return s.SecretID == secretID })
+}
+
+// secretsList reads a page of signing secrets.
+func secretsList(t *testing.T, r reply) []wireSecret {
+	t.Helper()
+	page := decode[secretsAnswer](t, r)
+	if page.SigningSecrets == nil {
+		t.Fatalf("no signingSecrets list: %s", r.Body)
+	}
+	return *page.SigningSecrets
 }
 
 // secretList checks that the list of signing secrets is metadata without
 // values, newest first, and holds several active secrets, created among
 // them.
-func (c *conformance) secretList(t *testing.T, created map[string]any) {
+func (c *conformance) secretList(t *testing.T, created wireSecret) {
 	r := c.req(t, "GET", c.p("/signing-secrets?limit=100"), "", nil)
 	expect(t, r, http.StatusOK)
-	if strings.Contains(string(r.Body), str(created, "secret")) || strings.Contains(string(r.Body), `"secret"`) {
+	if strings.Contains(string(r.Body), created.Secret) || strings.Contains(string(r.Body), `"secret"`) {
 		t.Fatalf("list carries secret values: %s", r.Body)
 	}
-	list := r.obj(t)["signingSecrets"].([]any)
+	list := secretsList(t, r)
 	if len(list) < 2 {
-		t.Fatalf("want several active secrets, got %v", list)
+		t.Fatalf("want several active secrets, got %s", r.Body)
 	}
 	var prev time.Time
 	for i, s := range list {
-		at, err := time.Parse(time.RFC3339Nano, str(s.(map[string]any), "createdOn"))
+		at, err := time.Parse(time.RFC3339Nano, s.CreatedOn)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if i > 0 && at.After(prev) {
-			t.Fatalf("not newest first: %v", list)
+			t.Fatalf("not newest first: %s", r.Body)
 		}
 		prev = at
 	}
-	if !listsSecret(list, str(created, "secretID")) {
+	if !listsSecret(list, created.SecretID) {
 		t.Fatal("created secret not listed")
 	}
 }
@@ -130,19 +149,19 @@ func (c *conformance) secretCreateInProgress(t *testing.T) {
 // secretKeyRetention checks that key, which created the secret created,
 // is refused until the retention window ends and then creates a new
 // secret, the earlier one staying active.
-func (c *conformance) secretKeyRetention(t *testing.T, key string, created map[string]any) {
+func (c *conformance) secretKeyRetention(t *testing.T, key string, created wireSecret) {
 	need(t, c.tg.Hooks.Advance != nil, "Advance")
 	c.tg.Hooks.Advance(IdempotencyRetention - time.Second)
 	expectCode(t, c.createSecret(t, "v2026.10.00", key), "idempotency-key-reused")
 	c.tg.Hooks.Advance(time.Second)
 	r := c.createSecret(t, "v2026.10.00", key)
 	expect(t, r, http.StatusCreated)
-	again := r.obj(t)["signingSecret"].(map[string]any)
-	if str(again, "secretID") == str(created, "secretID") || str(again, "secret") == str(created, "secret") {
-		t.Fatal("a new key window returned the old secret")
+	again, ok := value(decode[secretCreated](t, r).Nested)
+	if !ok || again.SecretID == created.SecretID || again.Secret == created.Secret {
+		t.Fatalf("a new key window returned the old secret: %s", r.Body)
 	}
-	list := c.req(t, "GET", c.p("/signing-secrets?limit=100"), "", nil).obj(t)["signingSecrets"].([]any)
-	if !listsSecret(list, str(created, "secretID")) {
+	list := secretsList(t, c.req(t, "GET", c.p("/signing-secrets?limit=100"), "", nil))
+	if !listsSecret(list, created.SecretID) {
 		t.Fatal("the earlier secret is no longer active")
 	}
 }

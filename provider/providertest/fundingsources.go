@@ -59,7 +59,7 @@ func (s *Service) createFundingSource(w http.ResponseWriter, r *http.Request, pi
 		if fs.DisabledOn != nil {
 			fs.DisabledOn, fs.UpdatedOn = nil, now
 		}
-		writeJSON(w, http.StatusCreated, map[string]string{"fundingSourceID": fs.FundingSourceID})
+		writeJSON(w, http.StatusCreated, fundingSourceCreated{fs.FundingSourceID})
 		return
 	}
 	fs := &FundingSource{FundingSourceID: s.nextID("fs"), FundingType: req.FundingType,
@@ -67,7 +67,7 @@ func (s *Service) createFundingSource(w http.ResponseWriter, r *http.Request, pi
 		CreatedOn: now, UpdatedOn: now, ParticipantID: p.ParticipantID}
 	ps.fundingSources[fs.FundingSourceID] = fs
 	ps.fsOrder = append(ps.fsOrder, fs)
-	writeJSON(w, http.StatusCreated, map[string]string{"fundingSourceID": fs.FundingSourceID})
+	writeJSON(w, http.StatusCreated, fundingSourceCreated{fs.FundingSourceID})
 }
 
 // fundingSource resolves a funding-source path (participant and source of
@@ -91,7 +91,7 @@ func (s *Service) getFundingSource(w http.ResponseWriter, r *http.Request, pid s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if fs := s.fundingSource(w, r, pid); fs != nil {
-		writeJSON(w, http.StatusOK, map[string]any{"fundingSource": *fs})
+		writeJSON(w, http.StatusOK, fundingSourceBody{*fs})
 	}
 }
 
@@ -134,7 +134,7 @@ func (s *Service) patchFundingSource(w http.ResponseWriter, r *http.Request, pid
 		fs.Last4 = *req.Last4
 	}
 	fs.UpdatedOn = s.Now()
-	writeJSON(w, http.StatusOK, map[string]any{"fundingSource": *fs})
+	writeJSON(w, http.StatusOK, fundingSourceBody{*fs})
 }
 
 // FundingSource returns a funding source by ID.

@@ -17,72 +17,140 @@ type group struct {
 	members []Member // in the order added
 }
 
+// moneyIn is an amount as a request writes it, read before validation:
+// its value keeps its wire string, so that a malformed one is a 422 naming
+// its field rather than a 400 for the whole body.
+type moneyIn moneyWire
+
+// money returns the amount of m. The override PUT applies its patch before
+// it answers the validation's 422; a value validation refused becomes zero
+// there, and is never kept.
+func (m moneyIn) money() Money {
+	d, _ := decimal.NewFromString(m.Value)
+	return Money{Currency: m.Currency, Value: d}
+}
+
+// limitsIn is Limits as a create body writes them, read before validation.
+type limitsIn struct {
+	PerTransactionAmount *moneyIn `json:"perTransactionAmount,omitempty"`
+	DailyAmount          *moneyIn `json:"dailyAmount,omitempty"`
+	WeeklyAmount         *moneyIn `json:"weeklyAmount,omitempty"`
+	MonthlyAmount        *moneyIn `json:"monthlyAmount,omitempty"`
+	DailySendCount       *int64   `json:"dailySendCount,omitempty"`
+}
+
 // limitsPatch is the tri-state form of Limits in PATCH and PUT bodies:
 // absent keeps, null clears to inherit, a value sets.
 type limitsPatch struct {
-	PerTransactionAmount nullable.Nullable[Money] `json:"perTransactionAmount,omitempty"`
-	DailyAmount          nullable.Nullable[Money] `json:"dailyAmount,omitempty"`
-	WeeklyAmount         nullable.Nullable[Money] `json:"weeklyAmount,omitempty"`
-	MonthlyAmount        nullable.Nullable[Money] `json:"monthlyAmount,omitempty"`
-	DailySendCount       nullable.Nullable[int64] `json:"dailySendCount,omitempty"`
+	PerTransactionAmount nullable.Nullable[moneyIn] `json:"perTransactionAmount,omitempty"`
+	DailyAmount          nullable.Nullable[moneyIn] `json:"dailyAmount,omitempty"`
+	WeeklyAmount         nullable.Nullable[moneyIn] `json:"weeklyAmount,omitempty"`
+	MonthlyAmount        nullable.Nullable[moneyIn] `json:"monthlyAmount,omitempty"`
+	DailySendCount       nullable.Nullable[int64]   `json:"dailySendCount,omitempty"`
 }
 
+// moneyDim is one amount dimension of limits: its name (the JSON member
+// and the pointer of its errors) and where it is in each form.
 type moneyDim struct {
 	name  string
 	field func(*Limits) **Money
-	patch func(*limitsPatch) nullable.Nullable[Money]
+	in    func(*limitsIn) **moneyIn
+	patch func(*limitsPatch) nullable.Nullable[moneyIn]
 }
 
 var moneyDims = []moneyDim{
 	{"perTransactionAmount", func(l *Limits) **Money { return &l.PerTransactionAmount },
-		func(p *limitsPatch) nullable.Nullable[Money] { return p.PerTransactionAmount }},
+		func(l *limitsIn) **moneyIn { return &l.PerTransactionAmount },
+		func(p *limitsPatch) nullable.Nullable[moneyIn] { return p.PerTransactionAmount }},
 	{"dailyAmount", func(l *Limits) **Money { return &l.DailyAmount },
-		func(p *limitsPatch) nullable.Nullable[Money] { return p.DailyAmount }},
+		func(l *limitsIn) **moneyIn { return &l.DailyAmount },
+		func(p *limitsPatch) nullable.Nullable[moneyIn] { return p.DailyAmount }},
 	{"weeklyAmount", func(l *Limits) **Money { return &l.WeeklyAmount },
-		func(p *limitsPatch) nullable.Nullable[Money] { return p.WeeklyAmount }},
+		func(l *limitsIn) **moneyIn { return &l.WeeklyAmount },
+		func(p *limitsPatch) nullable.Nullable[moneyIn] { return p.WeeklyAmount }},
 	{"monthlyAmount", func(l *Limits) **Money { return &l.MonthlyAmount },
-		func(p *limitsPatch) nullable.Nullable[Money] { return p.MonthlyAmount }},
+		func(l *limitsIn) **moneyIn { return &l.MonthlyAmount },
+		func(p *limitsPatch) nullable.Nullable[moneyIn] { return p.MonthlyAmount }},
 }
 
 var amountRe = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
 
-// validateMoney checks a limit amount: USD, 2 decimal places, a plain
-// non-negative decimal exactly representable in cents.
-func validateMoney(v *validation, ptr string, m Money) {
-	if m.Currency.Code != provider.USDCurrency().Code {
+// validateCurrency checks a limit amount's currency: USD, 2 decimal places.
+func validateCurrency(v *validation, ptr string, c Currency) {
+	if c.Code != provider.USDCurrency().Code {
 		v.add(ptr+"/currency/code", "only USD is supported")
 	}
-	if m.Currency.DecimalPlaces != 2 {
+	if c.DecimalPlaces != 2 {
 		v.add(ptr+"/currency/decimalPlaces", "must be 2 for USD")
-	}
-	d, err := decimal.NewFromString(m.Value)
-	if !amountRe.MatchString(m.Value) || err != nil || !d.Equal(d.Round(2)) {
-		v.add(ptr+"/value", "must be a non-negative decimal with at most 2 places")
 	}
 }
 
+// validateMoneyIn checks a limit amount of a request: its currency, and a
+// plain non-negative decimal exactly representable in cents.
+func validateMoneyIn(v *validation, ptr string, m moneyIn) {
+	validateCurrency(v, ptr, m.Currency)
+	d, err := decimal.NewFromString(m.Value)
+	if !amountRe.MatchString(m.Value) || err != nil || !d.Equal(d.Round(2)) {
+		v.add(ptr+"/value", valueDetail)
+	}
+}
+
+const valueDetail = "must be a non-negative decimal with at most 2 places"
+
+// validateLimits checks limits given in Go (SetPolicy, the platform
+// maximum) as validateMoneyIn checks a request's.
 func validateLimits(v *validation, l Limits) {
 	for _, d := range moneyDims {
 		if m := *d.field(&l); m != nil {
-			validateMoney(v, "/"+d.name, *m)
+			validateCurrency(v, "/"+d.name, m.Currency)
+			if m.Value.IsNegative() || !m.Value.Equal(m.Value.Round(2)) {
+				v.add("/"+d.name+"/value", valueDetail)
+			}
 		}
 	}
-	if l.DailySendCount != nil && *l.DailySendCount < 0 {
+	validateCount(v, l.DailySendCount)
+}
+
+func validateCount(v *validation, n *int64) {
+	if n != nil && *n < 0 {
 		v.add("/dailySendCount", "must not be negative")
 	}
+}
+
+// validate checks the limits of a create body.
+func (l *limitsIn) validate(v *validation) {
+	for _, d := range moneyDims {
+		if m := *d.in(l); m != nil {
+			validateMoneyIn(v, "/"+d.name, *m)
+		}
+	}
+	validateCount(v, l.DailySendCount)
+}
+
+// limits returns validated limits as the fake keeps them.
+func (l *limitsIn) limits() Limits {
+	out := Limits{DailySendCount: l.DailySendCount}
+	for _, d := range moneyDims {
+		if m := *d.in(l); m != nil {
+			money := m.money()
+			*d.field(&out) = &money
+		}
+	}
+	return out
 }
 
 func (p *limitsPatch) validate(v *validation) {
 	for _, d := range moneyDims {
 		if m, err := d.patch(p).Get(); err == nil {
-			validateMoney(v, "/"+d.name, m)
+			validateMoneyIn(v, "/"+d.name, m)
 		}
 	}
-	if n, err := p.DailySendCount.Get(); err == nil && n < 0 {
-		v.add("/dailySendCount", "must not be negative")
+	if n, err := p.DailySendCount.Get(); err == nil {
+		validateCount(v, &n)
 	}
 }
 
+// apply applies a validated patch to l.
 func (p *limitsPatch) apply(l *Limits) {
 	for _, d := range moneyDims {
 		n := d.patch(p)
@@ -90,7 +158,7 @@ func (p *limitsPatch) apply(l *Limits) {
 		case n.IsNull():
 			*d.field(l) = nil
 		case n.IsSpecified():
-			m := n.MustGet()
+			m := n.MustGet().money()
 			*d.field(l) = &m
 		}
 	}
@@ -121,7 +189,8 @@ func (s *Service) listGroups(w http.ResponseWriter, r *http.Request, pid string)
 		items = append(items, g.LimitGroup)
 	}
 	s.mu.Unlock()
-	writePage(w, "groups", items, off, lim)
+	page, more := pageOf(items, off, lim)
+	writeJSON(w, http.StatusOK, groupsPage{page, more})
 }
 
 func (s *Service) createGroup(w http.ResponseWriter, r *http.Request, pid string) {
@@ -129,7 +198,7 @@ func (s *Service) createGroup(w http.ResponseWriter, r *http.Request, pid string
 		Name        string `json:"name"`
 		Description string `json:"description"`
 		Currency    string `json:"currency"`
-		Limits
+		limitsIn
 	}
 	if !decodeBody(w, r, &req) {
 		return
@@ -139,7 +208,7 @@ func (s *Service) createGroup(w http.ResponseWriter, r *http.Request, pid string
 		v.add("/name", "required")
 	}
 	validCurrency(&v, req.Currency)
-	validateLimits(&v, req.Limits)
+	req.limitsIn.validate(&v)
 	if v.write(w, r, http.StatusUnprocessableEntity) {
 		return
 	}
@@ -147,12 +216,12 @@ func (s *Service) createGroup(w http.ResponseWriter, r *http.Request, pid string
 	ps, _ := s.state(pid)
 	now := s.Now()
 	g := &group{LimitGroup: LimitGroup{GroupID: s.nextID("grp"), Name: req.Name, Description: req.Description,
-		Currency: provider.USDCurrency().Code, Limits: req.Limits, VersionID: s.nextID("ver"), CreatedOn: now}}
+		Currency: provider.USDCurrency().Code, Limits: req.limitsIn.limits(), VersionID: s.nextID("ver"), CreatedOn: now}}
 	ps.groups[g.GroupID] = g
 	ps.groupOrder = append(ps.groupOrder, g)
 	out := g.LimitGroup
 	s.mu.Unlock()
-	writeJSON(w, http.StatusCreated, map[string]any{"group": out})
+	writeJSON(w, http.StatusCreated, groupBody{out})
 }
 
 func (s *Service) patchGroup(w http.ResponseWriter, r *http.Request, pid string) {
@@ -194,7 +263,7 @@ func (s *Service) patchGroup(w http.ResponseWriter, r *http.Request, pid string)
 	}
 	req.limitsPatch.apply(&g.Limits)
 	g.VersionID, g.CreatedOn = s.nextID("ver"), s.Now()
-	writeJSON(w, http.StatusOK, map[string]any{"group": g.LimitGroup})
+	writeJSON(w, http.StatusOK, groupBody{g.LimitGroup})
 }
 
 func (s *Service) listMembers(w http.ResponseWriter, r *http.Request, pid string) {
@@ -214,7 +283,8 @@ func (s *Service) listMembers(w http.ResponseWriter, r *http.Request, pid string
 		notFound(w, r, "limit group")
 		return
 	}
-	writePage(w, "members", items, off, lim)
+	page, more := pageOf(items, off, lim)
+	writeJSON(w, http.StatusOK, membersPage{page, more})
 }
 
 // memberTarget resolves the group and participant of a members path; it
@@ -243,13 +313,13 @@ func (s *Service) putMember(w http.ResponseWriter, r *http.Request, pid string) 
 	}
 	for _, m := range g.members {
 		if m.ParticipantID == p.ParticipantID {
-			writeJSON(w, http.StatusOK, map[string]any{"member": m})
+			writeJSON(w, http.StatusOK, memberBody{m})
 			return
 		}
 	}
 	m := Member{ExternalID: p.ExternalID, AddedOn: s.Now(), ParticipantID: p.ParticipantID}
 	g.members = append(g.members, m)
-	writeJSON(w, http.StatusOK, map[string]any{"member": m})
+	writeJSON(w, http.StatusOK, memberBody{m})
 }
 
 func (s *Service) deleteMember(w http.ResponseWriter, r *http.Request, pid string) {
@@ -341,7 +411,7 @@ func (s *Service) putOverride(w http.ResponseWriter, r *http.Request, pid string
 	}
 	next.VersionID, next.CreatedOn = s.nextID("ver"), now
 	ps.overrides[p.ParticipantID] = &next
-	writeJSON(w, http.StatusOK, map[string]any{"override": next})
+	writeJSON(w, http.StatusOK, overrideBody{next})
 }
 
 func (s *Service) deleteOverride(w http.ResponseWriter, r *http.Request, pid string) {
@@ -366,7 +436,7 @@ func (s *Service) getPolicy(w http.ResponseWriter, r *http.Request, pid string) 
 		notFound(w, r, "limit policy")
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"policy": *pol})
+	writeJSON(w, http.StatusOK, policyBody{*pol})
 }
 
 // SetPolicy sets the provider's default limit policy (the spec has no
@@ -515,7 +585,7 @@ func tighterMoney(a, b *Money) *Money {
 		return b
 	case b == nil:
 		return a
-	case b.decimal().LessThan(a.decimal()):
+	case b.Value.LessThan(a.Value):
 		return b
 	default:
 		return a

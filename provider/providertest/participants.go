@@ -173,7 +173,7 @@ func (s *Service) createParticipant(w http.ResponseWriter, r *http.Request, pid 
 				invalid(w, r, "Idempotency-Key was used with a different request")
 				return
 			}
-			writeJSON(w, http.StatusCreated, map[string]string{"participantID": prev.participantID, "status": StatusPending})
+			writeJSON(w, http.StatusCreated, participantCreated{prev.participantID, StatusPending})
 			return
 		}
 	}
@@ -198,7 +198,7 @@ func (s *Service) createParticipant(w http.ResponseWriter, r *http.Request, pid 
 		ps.createKeys[key] = createKey{hash: hash, participantID: p.ParticipantID}
 	}
 	s.mu.Unlock()
-	writeJSON(w, http.StatusCreated, map[string]string{"participantID": p.ParticipantID, "status": StatusPending})
+	writeJSON(w, http.StatusCreated, participantCreated{p.ParticipantID, StatusPending})
 }
 
 func (s *Service) getParticipant(w http.ResponseWriter, r *http.Request, pid string) {
@@ -374,6 +374,5 @@ func (s *Service) createToken(w http.ResponseWriter, r *http.Request, _ string) 
 	s.tokens = append(s.tokens, tok)
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Pragma", "no-cache")
-	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok.AccessToken, "token_type": "bearer",
-		"expires_in": TokenLifetime})
+	writeJSON(w, http.StatusOK, tokenBody{AccessToken: tok.AccessToken, TokenType: "bearer", ExpiresIn: TokenLifetime})
 }

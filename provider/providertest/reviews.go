@@ -173,22 +173,17 @@ func (s *Service) listReviews(w http.ResponseWriter, r *http.Request, pid string
 		}
 	}
 	s.mu.Unlock()
-	writePage(w, "reviews", items, off, lim)
+	page, more := pageOf(items, off, lim)
+	writeJSON(w, http.StatusOK, reviewsPage{page, more})
 }
 
 func (s *Service) getReview(w http.ResponseWriter, r *http.Request, pid string) {
 	s.mu.Lock()
 	ps, _ := s.state(pid)
 	rv := ps.review(r.PathValue("reviewID"))
-	var body map[string]any
+	var body reviewDetailBody
 	if rv != nil {
-		// The spec says the reviewer gets the full payout; it does not show
-		// the body. The fake answers {review} with the full payout inline.
-		view := struct {
-			Review
-			Payout Payout `json:"payout"`
-		}{Review: ps.reviewView(rv), Payout: *ps.payouts[rv.Payout.PayoutID]}
-		body = map[string]any{"review": view}
+		body.Review = reviewDetail{Review: ps.reviewView(rv), Payout: *ps.payouts[rv.Payout.PayoutID]}
 	}
 	s.mu.Unlock()
 	if rv == nil {
@@ -248,7 +243,7 @@ func (s *Service) resolveReview(w http.ResponseWriter, r *http.Request, pid stri
 		hook(*rel)
 	}
 	// Success body not shown by the spec: the fake answers 200 {review}.
-	writeJSON(w, http.StatusOK, map[string]any{"review": out})
+	writeJSON(w, http.StatusOK, reviewBody{out})
 }
 
 func (s *Service) listPayments(w http.ResponseWriter, r *http.Request, pid string) {
@@ -276,11 +271,7 @@ func (s *Service) listPayments(w http.ResponseWriter, r *http.Request, pid strin
 		notFound(w, r, "participant")
 		return
 	}
-	body := map[string]any{"payments": page, "hasMore": end < total}
-	if end < total {
-		body["nextCursor"] = encodeCursor(end)
-	}
-	writeJSON(w, http.StatusOK, body)
+	writeJSON(w, http.StatusOK, paymentsPage{page, pageAt(end, total)})
 }
 
 // listed is an item of a payments list: a seeded payment, or a payout the

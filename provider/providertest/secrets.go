@@ -3,6 +3,7 @@ package providertest
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"regexp"
@@ -32,7 +33,8 @@ func (s *Service) listSecrets(w http.ResponseWriter, r *http.Request, pid string
 		}
 	}
 	s.mu.Unlock()
-	writePage(w, "signingSecrets", items, off, lim)
+	page, more := pageOf(items, off, lim)
+	writeJSON(w, http.StatusOK, signingSecretsPage{page, more})
 }
 
 // idempotencyKeyRe is the fake's reading of "1 to 255 chars": visible ASCII.
@@ -106,7 +108,7 @@ func (s *Service) createSecret(w http.ResponseWriter, r *http.Request, pid strin
 		w.Header().Set("X-Idempotency-Key", key)
 	}
 	if nested {
-		writeJSON(w, http.StatusCreated, map[string]any{"signingSecret": out})
+		writeJSON(w, http.StatusCreated, signingSecretBody{out})
 		return
 	}
 	writeJSON(w, http.StatusCreated, out)
@@ -151,13 +153,14 @@ func (s *Service) RevokeSigningSecret(providerID, secretID string) error {
 var shortNameRe = regexp.MustCompile(`^[A-Za-z0-9]{2,12}$`)
 
 func (s *Service) patchProvider(w http.ResponseWriter, r *http.Request, pid string) {
-	var req map[string]any
+	// Members by name, so that any other than shortName can be refused.
+	var req map[string]json.RawMessage
 	if !decodeBody(w, r, &req) {
 		return
 	}
 	var v validation
-	name, ok := req["shortName"].(string)
-	if !ok || !shortNameRe.MatchString(name) {
+	var name string
+	if raw, ok := req["shortName"]; !ok || json.Unmarshal(raw, &name) != nil || !shortNameRe.MatchString(name) {
 		v.add("/shortName", "required: 2 to 12 ASCII letters and digits")
 	}
 	for k := range req {
@@ -172,7 +175,7 @@ func (s *Service) patchProvider(w http.ResponseWriter, r *http.Request, pid stri
 	ps, _ := s.state(pid)
 	ps.shortName = name
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]string{"shortName": name})
+	writeJSON(w, http.StatusOK, shortNameBody{name})
 }
 
 // ShortName returns the provider's short name ("" until set).

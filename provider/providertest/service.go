@@ -530,19 +530,6 @@ func pageParams(w http.ResponseWriter, r *http.Request) (offset, limit int, ok b
 	return offset, limit, true
 }
 
-// writePage answers 200 with one page of items under key.
-func writePage[T any](w http.ResponseWriter, key string, items []T, offset, limit int) {
-	if offset > len(items) {
-		offset = len(items)
-	}
-	end := min(offset+limit, len(items))
-	body := map[string]any{key: append([]T{}, items[offset:end]...), "hasMore": end < len(items)}
-	if end < len(items) {
-		body["nextCursor"] = encodeCursor(end)
-	}
-	writeJSON(w, http.StatusOK, body)
-}
-
 // ---- gate ----
 
 // Gate holds signing-secret creates in flight so a test can observe the

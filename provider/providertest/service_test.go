@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/provider-ledger/adapter/provider/providertest"
 )
 
@@ -62,17 +64,37 @@ func (a answer) want(t *testing.T, status int) answer {
 	return a
 }
 
-func (a answer) field(t *testing.T, path ...string) any {
+// as decodes the answer's body as a T: one of the fake's types, or a body
+// wrapping them.
+func as[T any](t *testing.T, a answer) T {
 	t.Helper()
-	var cur any
-	if err := json.Unmarshal([]byte(a.body), &cur); err != nil {
+	var v T
+	if err := json.Unmarshal([]byte(a.body), &v); err != nil {
 		t.Fatalf("%v: %s", err, a.body)
 	}
-	for _, k := range path {
-		cur = cur.(map[string]any)[k]
-	}
-	return cur
+	return v
 }
+
+// The bodies the tests read, wrapping the fake's types.
+type (
+	groupBody struct {
+		Group providertest.LimitGroup `json:"group"`
+	}
+	overrideBody struct {
+		Override providertest.Override `json:"override"`
+	}
+	problemBody struct {
+		Type   string `json:"type"`
+		Title  string `json:"title"`
+		Detail string `json:"detail"`
+		Status int    `json:"status"`
+	}
+	paymentsPage struct {
+		Payments   []providertest.Payment `json:"payments"`
+		HasMore    bool                   `json:"hasMore"`
+		NextCursor string                 `json:"nextCursor"`
+	}
+)
 
 const uuid1 = "6f1c8a52-8a3e-4a59-9a43-5b1f2f6f0d11"
 
@@ -83,7 +105,8 @@ func participantJSON(ext string) string {
 
 func (b bundle) register(t *testing.T, ext string) string {
 	t.Helper()
-	return b.do(t, "POST", "/providers/local/participants", participantJSON(ext)).want(t, 201).field(t, "participantID").(string)
+	a := b.do(t, "POST", "/providers/local/participants", participantJSON(ext)).want(t, 201)
+	return as[providertest.Participant](t, a).ParticipantID
 }
 
 func TestServiceSignupCheckLandsAfterItsDelayOnTheClock(t *testing.T) {
@@ -91,8 +114,8 @@ func TestServiceSignupCheckLandsAfterItsDelayOnTheClock(t *testing.T) {
 	b := setup(t, providertest.WithSignupCheck(providertest.SandboxSignupCheck(time.Second)))
 	b.register(t, "alice")
 	b.register(t, "deny-bob")
-	status := func(ext string) any {
-		return b.do(t, "GET", "/providers/local/participants/"+ext, "").want(t, 200).field(t, "status")
+	status := func(ext string) string {
+		return as[providertest.Participant](t, b.do(t, "GET", "/providers/local/participants/"+ext, "").want(t, 200)).Status
 	}
 	if status("alice") != "pending" || status("deny-bob") != "pending" {
 		t.Fatal("not pending before the delay")
@@ -115,7 +138,7 @@ func TestServiceParticipantIdempotencyKey(t *testing.T) {
 	b := setup(t)
 	first := b.do(t, "POST", "/providers/local/participants", participantJSON("carol"), "Idempotency-Key", uuid1).want(t, 201)
 	again := b.do(t, "POST", "/providers/local/participants", participantJSON("carol"), "Idempotency-Key", uuid1).want(t, 201)
-	if first.field(t, "participantID") != again.field(t, "participantID") {
+	if as[providertest.Participant](t, first).ParticipantID != as[providertest.Participant](t, again).ParticipantID {
 		t.Fatalf("replay: %s vs %s", first.body, again.body)
 	}
 	b.do(t, "POST", "/providers/local/participants", participantJSON("dave"), "Idempotency-Key", uuid1).want(t, 400)
@@ -127,10 +150,9 @@ func TestServiceProblemsAlwaysCarryDetail(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	a := b.do(t, "POST", "/providers/local/limit-groups", `{"name":"`+strings.Repeat("x", 1<<20)+`"}`).want(t, 400)
-	detail, _ := a.field(t, "detail").(string)
-	title, _ := a.field(t, "title").(string)
-	if a.header.Get("Content-Type") != "application/problem+json" || detail == "" || title == "" ||
-		a.field(t, "type") == nil || a.field(t, "status") != float64(400) {
+	p := as[problemBody](t, a)
+	if a.header.Get("Content-Type") != "application/problem+json" || p.Detail == "" || p.Title == "" ||
+		p.Type == "" || p.Status != 400 {
 		t.Fatalf("oversized body: %v %s", a.header, a.body)
 	}
 }
@@ -140,13 +162,14 @@ func TestServiceOverrideVersionClaims(t *testing.T) {
 	b := setup(t)
 	b.register(t, "p1")
 	b.do(t, "PUT", "/providers/local/participants/p1/limits", `{"dailySendCount":1,"expectedVersionID":"ver_x"}`).want(t, 409)
-	v1 := b.do(t, "PUT", "/providers/local/participants/p1/limits", `{"dailySendCount":1,"weeklyAmount":`+
-		`{"currency":{"code":"USD","decimalPlaces":2},"value":"70.00"}}`).want(t, 200).field(t, "override", "versionID").(string)
+	v1 := as[overrideBody](t, b.do(t, "PUT", "/providers/local/participants/p1/limits", `{"dailySendCount":1,"weeklyAmount":`+
+		`{"currency":{"code":"USD","decimalPlaces":2},"value":"70.00"}}`).want(t, 200)).Override.VersionID
 	// Only a stale expectedVersionID conflicts; omitting it on a later
 	// write sets no precondition (the spec's 409 is "on stale version"),
 	// and absent fields still stay.
 	o := b.do(t, "PUT", "/providers/local/participants/p1/limits", `{"dailySendCount":2}`).want(t, 200)
-	if o.field(t, "override", "dailySendCount") != float64(2) || o.field(t, "override", "weeklyAmount", "value") != "70.00" {
+	if ov := as[overrideBody](t, o).Override; ov.DailySendCount == nil || *ov.DailySendCount != 2 ||
+		ov.WeeklyAmount == nil || !ov.WeeklyAmount.Value.Equal(decimal.NewFromInt(70)) {
 		t.Fatalf("update without expectedVersionID: %s", o.body)
 	}
 	b.do(t, "PUT", "/providers/local/participants/p1/limits", `{"dailySendCount":3,"expectedVersionID":"`+v1+`"}`).want(t, 409)
@@ -172,7 +195,7 @@ func TestServiceResolutionOrder(t *testing.T) {
 		if m == nil {
 			return "-"
 		}
-		return m.Value
+		return m.Value.StringFixed(2)
 	}
 	check := func(step string, per, daily, weekly, monthly string, count int64) {
 		t.Helper()
@@ -192,8 +215,8 @@ func TestServiceResolutionOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("provider default, clamped", "100.00", "500.00", "-", "5000.00", 50)
-	g1 := b.do(t, "POST", "/providers/local/limit-groups", `{"name":"g1","dailyAmount":{"currency":{"code":"USD","decimalPlaces":2},"value":"800.00"},"dailySendCount":10}`).want(t, 201).field(t, "group", "groupID").(string)
-	g2 := b.do(t, "POST", "/providers/local/limit-groups", `{"name":"g2","dailyAmount":{"currency":{"code":"USD","decimalPlaces":2},"value":"700.00"},"weeklyAmount":{"currency":{"code":"USD","decimalPlaces":2},"value":"900.00"}}`).want(t, 201).field(t, "group", "groupID").(string)
+	g1 := as[groupBody](t, b.do(t, "POST", "/providers/local/limit-groups", `{"name":"g1","dailyAmount":{"currency":{"code":"USD","decimalPlaces":2},"value":"800.00"},"dailySendCount":10}`).want(t, 201)).Group.GroupID
+	g2 := as[groupBody](t, b.do(t, "POST", "/providers/local/limit-groups", `{"name":"g2","dailyAmount":{"currency":{"code":"USD","decimalPlaces":2},"value":"700.00"},"weeklyAmount":{"currency":{"code":"USD","decimalPlaces":2},"value":"900.00"}}`).want(t, 201)).Group.GroupID
 	check("not a member yet", "100.00", "500.00", "-", "5000.00", 50)
 	b.do(t, "PUT", "/providers/local/limit-groups/"+g1+"/members/p1", "").want(t, 200)
 	b.do(t, "PUT", "/providers/local/limit-groups/"+g2+"/members/p1", "").want(t, 200)
@@ -223,13 +246,15 @@ func TestServiceSigningSecretVersions(t *testing.T) {
 	b := setup(t, providertest.WithDefaultVersion("v2026.07.00"))
 	// Before v2026.10.00 the key is optional and the body is flat.
 	a := b.do(t, "POST", "/providers/local/signing-secrets", "").want(t, 201)
-	if a.header.Get("X-Idempotency-Key") != "" || a.field(t, "secret") == nil {
+	if a.header.Get("X-Idempotency-Key") != "" || as[providertest.SigningSecret](t, a).Secret == "" {
 		t.Fatalf("old-version create: %v %s", a.header, a.body)
 	}
 	b.do(t, "POST", "/providers/local/signing-secrets", "", "X-Service-Version", "v2026.10.00").want(t, 400)
 	b.do(t, "POST", "/providers/local/signing-secrets", "", "X-Service-Version", "v2026.10.00", "X-Idempotency-Key", "bad key").want(t, 400)
 	n := b.do(t, "POST", "/providers/local/signing-secrets", "", "X-Service-Version", "v2027.01.00", "X-Idempotency-Key", "k1").want(t, 201)
-	if n.field(t, "signingSecret", "secret") == nil {
+	if as[struct {
+		SigningSecret providertest.SigningSecret `json:"signingSecret"`
+	}](t, n).SigningSecret.Secret == "" {
 		t.Fatalf("later version not nested: %s", n.body)
 	}
 	secrets, _ := b.srv.SigningSecrets("local")
@@ -239,8 +264,10 @@ func TestServiceSigningSecretVersions(t *testing.T) {
 	if err := b.srv.RevokeSigningSecret("local", secrets[0].SecretID); err != nil {
 		t.Fatal(err)
 	}
-	list := b.do(t, "GET", "/providers/local/signing-secrets", "").want(t, 200).field(t, "signingSecrets").([]any)
-	if len(list) != 1 || list[0].(map[string]any)["secretID"] != secrets[1].SecretID {
+	list := as[struct {
+		SigningSecrets []providertest.SigningSecret `json:"signingSecrets"`
+	}](t, b.do(t, "GET", "/providers/local/signing-secrets", "").want(t, 200)).SigningSecrets
+	if len(list) != 1 || list[0].SecretID != secrets[1].SecretID {
 		t.Fatalf("revoked secret listed: %v", list)
 	}
 }
@@ -330,7 +357,7 @@ func TestServiceSeedingAndInspection(t *testing.T) {
 	if err := b.srv.SetParticipantStatus("local", "p1", "asleep"); err == nil {
 		t.Fatal("unknown status accepted")
 	}
-	gid := b.do(t, "POST", "/providers/local/limit-groups", `{"name":"g","currency":"USD"}`).want(t, 201).field(t, "group", "groupID").(string)
+	gid := as[groupBody](t, b.do(t, "POST", "/providers/local/limit-groups", `{"name":"g","currency":"USD"}`).want(t, 201)).Group.GroupID
 	b.do(t, "PUT", "/providers/local/limit-groups/"+gid+"/members/p1", "").want(t, 200)
 	if g, ms, err := b.srv.LimitGroup("local", gid); err != nil || g.Name != "g" || len(ms) != 1 || ms[0].ParticipantID != pid {
 		t.Fatalf("group %+v %+v %v", g, ms, err)
@@ -357,11 +384,11 @@ func TestServiceSeedingAndInspection(t *testing.T) {
 		Status: "paid", Amount: providertest.USD("3.00")}); err != nil {
 		t.Fatal(err)
 	}
-	items := b.do(t, "GET", "/providers/local/participants/p1/payments", "").want(t, 200).field(t, "payments").([]any)
-	if len(items) != 2 || items[0].(map[string]any)["id"] != "req_1" || items[1].(map[string]any)["id"] != po.PayoutID {
+	items := as[paymentsPage](t, b.do(t, "GET", "/providers/local/participants/p1/payments", "").want(t, 200)).Payments
+	if len(items) != 2 || items[0].ID != "req_1" || items[1].ID != po.PayoutID {
 		t.Fatalf("payments %v", items)
 	}
-	fid := b.do(t, "POST", "/providers/local/participants/p1/funding-sources", `{"fundingType":"bank_account","providerSourceID":"acct","displayName":"Checking"}`).want(t, 201).field(t, "fundingSourceID").(string)
+	fid := as[providertest.FundingSource](t, b.do(t, "POST", "/providers/local/participants/p1/funding-sources", `{"fundingType":"bank_account","providerSourceID":"acct","displayName":"Checking"}`).want(t, 201)).FundingSourceID
 	if fs, err := b.srv.FundingSource("local", fid); err != nil || fs.ParticipantID != pid || fs.FundingType != "bank_account" {
 		t.Fatalf("funding source %+v %v", fs, err)
 	}
@@ -385,15 +412,14 @@ func TestServicePaymentsListsPageTheirOwnItemsAndStayCurrent(t *testing.T) {
 		var out []string
 		path := "/providers/local/participants/p1/payments?limit=100"
 		for {
-			a := b.do(t, "GET", path, "").want(t, 200)
-			for _, it := range a.field(t, "payments").([]any) {
-				m := it.(map[string]any)
-				out = append(out, m["id"].(string)+" "+m["status"].(string))
+			page := as[paymentsPage](t, b.do(t, "GET", path, "").want(t, 200))
+			for _, p := range page.Payments {
+				out = append(out, p.ID+" "+p.Status)
 			}
-			if a.field(t, "hasMore") != true {
+			if !page.HasMore {
 				return out
 			}
-			path = "/providers/local/participants/p1/payments?limit=100&cursor=" + a.field(t, "nextCursor").(string)
+			path = "/providers/local/participants/p1/payments?limit=100&cursor=" + page.NextCursor
 		}
 	}
 	got := ids()

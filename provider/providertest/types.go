@@ -2,8 +2,6 @@ package providertest
 
 import (
 	"time"
-
-	"github.com/shopspring/decimal"
 )
 
 // The types in this file are both the fake's wire format (their JSON is what
@@ -11,37 +9,6 @@ import (
 // They are deliberately independent of the client package, so that the client
 // and the fake are two separate readings of the spec and a test between them
 // can catch a misreading in either.
-
-// Currency is the currency descriptor of a Money.
-type Currency struct {
-	Code          string `json:"code"`
-	DecimalPlaces uint8  `json:"decimalPlaces"`
-	NumericCode   string `json:"numericCode,omitempty"`
-	Name          string `json:"name,omitempty"`
-}
-
-// Money is an amount as the spec writes it: a currency descriptor and a decimal
-// string.
-type Money struct {
-	Currency Currency `json:"currency"`
-	Value    string   `json:"value"`
-}
-
-// USD returns value (a decimal string such as "25.00") as US dollars.
-func USD(value string) Money {
-	return Money{Currency: Currency{Code: "USD", DecimalPlaces: 2, NumericCode: "840"}, Value: value}
-}
-
-// USDPtr is USD for the pointer fields of Limits.
-func USDPtr(value string) *Money { m := USD(value); return &m }
-
-// Count returns a pointer to n, for Limits.DailySendCount.
-func Count(n int64) *int64 { return &n }
-
-func (m Money) decimal() decimal.Decimal {
-	d, _ := decimal.NewFromString(m.Value)
-	return d
-}
 
 // Limits are the limit dimensions shared by limit groups, overrides and the
 // provider policy. A nil field is unset (inherits from the next level).
