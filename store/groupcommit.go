@@ -57,13 +57,18 @@ const maxBatch = 64
 
 // batchLocks locks the accounts a batch's callbacks can move, in one order:
 // the accounts of the instruments named (authorize's funding source,
-// credit's destination) and of the holds named (capture, release).
-const batchLocks = `SELECT FROM accounts a
-WHERE a.account_id IN (SELECT i.account_id FROM instruments i WHERE i.token = ANY($1)
-                       UNION ALL
-                       SELECT h.account_id FROM holds h WHERE h.hold_reference = ANY($2))
-ORDER BY a.account_id
-FOR NO KEY UPDATE OF a`
+// credit's destination) and of the holds named (capture, release). Each
+// is found, then locked, by its own key (one equality on a primary key
+// each), so that every plan, the generic one a prepared statement settles
+// on included, probes the tables by key even while their statistics are
+// those of an empty table: a plan for a set of keys at once may choose to
+// scan a table that looked small, and keep scanning it as it grows.
+const batchLocks = `SELECT FROM (SELECT DISTINCT x.id FROM (
+        SELECT (SELECT i.account_id FROM instruments i WHERE i.token = t) AS id FROM unnest($1::text[]) t
+        UNION ALL
+        SELECT (SELECT h.account_id FROM holds h WHERE h.hold_reference = r) FROM unnest($2::text[]) r) x
+      WHERE x.id IS NOT NULL ORDER BY x.id) k
+CROSS JOIN LATERAL (SELECT FROM accounts a WHERE a.account_id = k.id FOR NO KEY UPDATE) l`
 
 // callback is one callback's decision statement, and what a batch needs
 // to know of it.

@@ -3,12 +3,15 @@ package store_test
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/shopspring/decimal"
 
 	"github.com/provider-ledger/adapter/holds"
@@ -365,4 +368,59 @@ func TestGroupCommitConcurrentCopiesNeverDeadlock(t *testing.T) {
 		storetest.AssertBalances(t, db, fmt.Sprintf("gk-%d", i), "960", "0", "960") // 4 rounds of 10 payouts of 1.00
 	}
 	storetest.AssertInvariants(t, db)
+}
+
+// TestGroupCommitLocksByKey: the statement that locks a batch's accounts
+// reads accounts and holds by key in every plan Postgres may cache for it
+// (generic or custom), on tables never analyzed (a new ledger, whose
+// statistics are an empty table's while it fills) and on some thousands
+// of rows: a scan of either would grow with the ledger, in every batch.
+func TestGroupCommitLocksByKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, pool := storetest.DB(t)
+	explain(t, pool, "empty tables")
+	if _, err := pool.Exec(ctx, planSeed+`
+INSERT INTO accounts (account_id, owner_external_id, currency, created_at, updated_at)
+SELECT 'g-acct-' || a, 'g-own-' || a, 'USD', now(), now() FROM generate_series(1, 20000) a;
+INSERT INTO holds (hold_reference, payout_id, account_id, funding_source, currency, amount, placed_at)
+SELECT 'hold_g' || h, 'pay-g' || h, 'g-acct-' || (h % 20000 + 1), 'src', 'USD', 1, now() FROM generate_series(1, 20000) h;
+ANALYZE accounts, holds;`); err != nil {
+		t.Fatal(err)
+	}
+	explain(t, pool, "seeded")
+}
+
+// explain fails t when a plan of the batch's locks scans accounts or holds.
+func explain(t *testing.T, pool *pgxpool.Pool, tables string) {
+	t.Helper()
+	ctx := context.Background()
+	{
+		for _, mode := range []string{"force_generic_plan", "force_custom_plan"} {
+			name := "locks_" + mode + "_" + strings.ReplaceAll(tables, " ", "_")
+			conn, err := pool.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var raw []byte
+			_, err = conn.Exec(ctx, "SET plan_cache_mode = "+mode)
+			if err == nil {
+				_, err = conn.Exec(ctx, "PREPARE "+name+"(text[], text[]) AS "+store.BatchLocksSQL)
+			}
+			if err == nil {
+				err = conn.QueryRow(ctx, "EXPLAIN (FORMAT JSON) EXECUTE "+name+"('{p-dst-1,p-dst-3}', '{hold_p1,hold_p2}')").Scan(&raw)
+			}
+			conn.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var plans []struct{ Plan planNode }
+			if err := json.Unmarshal(raw, &plans); err != nil {
+				t.Fatal(err)
+			}
+			if rel := scansOf(plans[0].Plan, []string{"accounts", "holds"}); rel != "" {
+				t.Errorf("%s, %s: the batch's locks scan %s:\n%s", tables, mode, rel, raw)
+			}
+		}
+	}
 }
