@@ -17,14 +17,17 @@ import (
 // TestConcurrentSameKeys: 200 goroutines send 50 distinct keys, each 4
 // times at once, across the four endpoints: exactly 50 effects, identical
 // answers per key, and I1..I6 hold. Run on one adapter instance and on two
-// instances sharing one database.
+// instances sharing one database, each without and with group commit (two
+// lanes, so that copies of one key meet in one batch and in two).
 func TestConcurrentSameKeys(t *testing.T) {
 	t.Parallel()
 	for _, instances := range []int{1, 2} {
-		t.Run(fmt.Sprintf("instances=%d", instances), func(t *testing.T) {
-			t.Parallel()
-			sameKeysOnInstances(t, instances)
-		})
+		for _, group := range []int{0, 2} {
+			t.Run(fmt.Sprintf("instances=%d/group=%d", instances, group), func(t *testing.T) {
+				t.Parallel()
+				sameKeysOnInstances(t, instances, group)
+			})
+		}
 	}
 }
 
@@ -63,17 +66,17 @@ func sameKeyJobs(t *testing.T, b *bundle) []sameKeyJob {
 // sameKeysOnInstances sends every job four times at once, spread over
 // instances adapters on one database: each is decided once, every copy
 // answers the same, and the money moves once.
-func sameKeysOnInstances(t *testing.T, instances int) {
+func sameKeysOnInstances(t *testing.T, instances, group int) {
 	// The in-flight limit and the request deadline are raised so that
 	// every copy is in flight at once and none times out while 40
 	// transactions queue on one account of a loaded machine: this test
 	// is about duplicates, not load shedding (a 408 here would mean a
 	// request hung).
-	b := setup(t, opts{maxInflight: 1000, requestTimeout: 30 * time.Second})
+	b := setup(t, opts{maxInflight: 1000, requestTimeout: 30 * time.Second, groupCommit: group})
 	nodes := []*bundle{b}
 	if instances == 2 {
 		// A second adapter: its own pool, keyring and listener, one database.
-		other := setup(t, opts{pool: b.pool, key: &b.key, maxInflight: 1000, requestTimeout: 30 * time.Second})
+		other := setup(t, opts{pool: b.pool, key: &b.key, maxInflight: 1000, requestTimeout: 30 * time.Second, groupCommit: group})
 		nodes = append(nodes, other)
 	}
 	ctx := context.Background()
@@ -128,4 +131,13 @@ func sameKeysOnInstances(t *testing.T, instances int) {
 		t.Fatalf("%d idempotency records with %d attempts, want 50 and 200", effects, attempts)
 	}
 	storetest.AssertInvariants(t, b.db)
+	if group > 0 {
+		var batched int64
+		for _, n := range nodes {
+			batched += n.db.GroupCommit().Batched.Load()
+		}
+		if batched == 0 {
+			t.Fatal("group commit on, 200 callbacks at once on two lanes, and no batch formed")
+		}
+	}
 }

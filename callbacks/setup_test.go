@@ -43,6 +43,7 @@ type opts struct {
 	creditMax      string
 	key            *envelope.Key
 	logger         *slog.Logger
+	groupCommit    int // store.DB.SetGroupCommit's lanes; 0: off
 }
 
 func newKey(t testing.TB, id string) envelope.Key {
@@ -63,6 +64,7 @@ func setup(t testing.TB, o opts) *bundle {
 		pool = storetest.Pool(t)
 	}
 	b := &bundle{pool: pool, db: store.Wrap(pool, nil), keyring: envelope.NewKeySet(), reg: prometheus.NewRegistry()}
+	b.db.SetGroupCommit(o.groupCommit)
 	if o.key != nil {
 		b.key = *o.key
 	} else {

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -47,6 +48,7 @@ type spawnConfig struct {
 	ceilClients int
 	ceilDur     time.Duration
 	readyWait   time.Duration
+	groupCommit int
 }
 
 const spawnLong = `spawn is loadtest in one command, for a fresh machine: it builds ledgerd from
@@ -94,6 +96,7 @@ func newSpawnCmd(h Hooks) *cobra.Command {
 	fs.BoolVar(&cfg.ceiling, "ceiling", false, "after the checks, run the bench cycles and the pgbench ceiling on the same Postgres (needs psql and pgbench)")
 	fs.IntVar(&cfg.ceilClients, "ceiling-clients", 16, "with --ceiling: clients of the bench cycles and of pgbench")
 	fs.DurationVar(&cfg.ceilDur, "ceiling-duration", 10*time.Second, "with --ceiling: measured window of the cycles and of each pgbench script")
+	fs.IntVar(&cfg.groupCommit, "group-commit", -1, "ledgerd's LEDGER_GROUP_COMMIT: transactions of callbacks in flight under group commit (0: off; -1: ledgerd's default)")
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		d.cmd = "spawn"
 		if err := d.validateShape(); err != nil {
@@ -110,6 +113,9 @@ func newSpawnCmd(h Hooks) *cobra.Command {
 		}
 		if cfg.chaos && d.duration < 15*time.Second {
 			return cli.Usagef("--chaos needs a --duration of at least 15s to fit its outages")
+		}
+		if cfg.groupCommit < -1 {
+			return cli.Usagef("--group-commit must be -1 (ledgerd's default), 0 (off) or a number of lanes")
 		}
 		if cfg.ceilClients < 1 || cfg.ceilClients > 1024 || cfg.ceilDur < time.Second {
 			return cli.Usagef("--ceiling-clients must be 1 to 1024 and --ceiling-duration at least 1s")
@@ -364,6 +370,9 @@ func (sp *spawned) configure(ctx context.Context, cfg spawnConfig) error {
 		sp.scratch = append(sp.scratch, name)
 		env["DATABASE_URL"] = dbURL
 		env["LEDGER_KEK"] = base64.StdEncoding.EncodeToString(randomBytes(32))
+	}
+	if cfg.groupCommit >= 0 {
+		env["LEDGER_GROUP_COMMIT"] = strconv.Itoa(cfg.groupCommit)
 	}
 	// ledgerd's configuration is spawn's alone: nothing of the caller's
 	// environment that ledgerd reads is passed on.

@@ -66,7 +66,7 @@ func (d *daemon) startEmbedded(ctx context.Context) (string, error) {
 // storeOptions are the pool's options before the exec mode is known.
 func (d *daemon) storeOptions() store.Options {
 	return store.Options{MaxConns: defaultPoolSize, ConnectTimeout: ConnectTimeout(d.cfg.RequestTimeout), Logger: d.log,
-		OnConnect: d.connected}
+		OnConnect: d.connected, GroupCommit: d.cfg.GroupCommit}
 }
 
 // connected is the pools' connect hook: a new connection after an outage

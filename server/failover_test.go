@@ -123,9 +123,20 @@ func waitReady(t *testing.T, admin string, want int) time.Duration {
 // synchronous streaming standby of the test's own, kills the primary
 // (SIGKILL) under a storm of callbacks, fences it and promotes the standby,
 // then restarts the old primary read-write beside the new one.
+//
+// It runs twice, one after the other: each callback committing alone
+// (LEDGER_GROUP_COMMIT=0), and under group commit as by default (2 lanes:
+// batches sharing a commit and its wait for the standby).
 func TestFailover(t *testing.T) {
 	tooltest.SkipShort(t, "runs a primary and a synchronous standby of its own and fails over under a storm")
 	t.Parallel()
+	for _, group := range []string{"0", "2"} {
+		t.Run("group-commit="+group, func(t *testing.T) { failover(t, group) })
+	}
+}
+
+// failover is TestFailover with LEDGER_GROUP_COMMIT=group.
+func failover(t *testing.T, group string) {
 	if _, err := embedpg.FindBinaries(""); err != nil {
 		t.Fatalf("the failover test runs Postgres servers of its own: %v", err)
 	}
@@ -151,7 +162,7 @@ func TestFailover(t *testing.T) {
 	dbURL := fmt.Sprintf("postgres://postgres@127.0.0.1:%d,127.0.0.1:%d/ledger?target_session_attrs=read-write&sslmode=disable", primary.port, standby.port)
 	var log syncbuf.Buffer
 	addrs, failed := launch(t, config(t, "DATABASE_URL", dbURL, "LEDGER_PROVIDER_ID", "bank-f", "LEDGER_SIGNING_SECRETS", b64,
-		"LEDGER_RECONCILE_EVERY", "0"), &log)
+		"LEDGER_RECONCILE_EVERY", "0", "LEDGER_GROUP_COMMIT", group), &log)
 	var d daemon
 	select {
 	case a := <-addrs:

@@ -62,10 +62,11 @@ func (d *daemon) initSeries() {
 
 // poolCollector exports the database pool's statistics.
 type poolCollector struct {
-	db                                                    *store.DB
-	total, idle, acquired, constructing, maxConns         *prometheus.Desc
-	acquireCount, acquireDuration, emptyAcquire, canceled *prometheus.Desc
-	primaryChanges, splitBrains, unreplicated, withheld   *prometheus.Desc
+	db                                                      *store.DB
+	total, idle, acquired, constructing, maxConns           *prometheus.Desc
+	acquireCount, acquireDuration, emptyAcquire, canceled   *prometheus.Desc
+	primaryChanges, splitBrains, unreplicated, withheld     *prometheus.Desc
+	groupBatches, groupBatched, groupFallbacks, groupQueued *prometheus.Desc
 }
 
 func newPoolCollector(db *store.DB) *poolCollector {
@@ -91,11 +92,20 @@ func newPoolCollector(db *store.DB) *poolCollector {
 			"Successes answered 503 instead because their commit was not confirmed by the synchronous standby.", nil, nil),
 		unreplicated: prometheus.NewDesc("ledgerd_db_unreplicated_commits_total",
 			"Commits whose wait for the synchronous standby was cancelled: committed locally, not known replicated, not acknowledged.", nil, nil),
+		groupBatches: prometheus.NewDesc("ledgerd_group_commit_batches_total",
+			"Transactions of two or more callbacks committed under group commit (LEDGER_GROUP_COMMIT).", nil, nil),
+		groupBatched: prometheus.NewDesc("ledgerd_group_commit_callbacks_total",
+			"Callbacks committed in those transactions.", nil, nil),
+		groupFallbacks: prometheus.NewDesc("ledgerd_group_commit_fallbacks_total",
+			"Batches that failed as a whole, whose callbacks were then run one by one.", nil, nil),
+		groupQueued: prometheus.NewDesc("ledgerd_group_commit_queued",
+			"Callbacks waiting for a group commit lane.", nil, nil),
 	}
 }
 
 func (c *poolCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.total, c.idle, c.acquired, c.constructing, c.maxConns, c.acquireCount, c.acquireDuration, c.emptyAcquire, c.canceled, c.primaryChanges, c.splitBrains, c.unreplicated, c.withheld} {
+	for _, d := range []*prometheus.Desc{c.total, c.idle, c.acquired, c.constructing, c.maxConns, c.acquireCount, c.acquireDuration, c.emptyAcquire, c.canceled, c.primaryChanges, c.splitBrains, c.unreplicated, c.withheld,
+		c.groupBatches, c.groupBatched, c.groupFallbacks, c.groupQueued} {
 		ch <- d
 	}
 }
@@ -120,6 +130,14 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	k(c.splitBrains, float64(t.SplitBrains))
 	k(c.unreplicated, float64(t.Unreplicated))
 	k(c.withheld, float64(t.Withheld))
+	var batches, batched, fallbacks, queued int64
+	if gc := c.db.GroupCommit(); gc != nil {
+		batches, batched, fallbacks, queued = gc.Batches.Load(), gc.Batched.Load(), gc.Fallbacks.Load(), gc.Queued.Load()
+	}
+	k(c.groupBatches, float64(batches))
+	k(c.groupBatched, float64(batched))
+	k(c.groupFallbacks, float64(fallbacks))
+	g(c.groupQueued, float64(queued))
 }
 
 // newBuildInfo is ledgerd_build_info{version,revision,goversion} 1.

@@ -80,41 +80,54 @@ var (
 
 // Authorize runs the authorize decision table in one statement: the key
 // is looked up, the payout decided, the hold placed when approved, and the
-// answer stored, in one transaction.
+// answer stored, in one transaction (or, under group commit, in a batch's).
 func (db *DB) Authorize(ctx context.Context, p holds.AuthorizeParams) (ledger.Answer, error) {
 	a := authorizeArgs(p)
-	return db.answer(ctx, authorizeCall.sql, authorizeCall.args(&a))
+	return db.answer(ctx, callback{sql: authorizeCall.sql, args: authorizeCall.args(&a),
+		token: p.FundingSource, order: "1 " + p.PayoutID})
 }
 
 // Capture runs the capture decision table in one statement.
 func (db *DB) Capture(ctx context.Context, p holds.CaptureParams) (ledger.Answer, error) {
 	a := captureArgs(p)
-	return db.answer(ctx, captureCall.sql, captureCall.args(&a))
+	return db.answer(ctx, callback{sql: captureCall.sql, args: captureCall.args(&a),
+		hold: p.HoldReference, order: "2 " + p.PayoutID})
 }
 
 // Release runs the release decision table in one statement.
 func (db *DB) Release(ctx context.Context, p holds.ReleaseParams) (ledger.Answer, error) {
 	a := releaseArgs(p)
-	return db.answer(ctx, releaseCall.sql, releaseCall.args(&a))
+	scope := p.HoldReference
+	if p.PayoutID != nil {
+		scope = *p.PayoutID
+	}
+	return db.answer(ctx, callback{sql: releaseCall.sql, args: releaseCall.args(&a),
+		hold: p.HoldReference, order: "3 " + scope})
 }
 
 // Credit runs the credit-account decision table in one statement.
 func (db *DB) Credit(ctx context.Context, p ledger.CreditParams) (ledger.Answer, error) {
 	a := creditArgs(p)
-	return db.answer(ctx, creditCall.sql, creditCall.args(&a))
+	return db.answer(ctx, callback{sql: creditCall.sql, args: creditCall.args(&a),
+		token: p.Destination, order: "4 " + p.Key})
 }
 
-func (db *DB) answer(ctx context.Context, sql string, args []any) (ledger.Answer, error) {
+// answer runs a callback's decision statement: alone, or under group
+// commit (Options.GroupCommit) alone or in a batch.
+func (db *DB) answer(ctx context.Context, c callback) (ledger.Answer, error) {
+	if db.group != nil {
+		return db.group.do(ctx, c)
+	}
+	return db.answerOne(ctx, c)
+}
+
+// answerOne runs a callback's decision statement in a transaction of its
+// own, again after a serialization failure or a deadlock.
+func (db *DB) answerOne(ctx context.Context, c callback) (ledger.Answer, error) {
 	var a ledger.Answer
 	ctx, watch := WatchCommits(ctx)
 	err := retry(ctx, &a.Runs, func() error {
-		var state string
-		var outcome, reason, ref *string
-		if err := db.pool.QueryRow(ctx, sql, args...).Scan(&state, &outcome, &reason, &ref); err != nil {
-			return err
-		}
-		a.State, a.Decision = ledger.AnswerState(state), ledger.Decision{Outcome: deref(outcome), Reason: deref(reason), Reference: deref(ref)}
-		return nil
+		return scanAnswer(db.pool.QueryRow(ctx, c.sql, c.args...), &a)
 	})
 	if err == nil {
 		err = db.replicated(watch)

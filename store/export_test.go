@@ -20,6 +20,10 @@ func InvariantSQL() map[string]string {
 	return out
 }
 
+// BatchLocksSQL is the statement that locks a group commit batch's
+// accounts.
+const BatchLocksSQL = batchLocks
+
 // Pool returns db's pool, for tests that hold its connections.
 func (db *DB) Pool() *pgxpool.Pool { return db.pool }
 

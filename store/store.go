@@ -14,7 +14,10 @@
 //
 // Packages above it (callbacks, admin, keyring, reconciliation) see domain
 // types from ledger and holds, never a pgx type. One exported method is one
-// transaction.
+// transaction, but for the four callbacks under group commit
+// (Options.GroupCommit, groupcommit.go), which may share one with the
+// callbacks that arrived at the same time, each keeping its own decision
+// and answer.
 //
 // # Deadlines
 //
@@ -54,9 +57,10 @@ const CancelGrace = 2 * time.Second
 // DB is the ledger's database: a connection pool and the queries on it.
 // Safe for concurrent use.
 type DB struct {
-	pool *pgxpool.Pool
-	now  func() time.Time
-	topo *topology
+	pool  *pgxpool.Pool
+	now   func() time.Time
+	topo  *topology
+	group *groupCommit // nil: every callback in a transaction of its own
 }
 
 // Options are the optional settings of Open.
@@ -83,6 +87,11 @@ type Options struct {
 	// (the database answers again after an outage): ledgerd kicks its
 	// keyring loader with it. It must not block.
 	OnConnect func()
+	// GroupCommit, when above zero, lets callbacks share transactions:
+	// up to GroupCommit transactions of callbacks in flight at once, and a
+	// callback that finds them all busy committed with the others that
+	// queued meanwhile (groupcommit.go). Zero: each callback commits alone.
+	GroupCommit int
 }
 
 // ExecModes are the values of Options.ExecMode (pgx's names).
@@ -165,6 +174,7 @@ func Open(ctx context.Context, url string, o Options) (*DB, error) {
 	}
 	db := Wrap(pool, o.Now)
 	db.topo = topo
+	db.SetGroupCommit(o.GroupCommit)
 	return db, nil
 }
 
@@ -194,6 +204,25 @@ func (db *DB) Sibling(ctx context.Context, maxConns int32, applicationName strin
 		return nil, fmt.Errorf("database pool: %w", err)
 	}
 	return &DB{pool: pool, now: db.now, topo: db.topo}, nil
+}
+
+// SetGroupCommit turns group commit on with up to lanes transactions of
+// callbacks in flight (at most the pool's size), or off (0), as
+// Options.GroupCommit does. Call it before the first callback (tests wrap
+// pools of their own).
+func (db *DB) SetGroupCommit(lanes int) {
+	db.group = nil
+	if lanes > 0 {
+		db.group = newGroupCommit(db, min(lanes, db.MaxConns()))
+	}
+}
+
+// GroupCommit returns group commit's counters, nil when it is off.
+func (db *DB) GroupCommit() *GroupCommitStats {
+	if db.group == nil {
+		return nil
+	}
+	return &db.group.stats
 }
 
 // Close closes the pool.
