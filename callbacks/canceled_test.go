@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/provider-ledger/adapter/callbacks/caller"
 	"github.com/provider-ledger/adapter/callbacks/claims"
 	"github.com/provider-ledger/adapter/internal/wait"
 	"github.com/provider-ledger/adapter/store/storetest"
@@ -32,11 +35,21 @@ func TestCallerGoneIsCountedApart(t *testing.T) {
 	if _, err := tx.Exec(ctx, `SELECT 1 FROM accounts WHERE account_id = 'cx-1' FOR UPDATE`); err != nil {
 		t.Fatal(err)
 	}
+	// The handler behind a listener that tells when net/http has seen the
+	// caller hang up (the request's context ends): only then is the row
+	// let go, so that the answer always comes after the caller left.
+	gone := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		context.AfterFunc(r.Context(), func() { close(gone) })
+		b.server.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	client := &caller.Client{BaseURL: srv.URL + "/ledger", Key: b.key}
 	service := authorizeClaims("cx-p1", "cx-k1", "carol", "src-cx", "5.00", 0)
 	callerCtx, hangUp := context.WithCancel(ctx)
 	sent := make(chan error, 1)
 	go func() {
-		_, err := b.client.Send(callerCtx, claims.Authorize, service)
+		_, err := client.Send(callerCtx, claims.Authorize, service)
 		sent <- err
 	}()
 	m := b.server.Metrics()
@@ -45,6 +58,14 @@ func TestCallerGoneIsCountedApart(t *testing.T) {
 	if err := <-sent; !errors.Is(err, context.Canceled) {
 		t.Fatalf("the caller's send: %v", err)
 	}
+	wait.Until(t, "net/http to see the caller gone", func() bool {
+		select {
+		case <-gone:
+			return true
+		default:
+			return false
+		}
+	})
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
