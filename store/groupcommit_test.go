@@ -38,6 +38,16 @@ func captureParams(payout, key, hold string) holds.CaptureParams {
 		TransactionID: ledger.NewTransactionID()}
 }
 
+// fourAccounts opens accounts prefix-0 to prefix-3 with funds each, owned
+// by o-0 to o-3, with the funding sources src-0 to src-3.
+func fourAccounts(t *testing.T, db *store.DB, prefix, funds string) {
+	t.Helper()
+	for i := range 4 {
+		storetest.Account(t, db, storetest.AccountOpts{AccountID: fmt.Sprintf("%s-%d", prefix, i), Owner: fmt.Sprintf("o-%d", i),
+			Funds: funds, Source: fmt.Sprintf("src-%d", i)})
+	}
+}
+
 // blockLane holds the advisory lock of payout's authorize on a connection
 // of its own and sends that authorize, which takes the one lane of db and
 // waits there; release lets it go on. The callbacks sent meanwhile queue.
@@ -80,10 +90,7 @@ func TestGroupCommitBatchesWhatQueued(t *testing.T) {
 	url := storetest.URL(t)
 	pool := storetest.PoolURL(t, url)
 	db := store.Wrap(pool, nil)
-	for i := range 4 {
-		storetest.Account(t, db, storetest.AccountOpts{AccountID: fmt.Sprintf("gc-%d", i), Owner: fmt.Sprintf("o-%d", i),
-			Funds: "100", Source: fmt.Sprintf("src-%d", i)})
-	}
+	fourAccounts(t, db, "gc", "100")
 	var pre []string
 	for i := range 8 {
 		d := storetest.Hold(t, db, fmt.Sprintf("pre-%d", i), fmt.Sprintf("o-%d", i%4), fmt.Sprintf("src-%d", i%4), "5.00")
@@ -217,10 +224,7 @@ func TestGroupCommitStormNeverDeadlocks(t *testing.T) {
 	t.Parallel()
 	pool := storetest.Pool(t)
 	db := store.Wrap(pool, nil)
-	for i := range 4 {
-		storetest.Account(t, db, storetest.AccountOpts{AccountID: fmt.Sprintf("gs-%d", i), Owner: fmt.Sprintf("o-%d", i),
-			Funds: "1000", Source: fmt.Sprintf("src-%d", i)})
-	}
+	fourAccounts(t, db, "gs", "1000")
 	db.SetGroupCommit(4)
 	ctx := context.Background()
 	var wg sync.WaitGroup
@@ -313,10 +317,7 @@ func TestGroupCommitConcurrentCopiesNeverDeadlock(t *testing.T) {
 	t.Parallel()
 	pool := storetest.Pool(t)
 	db := store.Wrap(pool, nil)
-	for i := range 4 {
-		storetest.Account(t, db, storetest.AccountOpts{AccountID: fmt.Sprintf("gk-%d", i), Owner: fmt.Sprintf("o-%d", i),
-			Funds: "1000", Source: fmt.Sprintf("src-%d", i)})
-	}
+	fourAccounts(t, db, "gk", "1000")
 	db.SetGroupCommit(2)
 	ctx := context.Background()
 	type sent struct {
