@@ -121,23 +121,31 @@ func newGroupCommit(db *DB, lanes int) *groupCommit {
 }
 
 // do runs c: alone on a free lane, or in the next batch.
+//
+// A callback that finds a lane free is that lane's first transaction,
+// never put in the queue: two that arrive at once while two lanes are free
+// run side by side, each alone, rather than the first lane to start taking
+// both.
 func (g *groupCommit) do(ctx context.Context, c callback) (ledger.Answer, error) {
 	p := &pending{ctx: ctx, cb: c, done: make(chan struct{})}
 	g.mu.Lock()
-	g.queue = append(g.queue, p)
-	g.stats.Queued.Add(1)
 	if g.busy < g.lanes {
 		g.busy++
-		go g.lane()
+		g.mu.Unlock()
+		go g.lane([]*pending{p})
+	} else {
+		g.queue = append(g.queue, p)
+		g.stats.Queued.Add(1)
+		g.mu.Unlock()
 	}
-	g.mu.Unlock()
 	<-p.done
 	return p.answer, p.err
 }
 
-// lane runs batches until the queue is empty.
-func (g *groupCommit) lane() {
-	for {
+// lane runs first, then batches of what queued until the queue is empty.
+func (g *groupCommit) lane(first []*pending) {
+	for batch := first; ; {
+		g.run(batch)
 		g.mu.Lock()
 		n := min(len(g.queue), maxBatch)
 		if n == 0 {
@@ -145,11 +153,10 @@ func (g *groupCommit) lane() {
 			g.mu.Unlock()
 			return
 		}
-		batch := slices.Clone(g.queue[:n])
+		batch = slices.Clone(g.queue[:n])
 		g.queue = slices.Delete(g.queue, 0, n)
 		g.stats.Queued.Add(-int64(n))
 		g.mu.Unlock()
-		g.run(batch)
 	}
 }
 

@@ -261,6 +261,65 @@ func TestGroupCommitStormNeverDeadlocks(t *testing.T) {
 	storetest.AssertInvariants(t, db)
 }
 
+// TestGroupCommitFreeLanesRunSideBySide: two callbacks that arrive at once
+// while two lanes are free run side by side, each alone on its own
+// connection, never one lane's batch of both (which would leave a lane, and
+// a pooled connection, idle while the other waits).
+func TestGroupCommitFreeLanesRunSideBySide(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := storetest.URL(t)
+	pool := storetest.PoolURL(t, url)
+	db := store.Wrap(pool, nil)
+	fourAccounts(t, db, "gs", "100")
+	db.SetGroupCommit(2)
+	// Both payouts' advisory locks are held elsewhere, so each callback
+	// waits on its lane until released.
+	locker := storetest.PoolURL(t, url)
+	c, err := locker.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	for _, payout := range []string{"side-0", "side-1"} {
+		if _, err := c.Exec(ctx, `SELECT pg_advisory_lock(1, hashtext($1))`, payout); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := make(chan struct{})
+	answers := make([]ledger.Answer, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i := range 2 {
+		wg.Go(func() {
+			<-start
+			answers[i], errs[i] = db.Authorize(ctx, authorizeParams(fmt.Sprintf("side-%d", i), fmt.Sprintf("ks-%d", i),
+				fmt.Sprintf("o-%d", i), fmt.Sprintf("src-%d", i), "3.00"))
+		})
+	}
+	close(start)
+	storetest.WaitForLockWaiters(t, locker, 2)
+	stats := db.GroupCommit()
+	if n := stats.Queued.Load(); n != 0 {
+		t.Errorf("%d callbacks queued with a lane free", n)
+	}
+	if _, err := c.Exec(ctx, `SELECT pg_advisory_unlock_all()`); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	for i := range 2 {
+		if errs[i] != nil || answers[i].Outcome != ledger.OutcomeApproved {
+			t.Errorf("callback %d: %+v, %v; want approved", i, answers[i], errs[i])
+		}
+	}
+	if n := stats.Batches.Load(); n != 0 {
+		t.Errorf("%d batches: each callback should have run alone", n)
+	}
+	storetest.AssertBalances(t, db, "gs-0", "100", "3", "97")
+	storetest.AssertBalances(t, db, "gs-1", "100", "3", "97")
+	storetest.AssertInvariants(t, db)
+}
+
 // TestGroupCommitDeadlinePassedInTheQueue: callbacks whose deadline
 // passes while they queue behind a busy lane are answered
 // ledger.ErrTimeout and applied nowhere, without failing the batch of the
