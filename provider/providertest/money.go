@@ -5,15 +5,13 @@ import (
 	"fmt"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/provider-ledger/adapter/provider"
 )
 
-// Currency is the currency descriptor of a Money.
-type Currency struct {
-	Code          string `json:"code"`
-	DecimalPlaces uint8  `json:"decimalPlaces"`
-	NumericCode   string `json:"numericCode,omitempty"`
-	Name          string `json:"name,omitempty"`
-}
+// Currency is the currency descriptor of a Money: the client's, since the
+// wire shape is one.
+type Currency = provider.Currency
 
 // Money is an amount as the spec writes it: a currency descriptor and a
 // decimal value, never a float. On the wire the value is a decimal string.
@@ -51,14 +49,10 @@ func (m *Money) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// usdCurrency is the descriptor of US dollars, the currency of every amount
-// the fake accepts in limits.
-func usdCurrency() Currency { return Currency{Code: "USD", DecimalPlaces: 2, NumericCode: "840"} }
-
 // USD returns value (a decimal string such as "25.00") as US dollars. It is
 // for literals: it panics when value is not a decimal.
 func USD(value string) Money {
-	return Money{Currency: usdCurrency(), Value: decimal.RequireFromString(value)}
+	return Money{Currency: provider.USDCurrency(), Value: decimal.RequireFromString(value)}
 }
 
 // USDPtr is USD for the pointer fields of Limits.
