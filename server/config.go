@@ -32,7 +32,7 @@ type Config struct {
 	TLSCert, TLSKey string
 	CallbackPrefix  string
 	MaxInflight     int // 0: sized to the pool
-	GroupCommit     int // transactions of callbacks in flight at once under group commit (default 2); 0: off
+	GroupCommit     int // transactions of callbacks in flight at once under group commit (default 1); 0: off
 	RequestTimeout  time.Duration
 	BodyTimeout     time.Duration // 0: 1s, or a third of RequestTimeout when less
 	MaxConnections  int           // per listener; 0: sized to the open files limit

@@ -125,8 +125,9 @@ func waitReady(t *testing.T, admin string, want int) time.Duration {
 // then restarts the old primary read-write beside the new one.
 //
 // It runs twice, one after the other: each callback committing alone
-// (LEDGER_GROUP_COMMIT=0), and under group commit as by default (2 lanes:
-// batches sharing a commit and its wait for the standby).
+// (LEDGER_GROUP_COMMIT=0), and under group commit with two lanes (batches
+// sharing a commit and its wait for the standby; the default's one lane is
+// the case of the chaos run and TestAutoFailover).
 func TestFailover(t *testing.T) {
 	tooltest.SkipShort(t, "runs a primary and a synchronous standby of its own and fails over under a storm")
 	t.Parallel()

@@ -144,10 +144,11 @@ func TestReadinessWhenOnlyThePoolIsBusy(t *testing.T) {
 	secret := randomKey(t)
 	url := storetest.URL(t)
 	// (LEDGER_MIGRATION_DATABASE_URL: the migrations do not take
-	// pool_max_conns.)
+	// pool_max_conns. Two lanes of group commit: one callback on each
+	// pooled connection.)
 	d := start(t, config(t, "DATABASE_URL", url+"&pool_max_conns=2", "LEDGER_MIGRATION_DATABASE_URL", url, "LEDGER_PROVIDER_ID", "bank-r",
 		"LEDGER_SIGNING_SECRETS", base64.StdEncoding.EncodeToString(secret), "LEDGER_REQUEST_TIMEOUT", "60s",
-		"LEDGER_RECONCILE_EVERY", "0"))
+		"LEDGER_RECONCILE_EVERY", "0", "LEDGER_GROUP_COMMIT", "2"))
 	for _, b := range []struct{ path, json string }{
 		{"/v1/accounts", `{"accountID":"busy-1","ownerExternalID":"alice","currency":"USD"}`},
 		{"/v1/accounts/busy-1/adjustments", `{"amount":"10","idempotencyKey":"f1"}`},

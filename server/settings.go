@@ -163,7 +163,7 @@ var settings = []setting{
 		c.MaxInflight = n
 		return nil
 	}},
-	{"LEDGER_GROUP_COMMIT", "group-commit", "2", "group commit: up to this many transactions of callbacks in flight, the callbacks that arrive while all are busy committed together (0: off, each callback commits alone)", nonNegative(func(c *Config) *int { return &c.GroupCommit })},
+	{"LEDGER_GROUP_COMMIT", "group-commit", "1", "group commit: up to this many transactions of callbacks in flight, the callbacks that arrive while all are busy committed together (0: off, each callback commits alone)", nonNegative(func(c *Config) *int { return &c.GroupCommit })},
 	{"LEDGER_REQUEST_TIMEOUT", "request-timeout", "3s", "a callback not committed by then is rolled back and answered 408", duration(func(c *Config) *time.Duration { return &c.RequestTimeout }, false)},
 	{"LEDGER_BODY_TIMEOUT", "body-timeout", "0", "a callback body not in by then (from arrival) is answered 408 body-timeout (0: 1s, at most a third of the request timeout)", duration(func(c *Config) *time.Duration { return &c.BodyTimeout }, true)},
 	{"LEDGER_MAX_CONNECTIONS", "max-connections", "0", "open connections per listener; idle ones are closed first (0: 1024, less under a low open files limit)", nonNegative(func(c *Config) *int { return &c.MaxConnections })},
