@@ -320,6 +320,78 @@ func TestGroupCommitFreeLanesRunSideBySide(t *testing.T) {
 	storetest.AssertInvariants(t, db)
 }
 
+// TestGroupCommitOneLaneStalledByALock: the cost of one lane. A session
+// outside ledgerd holds an account's row lock; the lane's callback on that
+// account waits there until its deadline and is answered ledger.ErrTimeout,
+// nothing applied; the callbacks on other accounts that queued behind it
+// then commit as one batch, approved; and the stalled account's callback,
+// sent again once the lock is gone, is approved.
+func TestGroupCommitOneLaneStalledByALock(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := storetest.URL(t)
+	pool := storetest.PoolURL(t, url)
+	db := store.Wrap(pool, nil)
+	fourAccounts(t, db, "gl", "100")
+	db.SetGroupCommit(1)
+
+	locker := storetest.PoolURL(t, url)
+	tx, err := locker.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM accounts WHERE account_id = 'gl-0' FOR UPDATE`); err != nil {
+		t.Fatal(err)
+	}
+	// The deadline leaves time for the others to queue on a busy machine.
+	short, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	stalled := make(chan error, 1)
+	go func() {
+		_, err := db.Authorize(short, authorizeParams("stalled", "k-stalled", "o-0", "src-0", "4.00"))
+		stalled <- err
+	}()
+	storetest.WaitForLockWaiters(t, locker, 1)
+	answers := make([]ledger.Answer, 6)
+	errs := make([]error, 6)
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Go(func() {
+			n := 1 + i%3
+			answers[i], errs[i] = db.Authorize(ctx, authorizeParams(fmt.Sprintf("behind-%d", i), fmt.Sprintf("kb-%d", i),
+				fmt.Sprintf("o-%d", n), fmt.Sprintf("src-%d", n), "2.00"))
+		})
+	}
+	stats := db.GroupCommit()
+	wait.Until(t, "6 callbacks queued behind the stalled lane", func() bool { return stats.Queued.Load() == 6 })
+	if err := <-stalled; !errors.Is(err, ledger.ErrTimeout) {
+		t.Fatalf("the stalled callback: %v, want ledger.ErrTimeout", err)
+	}
+	wg.Wait()
+	for i := range 6 {
+		if errs[i] != nil || answers[i].Outcome != ledger.OutcomeApproved {
+			t.Errorf("callback %d queued behind the lock: %+v, %v; want approved", i, answers[i], errs[i])
+		}
+	}
+	if b, n := stats.Batches.Load(), stats.Batched.Load(); b != 1 || n != 6 {
+		t.Errorf("%d batches of %d callbacks; want the 6 queued in one", b, n)
+	}
+	storetest.AssertBalances(t, db, "gl-0", "100", "0", "100")
+	for n := 1; n <= 3; n++ {
+		storetest.AssertBalances(t, db, fmt.Sprintf("gl-%d", n), "100", "4", "96")
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a, err := db.Authorize(ctx, authorizeParams("stalled", "k-stalled", "o-0", "src-0", "4.00"))
+	if err != nil || a.Outcome != ledger.OutcomeApproved {
+		t.Fatalf("the stalled callback sent again: %+v, %v; want approved", a, err)
+	}
+	storetest.AssertBalances(t, db, "gl-0", "100", "4", "96")
+	storetest.AssertInvariants(t, db)
+}
+
 // TestGroupCommitDeadlinePassedInTheQueue: callbacks whose deadline
 // passes while they queue behind a busy lane are answered
 // ledger.ErrTimeout and applied nowhere, without failing the batch of the
