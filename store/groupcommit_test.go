@@ -38,6 +38,14 @@ func captureParams(payout, key, hold string) holds.CaptureParams {
 		TransactionID: ledger.NewTransactionID()}
 }
 
+// laneDB is a store over a database of the test's own, with its URL (for
+// the sessions that hold locks beside it).
+func laneDB(t *testing.T) (*store.DB, string) {
+	t.Helper()
+	url := storetest.URL(t)
+	return store.Wrap(storetest.PoolURL(t, url), nil), url
+}
+
 // fourAccounts opens accounts prefix-0 to prefix-3 with funds each, owned
 // by o-0 to o-3, with the funding sources src-0 to src-3.
 func fourAccounts(t *testing.T, db *store.DB, prefix, funds string) {
@@ -87,9 +95,7 @@ func blockLane(t *testing.T, db *store.DB, url, payout, owner, source string) (r
 // twin, each hold placed once, the money exact, I1-I6 hold.
 func TestGroupCommitBatchesWhatQueued(t *testing.T) {
 	t.Parallel()
-	url := storetest.URL(t)
-	pool := storetest.PoolURL(t, url)
-	db := store.Wrap(pool, nil)
+	db, url := laneDB(t)
 	fourAccounts(t, db, "gc", "100")
 	var pre []string
 	for i := range 8 {
@@ -268,9 +274,7 @@ func TestGroupCommitStormNeverDeadlocks(t *testing.T) {
 func TestGroupCommitFreeLanesRunSideBySide(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := storetest.URL(t)
-	pool := storetest.PoolURL(t, url)
-	db := store.Wrap(pool, nil)
+	db, url := laneDB(t)
 	fourAccounts(t, db, "gs", "100")
 	db.SetGroupCommit(2)
 	// Both payouts' advisory locks are held elsewhere, so each callback
@@ -329,9 +333,7 @@ func TestGroupCommitFreeLanesRunSideBySide(t *testing.T) {
 func TestGroupCommitOneLaneStalledByALock(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := storetest.URL(t)
-	pool := storetest.PoolURL(t, url)
-	db := store.Wrap(pool, nil)
+	db, url := laneDB(t)
 	fourAccounts(t, db, "gl", "100")
 	db.SetGroupCommit(1)
 
@@ -398,9 +400,7 @@ func TestGroupCommitOneLaneStalledByALock(t *testing.T) {
 // one queued with time left, which is applied.
 func TestGroupCommitDeadlinePassedInTheQueue(t *testing.T) {
 	t.Parallel()
-	url := storetest.URL(t)
-	pool := storetest.PoolURL(t, url)
-	db := store.Wrap(pool, nil)
+	db, url := laneDB(t)
 	storetest.Account(t, db, storetest.AccountOpts{AccountID: "gd-0", Owner: "o", Funds: "100", Source: "src"})
 	db.SetGroupCommit(1)
 	release, blocked := blockLane(t, db, url, "blocker", "o", "src")
