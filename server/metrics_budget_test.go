@@ -17,13 +17,15 @@ import (
 
 // busyLedgerd starts a ledgerd with a pool of two connections on a fresh
 // database, with one USD hold of 5.00 held, and returns it with the
-// database's URL and the signing secret.
+// database's URL and the signing secret. Group commit runs two lanes, so
+// that two callbacks waiting on a lock hold both pooled connections.
 func busyLedgerd(t *testing.T) (*daemon, string, []byte) {
 	t.Helper()
 	secret := randomKey(t)
 	url := storetest.URL(t)
 	d := start(t, config(t, "DATABASE_URL", url+"&pool_max_conns=2", "LEDGER_MIGRATION_DATABASE_URL", url, "LEDGER_PROVIDER_ID", "bank-mb",
-		"LEDGER_SIGNING_SECRETS", base64.StdEncoding.EncodeToString(secret), "LEDGER_REQUEST_TIMEOUT", "60s", "LEDGER_RECONCILE_EVERY", "0"))
+		"LEDGER_SIGNING_SECRETS", base64.StdEncoding.EncodeToString(secret), "LEDGER_REQUEST_TIMEOUT", "60s", "LEDGER_RECONCILE_EVERY", "0",
+		"LEDGER_GROUP_COMMIT", "2"))
 	for _, b := range []struct{ path, json string }{
 		{"/v1/accounts", `{"accountID":"mb-1","ownerExternalID":"alice","currency":"USD"}`},
 		{"/v1/accounts/mb-1/adjustments", `{"amount":"100","idempotencyKey":"f1"}`},
