@@ -21,7 +21,7 @@ import (
 	"github.com/provider-ledger/adapter/internal/syncbuf"
 	"github.com/provider-ledger/adapter/internal/tooltest"
 	"github.com/provider-ledger/adapter/loadtest"
-	"github.com/provider-ledger/adapter/server"
+	"github.com/provider-ledger/adapter/server/servertest"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
 
@@ -33,10 +33,6 @@ type ledgerd struct {
 }
 
 func startLedgerd(t *testing.T, extra ...string) *ledgerd {
-	kek := make([]byte, 32) // LEDGER_KEK: required with DATABASE_URL
-	if _, err := rand.Read(kek); err != nil {
-		t.Fatal(err)
-	}
 	t.Helper()
 	// Tests check outcomes, not durability: no fsync wait at commit.
 	dbURL := storetest.URL(t)
@@ -45,34 +41,12 @@ func startLedgerd(t *testing.T, extra ...string) *ledgerd {
 	} else {
 		dbURL += "?synchronous_commit=off"
 	}
-	env := map[string]string{"DATABASE_URL": dbURL, "LEDGER_PROVIDER_ID": providerID, "LEDGER_LISTEN": "127.0.0.1:0",
-		"LEDGER_ADMIN_LISTEN": "127.0.0.1:0", "LEDGER_DATA_DIR": t.TempDir(), "LEDGER_RECONCILE_EVERY": "0",
-		"LEDGER_KEK": base64.StdEncoding.EncodeToString(kek)}
+	env := map[string]string{"DATABASE_URL": dbURL, "LEDGER_PROVIDER_ID": providerID, "LEDGER_RECONCILE_EVERY": "0"}
 	for i := 0; i+1 < len(extra); i += 2 {
 		env[extra[i]] = extra[i+1]
 	}
-	cfg, err := server.LoadConfig(nil, func(k string) string { return env[k] }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	started := make(chan [2]string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- server.Run(ctx, cfg, nil, server.Hooks{Started: func(cb, adm string) { started <- [2]string{cb, adm} }})
-	}()
-	select {
-	case a := <-started:
-		t.Cleanup(func() { cancel(); <-done })
-		return &ledgerd{callbacks: "http://" + a[0] + "/ledger", admin: "http://" + a[1], dbURL: dbURL}
-	case err := <-done:
-		cancel()
-		t.Fatalf("ledgerd did not start: %v", err)
-	case <-time.After(60 * time.Second):
-		cancel()
-		t.Fatal("ledgerd did not start within 60s")
-	}
-	return nil
+	cb, admin := servertest.Start(t, env)
+	return &ledgerd{callbacks: "http://" + cb + "/ledger", admin: "http://" + admin, dbURL: dbURL}
 }
 
 func (l *ledgerd) args(cmd string, more ...string) []string {

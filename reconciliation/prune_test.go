@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/provider-ledger/adapter/reconciliation"
+	"github.com/provider-ledger/adapter/store/storetest"
 )
 
 // TestOldCheckpointsArePruned: a run deletes the checkpoints older than
@@ -19,22 +20,7 @@ func TestOldCheckpointsArePruned(t *testing.T) {
 	b := setup(t, setupOpts{noProvider: true})
 	s := b.sender(t, "prune-", "100.00")
 	t0 := b.clock()
-	checkpoints := func() []string {
-		rows, err := b.pool.Query(context.Background(), `SELECT checkpoint_id FROM reconciliation_checkpoints ORDER BY seq`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, id)
-		}
-		return out
-	}
+	checkpoints := func() []string { return storetest.CheckpointIDs(t, b.pool) }
 	runAt := func(at time.Duration, mode string) reconciliation.Report {
 		t.Helper()
 		b.setNow(t0.Add(at))

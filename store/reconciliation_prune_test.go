@@ -48,23 +48,7 @@ VALUES ($1, $2, $3, pg_current_snapshot(), $4, nullif($5, ''), 0)`, id, run, old
 VALUES ('ghost', $1, 0, 0)`, f2); err != nil {
 		t.Fatal(err)
 	}
-	left := func() []string {
-		t.Helper()
-		rows, err := pool.Query(ctx, `SELECT checkpoint_id FROM reconciliation_checkpoints ORDER BY seq`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		var out []string
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, id)
-		}
-		return out
-	}
+	left := func() []string { return storetest.CheckpointIDs(t, pool) }
 	now := time.Now()
 	for _, c := range []struct {
 		limit int

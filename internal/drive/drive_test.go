@@ -23,7 +23,7 @@ import (
 	"github.com/provider-ledger/adapter/holds"
 	"github.com/provider-ledger/adapter/internal/cli"
 	"github.com/provider-ledger/adapter/internal/datadir"
-	"github.com/provider-ledger/adapter/server"
+	"github.com/provider-ledger/adapter/server/servertest"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
 
@@ -31,40 +31,8 @@ import (
 // returns its callback and admin addresses.
 func startLedgerd(t *testing.T, secretB64 string) (cb, admin string) {
 	t.Helper()
-	kek := make([]byte, 32) // LEDGER_KEK: required with DATABASE_URL
-	if _, err := rand.Read(kek); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"DATABASE_URL": storetest.URL(t), "LEDGER_PROVIDER_ID": "local", "LEDGER_KEK": base64.StdEncoding.EncodeToString(kek),
-		"LEDGER_SIGNING_SECRETS": secretB64, "LEDGER_LISTEN": "127.0.0.1:0",
-		"LEDGER_ADMIN_LISTEN": "127.0.0.1:0", "LEDGER_DATA_DIR": t.TempDir()}
-	cfg, err := server.LoadConfig(nil, func(k string) string { return env[k] }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	started := make(chan [2]string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- server.Run(ctx, cfg, nil, server.Hooks{Started: func(cb, adm string) { started <- [2]string{cb, adm} }})
-	}()
-	select {
-	case a := <-started:
-		t.Cleanup(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("ledgerd: %v", err)
-			}
-		})
-		return a[0], a[1]
-	case err := <-done:
-		cancel()
-		t.Fatalf("ledgerd did not start: %v", err)
-	case <-time.After(60 * time.Second):
-		cancel()
-		t.Fatal("ledgerd did not start within 60s")
-	}
-	return "", ""
+	return servertest.Start(t, map[string]string{"DATABASE_URL": storetest.URL(t), "LEDGER_PROVIDER_ID": "local",
+		"LEDGER_SIGNING_SECRETS": secretB64})
 }
 
 // newSecret returns a random signing secret in Base64 and a file holding

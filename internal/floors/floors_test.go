@@ -33,8 +33,9 @@ var floors = map[string]int{
 	// 6: what wires adapters together: ledgerd's server, the load tester,
 	// the test kit of the database.
 	"server": 6, "loadtest": 6, "store/storetest": 6, "admin/admintest": 6, "internal/cli/migratecmd": 6,
-	// 7: commands and the homes of whole-repository tests.
-	"cmd/ledgerd": 7, "cmd/ledgerctl": 7, "cmd/loadtest": 7, "cmd/servicesim": 7,
+	// 7: commands, the homes of whole-repository tests, and the kit that
+	// runs ledgerd in a test.
+	"server/servertest": 7, "cmd/ledgerd": 7, "cmd/ledgerctl": 7, "cmd/loadtest": 7, "cmd/servicesim": 7,
 	"internal/tools/testpg": 7, "internal/walkthrough": 7, "internal/floors": 7, "docs": 7,
 }
 
