@@ -13,17 +13,16 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/provider-ledger/adapter/callbacks/caller"
 	"github.com/provider-ledger/adapter/callbacks/claims"
-
 	"github.com/provider-ledger/adapter/envelope"
 	"github.com/provider-ledger/adapter/server"
+	"github.com/provider-ledger/adapter/server/servertest"
 	"github.com/provider-ledger/adapter/store/storetest"
 )
 
-// daemon runs server.Run until the test ends and returns its addresses.
+// daemon is a ledgerd run in process until the test ends.
 type daemon struct {
 	callbacks, admin string
 	stop             func() error
@@ -31,51 +30,22 @@ type daemon struct {
 
 func start(t *testing.T, cfg server.Config) *daemon {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	started := make(chan [2]string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- server.Run(ctx, cfg, nil, server.Hooks{Started: func(cb, adm string) { started <- [2]string{cb, adm} }})
-	}()
-	select {
-	case addrs := <-started:
-		d := &daemon{callbacks: addrs[0], admin: addrs[1]}
-		var stopped bool
-		var stopErr error
-		d.stop = func() error {
-			if !stopped {
-				stopped = true
-				cancel()
-				stopErr = <-done
-			}
-			return stopErr
-		}
-		t.Cleanup(func() { _ = d.stop() })
-		return d
-	case err := <-done:
-		cancel()
-		t.Fatalf("ledgerd did not start: %v", err)
-	case <-time.After(90 * time.Second):
-		cancel()
-		t.Fatal("ledgerd did not start within 90s")
-	}
-	return nil
+	d := servertest.Run(t, cfg)
+	return &daemon{callbacks: d.Callbacks, admin: d.Admin, stop: d.Stop}
 }
 
+// config is ledgerd's configuration from the pairs kv (name, value), with
+// the test's own KEK, one for every ledgerd of the test.
 func config(t *testing.T, kv ...string) server.Config {
 	t.Helper()
-	env := map[string]string{"LEDGER_LISTEN": "127.0.0.1:0", "LEDGER_ADMIN_LISTEN": "127.0.0.1:0", "LEDGER_DATA_DIR": t.TempDir()}
+	env := map[string]string{}
 	for i := 0; i+1 < len(kv); i += 2 {
 		env[kv[i]] = kv[i+1]
 	}
 	if env["DATABASE_URL"] != "" && env["LEDGER_KEK"] == "" && env["LEDGER_KEK_FILE"] == "" {
 		env["LEDGER_KEK"] = testKEK(t) // required with DATABASE_URL
 	}
-	cfg, err := server.LoadConfig(nil, func(k string) string { return env[k] }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
+	return servertest.Config(t, env)
 }
 
 // testKEKs holds each test's KEK, so that every ledgerd a test starts on
