@@ -82,16 +82,7 @@ func TestFullRunInPagesFindsWhatOnePageFinds(t *testing.T) {
 			if (i+j)%3 == 0 {
 				continue // not every sender has every case
 			}
-			h := b.hold(t, s, "10.00", time.Time{})
-			switch c.end {
-			case "released":
-				b.release(t, h)
-			case "captured":
-				b.capture(t, h)
-			}
-			if c.status != "" {
-				b.payout(t, s, h, c.status, time.Time{})
-			}
+			b.endedHold(t, s, c.end, c.status)
 		}
 		if i%2 == 0 {
 			// Older than the payout lookback: compared only as a candidate

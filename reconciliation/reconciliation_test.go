@@ -207,6 +207,24 @@ func (b *bundle) release(t *testing.T, h hold) {
 	}
 }
 
+// endedHold places a hold of 10.00, ends it as end says ("released",
+// "captured", or "" to leave it held), and seeds its payout at the fake
+// with status ("": the service does not know it).
+func (b *bundle) endedHold(t *testing.T, s sender, end, status string) hold {
+	t.Helper()
+	h := b.hold(t, s, "10.00", time.Time{})
+	switch end {
+	case "released":
+		b.release(t, h)
+	case "captured":
+		b.capture(t, h)
+	}
+	if status != "" {
+		b.payout(t, s, h, status, time.Time{})
+	}
+	return h
+}
+
 func (b *bundle) exec(t *testing.T, sql string, args ...any) {
 	t.Helper()
 	if _, err := b.pool.Exec(context.Background(), sql, args...); err != nil {
@@ -489,16 +507,7 @@ func TestReconcilerComparesHoldsWithPayoutStatuses(t *testing.T) {
 		{providertest.PayoutExpired, "captured", "capture_cancel_conflict critical false"},
 		{providertest.PayoutPayoutFailed, "captured", ""}, // a failed claim: the service retries the claim
 	} {
-		h := b.hold(t, s, "10.00", time.Time{})
-		switch c.end {
-		case "released":
-			b.release(t, h)
-		case "captured":
-			b.capture(t, h)
-		}
-		if c.status != "" {
-			b.payout(t, s, h, c.status, time.Time{})
-		}
+		h := b.endedHold(t, s, c.end, c.status)
 		if c.want != "" {
 			want[h.ref] = c.want
 		}
